@@ -1,0 +1,73 @@
+# alys-bpf: eBPF allocation tracer for Crystal programs.
+#   make            build bin/alys-bpf and bin/alys_converter
+#   make SAN=1      the same with ASan+UBSan, into bin-san/
+#   make check      unit tests, then end-to-end tests (root, BPF) on both builds
+#   make demo       trace the bundled demo program, write a flamegraph and report
+
+CC      ?= gcc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+ARCH    := x86
+
+ifeq ($(SAN),1)
+BUILD   := build-san
+BIN     := bin-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+BUILD   := build
+BIN     := bin
+SANFLAGS :=
+endif
+
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+CPPFLAGS := -Iinclude -I$(BUILD) -D_GNU_SOURCE
+ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
+
+DAEMON_LIBS    := -lbpf -lelf -lz -lmsgpackc -lcapstone -ldw
+CONVERTER_LIBS := -ldw -lelf -lz -lmsgpackc -lm
+
+DAEMON_SRCS    := $(wildcard src/*.c)
+CONVERTER_SRCS := $(wildcard converter/*.c)
+DAEMON_OBJS    := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
+CONVERTER_OBJS := $(CONVERTER_SRCS:%.c=$(BUILD)/%.o)
+HEADERS        := $(wildcard include/*.h src/*.h converter/*.h)
+
+.PHONY: all clean check unit e2e demo fuzz
+all: $(BIN)/alys-bpf $(BIN)/alys_converter
+
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/alys.bpf.o: bpf/alys.bpf.c $(wildcard bpf/*.h) include/alys_events.h $(BUILD)/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-Iinclude -I$(BUILD) -c $< -o $@
+
+$(BUILD)/alys.skel.h: $(BUILD)/alys.bpf.o
+	$(BPFTOOL) gen skeleton $< name alys_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/src/%.o: src/%.c $(HEADERS) $(BUILD)/alys.skel.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/converter/%.o: converter/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(BIN)/alys-bpf: $(DAEMON_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(DAEMON_LIBS)
+
+$(BIN)/alys_converter: $(CONVERTER_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(CONVERTER_LIBS)
+
+check:
+	tests/run-all.sh
+
+demo: all
+	scripts/demo.sh
+
+clean:
+	rm -rf build build-san bin bin-san tests/build

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * alys-bpf kernel side: uprobes on the Boehm GC entry points a Crystal
+ * program calls. Each recorded call becomes one ring-buffer event carrying a
+ * stack id; stacks are walked here, in the kernel, and deduplicated in the
+ * `stacks` map so that each distinct stack crosses to userspace once.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "alys_events.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load. */
+const volatile __u32 max_frames = ALYS_DEFAULT_FRAMES;
+const volatile __u32 unwind_mode = ALYS_UNWIND_DWARF;
+/* ELF vaddr of each probe and of GC_gc_no in the object holding libgc: the
+ * difference between a probe's runtime ip and its vaddr is the load bias. */
+const volatile __u64 probe_vaddr[ALYS_KIND_FREE + 1];
+const volatile __u64 gc_no_vaddr;
+/* Ring-buffer bytes pending above which the consumer is woken at once. */
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 32 << 20);
+} events SEC(".maps");
+
+struct stack_val {
+	__u32 nr;
+	__u32 pad;
+	__u64 ips[ALYS_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct stack_val);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ALYS_CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* A call between its entry and return probes. */
+struct pending_call {
+	__u64 size;
+	__u64 old_addr;
+	__u64 gc_no_addr;
+	__u32 stack_id;
+	__u8 kind;
+	__u8 skip;
+};
+
+struct thread_state {
+	__u32 depth;
+	__u32 pad;
+	struct pending_call calls[ALYS_MAX_DEPTH];
+	/* The stack being walked: too big for the 512-byte BPF stack, and
+	 * per-task rather than per-CPU because uprobe programs can be
+	 * preempted. */
+	struct stack_val scratch;
+};
+
+/* Task storage: found without a hash lookup, freed when the thread exits. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+static __always_inline void count(enum alys_counter c)
+{
+	__u32 key = c;
+	__u64 *v = bpf_map_lookup_elem(&counters, &key);
+
+	if (v)
+		*v += 1;
+}
+
+#include "unwind_fp.h"
+#include "unwind_dwarf.h"
+
+static __always_inline __u64 hash_ips(struct stack_val *s)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (__u32 i = 0; i < ALYS_MAX_FRAMES; i++) {
+		if (i >= s->nr)
+			break;
+		h ^= s->ips[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static __always_inline bool same_stack(const struct stack_val *a,
+				       const struct stack_val *b)
+{
+	if (a->nr != b->nr)
+		return false;
+	for (__u32 i = 0; i < ALYS_MAX_FRAMES; i++) {
+		if (i >= a->nr)
+			break;
+		if (a->ips[i] != b->ips[i])
+			return false;
+	}
+	return true;
+}
+
+/* Publish a new stack to userspace; the map entry is only kept if it was. */
+static __always_inline bool emit_stack(__u32 id, struct stack_val *s)
+{
+	struct alys_rb_stack *rec;
+	__u32 nr = s->nr;
+
+	if (nr > ALYS_MAX_FRAMES)
+		return false;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec)
+		return false;
+	rec->type = ALYS_RB_STACK;
+	rec->pad = 0;
+	rec->nr = nr;
+	rec->id = id;
+	bpf_probe_read_kernel(rec->ips, sizeof(rec->ips), s->ips);
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	return true;
+}
+
+#define STACK_PROBES 4
+
+/*
+ * Deduplicate: the id is a hash of the frames; a different stack already
+ * holding that id is a collision, resolved by probing the next ids, and
+ * counted, never merged.
+ */
+static __always_inline __u32 stack_id_of(struct stack_val *s)
+{
+	__u64 h = hash_ips(s);
+	__u32 id = (__u32)(h ^ (h >> 32));
+
+	for (int probe = 0; probe < STACK_PROBES; probe++, id++) {
+		struct stack_val *old;
+		long err;
+
+		if (id == 0)
+			id = 1;
+		old = bpf_map_lookup_elem(&stacks, &id);
+		if (old) {
+			if (same_stack(old, s))
+				return id;
+			count(ALYS_CNT_STACK_COLLISION);
+			continue;
+		}
+		err = bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST);
+		if (err == -17 /* EEXIST: another CPU won the race */) {
+			old = bpf_map_lookup_elem(&stacks, &id);
+			if (old && same_stack(old, s))
+				return id;
+			count(ALYS_CNT_STACK_COLLISION);
+			continue;
+		}
+		if (err) {
+			count(ALYS_CNT_STACK_MAP_FULL);
+			return 0;
+		}
+		if (!emit_stack(id, s)) {
+			bpf_map_delete_elem(&stacks, &id);
+			count(ALYS_CNT_RB_DROP_STACK);
+			return 0;
+		}
+		return id;
+	}
+	count(ALYS_CNT_STACK_COLLISION_UNRESOLVED);
+	return 0;
+}
+
+static __always_inline __u32 collect_stack(struct pt_regs *regs,
+					   struct thread_state *st)
+{
+	struct stack_val *s = &st->scratch;
+
+	s->nr = 0;
+	if (unwind_mode == ALYS_UNWIND_DWARF)
+		unwind_dwarf(regs, s);
+	else
+		unwind_fp(regs, s);
+	if (s->nr == 0)
+		return 0;
+	return stack_id_of(s);
+}
+
+static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
+					 __u64 addr, __u64 old_addr,
+					 __u32 stack_id, __u64 gc_no_addr)
+{
+	struct alys_rb_event *e;
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(ALYS_CNT_RB_DROP_EVENT);
+		return;
+	}
+	e->type = ALYS_RB_EVENT;
+	e->kind = kind;
+	e->depth = depth;
+	e->pad = 0;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->ts_ns = bpf_ktime_get_ns();
+	e->size = size;
+	e->addr = addr;
+	e->old_addr = old_addr;
+	e->weight = size;
+	e->gc_no = 0;
+	if (gc_no_addr)
+		bpf_probe_read_user(&e->gc_no, sizeof(__u32), (void *)gc_no_addr);
+	e->stack_id = stack_id;
+	e->pad2 = 0;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
+
+static __always_inline __u64 gc_no_addr_of(struct pt_regs *regs, __u8 kind)
+{
+	__u64 pv = probe_vaddr[kind & 7];
+
+	if (!gc_no_vaddr || !pv)
+		return 0;
+	/* At a uprobe, regs->ip is the probed instruction's address. */
+	return PT_REGS_IP(regs) - pv + gc_no_vaddr;
+}
+
+static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
+				    __u64 size, __u64 old_addr)
+{
+	struct thread_state *st;
+	struct pending_call *c;
+	__u32 d;
+
+	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return 0;
+	d = st->depth;
+	st->depth = d + 1;
+	if (d >= ALYS_MAX_DEPTH) {
+		count(ALYS_CNT_DEPTH_OVERFLOW);
+		return 0;
+	}
+	c = &st->calls[d & (ALYS_MAX_DEPTH - 1)];
+	c->kind = kind;
+	c->size = size;
+	c->old_addr = old_addr;
+	/* GC_realloc frees and allocates through the same entry points: those
+	 * inner calls are part of the realloc event. Finalizers that allocate
+	 * inside a collection are real allocations and are kept. */
+	c->skip = d > 0 &&
+		  st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind == ALYS_KIND_REALLOC;
+	if (c->skip)
+		return 0;
+	c->gc_no_addr = gc_no_addr_of(regs, kind);
+	c->stack_id = collect_stack(regs, st);
+	return 0;
+}
+
+static __always_inline int on_return(struct pt_regs *regs)
+{
+	struct thread_state *st;
+	struct pending_call *c;
+	__u32 d;
+
+	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, 0);
+	/* No state: the call began before the probes were attached. */
+	if (!st || st->depth == 0)
+		return 0;
+	d = --st->depth;
+	if (d >= ALYS_MAX_DEPTH)
+		return 0;
+	c = &st->calls[d & (ALYS_MAX_DEPTH - 1)];
+	if (c->skip)
+		return 0;
+	submit_event(c->kind, d, c->size, PT_REGS_RC(regs), c->old_addr,
+		     c->stack_id, c->gc_no_addr);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(gc_malloc_entry, __u64 size)
+{
+	return on_entry(ctx, ALYS_KIND_MALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(gc_malloc_atomic_entry, __u64 size)
+{
+	return on_entry(ctx, ALYS_KIND_MALLOC_ATOMIC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(gc_realloc_entry, __u64 old_addr, __u64 size)
+{
+	return on_entry(ctx, ALYS_KIND_REALLOC, size, old_addr);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(gc_alloc_return)
+{
+	return on_return(ctx);
+}
+
+/* GC_free returns nothing we need: one probe, no return probe. */
+SEC("uprobe")
+int BPF_KPROBE(gc_free_entry, __u64 addr)
+{
+	struct thread_state *st;
+	__u32 d = 0;
+
+	if (!addr)
+		return 0;
+	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return 0;
+	if (st->depth > 0) {
+		d = st->depth;
+		if (st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind ==
+		    ALYS_KIND_REALLOC)
+			return 0;
+	}
+	submit_event(ALYS_KIND_FREE, d, 0, addr, 0, collect_stack(ctx, st),
+		     gc_no_addr_of(ctx, ALYS_KIND_FREE));
+	return 0;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Records passed from the BPF program to the alys-bpf daemon through the
+ * ring buffer. Shared by bpf/alys.bpf.c and src/; fixed-width types only.
+ */
+#ifndef ALYS_EVENTS_H
+#define ALYS_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Compile-time cap on frames per stack; --max-frames may lower it. */
+#define ALYS_MAX_FRAMES 127
+#define ALYS_DEFAULT_FRAMES 64
+/* Entries of nested GC calls tracked per thread (finalizers may allocate). */
+#define ALYS_MAX_DEPTH 8
+
+enum alys_kind {
+	ALYS_KIND_MALLOC = 1,
+	ALYS_KIND_MALLOC_ATOMIC = 2,
+	ALYS_KIND_REALLOC = 3,
+	ALYS_KIND_FREE = 4,
+};
+
+enum alys_rb_type {
+	ALYS_RB_EVENT = 1,
+	ALYS_RB_STACK = 2,
+};
+
+enum alys_unwind_mode {
+	ALYS_UNWIND_FP = 0,
+	ALYS_UNWIND_DWARF = 1,
+};
+
+/* Per-CPU counters of anything lost or degraded, summed by the daemon. */
+enum alys_counter {
+	ALYS_CNT_RB_DROP_EVENT,	/* ring buffer full: event lost */
+	ALYS_CNT_RB_DROP_STACK,	/* ring buffer full: new stack lost */
+	ALYS_CNT_STACK_MAP_FULL,	/* stack map full: event has no stack */
+	ALYS_CNT_STACK_COLLISION,	/* hash collision resolved by probing */
+	ALYS_CNT_STACK_COLLISION_UNRESOLVED,
+	ALYS_CNT_DEPTH_OVERFLOW,	/* nesting deeper than ALYS_MAX_DEPTH */
+	ALYS_CNT_STACK_TRUNCATED,	/* walk stopped at max frames */
+	ALYS_CNT_UNWIND_NO_TABLE,	/* dwarf: pc in no known table */
+	ALYS_CNT_UNWIND_BAD_READ,	/* user memory unreadable mid-walk */
+	ALYS_CNT_NR,
+};
+
+struct alys_rb_event {
+	__u8 type;		/* ALYS_RB_EVENT */
+	__u8 kind;		/* enum alys_kind */
+	__u8 depth;		/* >0: nested inside another GC call */
+	__u8 pad;
+	__u32 tid;
+	__u64 ts_ns;		/* CLOCK_MONOTONIC */
+	__u64 size;		/* requested bytes; 0 for free */
+	__u64 addr;		/* returned (or freed) address */
+	__u64 old_addr;		/* realloc only */
+	__u64 weight;		/* bytes this event stands for (sampling) */
+	__u64 gc_no;		/* collector's GC_gc_no at return, 0 if unknown */
+	__u32 stack_id;		/* 0: no stack */
+	__u32 pad2;
+};
+
+struct alys_rb_stack {
+	__u8 type;		/* ALYS_RB_STACK */
+	__u8 pad;
+	__u16 nr;		/* frames in ips[] */
+	__u32 id;
+	__u64 ips[ALYS_MAX_FRAMES];	/* innermost first */
+};
+
+#endif /* ALYS_EVENTS_H */

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The .alys trace format, shared by the writer (src/) and the reader
+ * (converter/). Specified in docs/FORMAT.md; bump ALYS_FORMAT_VERSION on any
+ * incompatible change.
+ */
+#ifndef ALYS_FORMAT_H
+#define ALYS_FORMAT_H
+
+#define ALYS_MAGIC "alys-bpf"
+#define ALYS_FORMAT_VERSION 1
+
+/* First element of every record array after the header map. */
+enum alys_record {
+	ALYS_REC_MAPPING = 1,	/* [1, start, end, offset, path, build_id] */
+	ALYS_REC_STACK = 2,	/* [2, id, [ip...]] */
+	ALYS_REC_EVENT = 3,	/* [3, kind, ts, tid, size, addr, old_addr, old_size,
+				 *  stack_id, weight, gc_no] */
+	ALYS_REC_COUNTERS = 4,	/* [4, {name: count}] cumulative */
+	ALYS_REC_END = 5,	/* [5, {reason, exit_status, stop_ns, ...}] */
+};
+
+#define ALYS_MAPPING_FIELDS 6
+#define ALYS_STACK_FIELDS 3
+#define ALYS_EVENT_FIELDS 11
+
+#endif /* ALYS_FORMAT_H */

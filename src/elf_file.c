@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+#include "elf_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int elf_file_open(struct elf_file *ef, const char *path, char *err, size_t errlen)
+{
+	memset(ef, 0, sizeof(*ef));
+	ef->path = path;
+	elf_version(EV_CURRENT);
+	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF ||
+	    !gelf_getehdr(ef->elf, &ef->ehdr)) {
+		snprintf(err, errlen, "%s is not an ELF file%s", path,
+			 ef->elf ? "" : " (unreadable)");
+		elf_file_close(ef);
+		return -1;
+	}
+	if (ef->ehdr.e_machine != EM_X86_64) {
+		snprintf(err, errlen, "%s is not an x86-64 ELF file: alys-bpf traces x86-64 programs only", path);
+		elf_file_close(ef);
+		return -1;
+	}
+	return 0;
+}
+
+void elf_file_close(struct elf_file *ef)
+{
+	if (ef->elf)
+		elf_end(ef->elf);
+	if (ef->fd >= 0)
+		close(ef->fd);
+	ef->elf = NULL;
+	ef->fd = -1;
+}
+
+static bool find_in_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, const char *name,
+			   GElf_Addr *vaddr, GElf_Xword *size)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n;
+
+	if (!data || !sh->sh_entsize)
+		return false;
+	n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *s;
+
+		if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF ||
+		    !sym.st_value)
+			continue;
+		s = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (s && !strcmp(s, name)) {
+			*vaddr = sym.st_value;
+			if (size)
+				*size = sym.st_size;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool elf_file_find_symbol(struct elf_file *ef, const char *name,
+			  GElf_Addr *vaddr, GElf_Xword *size)
+{
+	static const GElf_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
+
+	for (size_t k = 0; k < 2; k++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(ef->elf, scn))) {
+			GElf_Shdr sh;
+
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == order[k] &&
+			    find_in_symtab(ef->elf, scn, &sh, name, vaddr, size))
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool load_segment_of(struct elf_file *ef, GElf_Addr vaddr, GElf_Phdr *out)
+{
+	size_t n;
+
+	if (elf_getphdrnum(ef->elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(ef->elf, i, &ph) && ph.p_type == PT_LOAD &&
+		    vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*out = ph;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool elf_file_vaddr_to_offset(struct elf_file *ef, GElf_Addr vaddr, uint64_t *off)
+{
+	GElf_Phdr ph;
+
+	if (!load_segment_of(ef, vaddr, &ph))
+		return false;
+	*off = vaddr - ph.p_vaddr + ph.p_offset;
+	return true;
+}
+
+const void *elf_file_bytes_at(struct elf_file *ef, GElf_Addr vaddr, size_t size)
+{
+	uint64_t off;
+	size_t len;
+	const char *raw = elf_rawfile(ef->elf, &len);
+	GElf_Phdr ph;
+
+	if (!raw || !load_segment_of(ef, vaddr, &ph) ||
+	    vaddr + size > ph.p_vaddr + ph.p_filesz)
+		return NULL;
+	off = vaddr - ph.p_vaddr + ph.p_offset;
+	if (off + size > len)
+		return NULL;
+	return raw + off;
+}
+
+size_t elf_file_build_id(struct elf_file *ef, uint8_t *buf, size_t buflen)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off))) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)data->d_buf + name_off, "GNU", 4)) {
+				size_t n = nh.n_descsz < buflen ? nh.n_descsz : buflen;
+
+				memcpy(buf, (char *)data->d_buf + desc_off, n);
+				return n;
+			}
+		}
+	}
+	return 0;
+}
+
+void elf_file_each_needed(struct elf_file *ef,
+			  void (*fn)(const char *name, void *arg), void *arg)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *s;
+
+			if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			s = elf_strptr(ef->elf, sh.sh_link, dyn.d_un.d_val);
+			if (s)
+				fn(s, arg);
+		}
+	}
+}

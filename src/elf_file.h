@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Read-only view of an ELF file: symbols, segments, build id. */
+#ifndef ALYS_ELF_FILE_H
+#define ALYS_ELF_FILE_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+	const char *path;
+	GElf_Ehdr ehdr;
+};
+
+int elf_file_open(struct elf_file *ef, const char *path, char *err, size_t errlen);
+void elf_file_close(struct elf_file *ef);
+
+/* A defined function or object symbol from .symtab, else .dynsym. */
+bool elf_file_find_symbol(struct elf_file *ef, const char *name,
+			  GElf_Addr *vaddr, GElf_Xword *size);
+/* File offset of vaddr through the PT_LOAD segment that maps it. */
+bool elf_file_vaddr_to_offset(struct elf_file *ef, GElf_Addr vaddr, uint64_t *off);
+/* Pointer to size bytes of file contents at vaddr (text of a function). */
+const void *elf_file_bytes_at(struct elf_file *ef, GElf_Addr vaddr, size_t size);
+/* GNU build id; returns its length (0: none). */
+size_t elf_file_build_id(struct elf_file *ef, uint8_t *buf, size_t buflen);
+/* DT_NEEDED entries, called once each. */
+void elf_file_each_needed(struct elf_file *ef,
+			  void (*fn)(const char *name, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Boehm GC entry points of one ELF file (libgc.so, or an executable with
+ * libgc linked in statically), and where to probe each.
+ */
+#ifndef ALYS_GC_PROBES_H
+#define ALYS_GC_PROBES_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "alys_events.h"
+#include "probe_place.h"
+
+struct gc_func {
+	const char *name;
+	unsigned args;		/* argument registers the probe reads */
+	bool found;
+	uint64_t vaddr;		/* symbol value */
+	uint64_t probe_vaddr;	/* vaddr + place.offset */
+	uint64_t probe_file_off;	/* what the uprobe is attached at */
+	struct probe_place place;
+};
+
+struct gc_probes {
+	char path[PATH_MAX];	/* file to attach to */
+	bool in_executable;	/* libgc linked statically */
+	struct gc_func funcs[ALYS_KIND_FREE + 1];	/* by enum alys_kind */
+	uint64_t gc_no_vaddr;	/* 0: GC_gc_no not exported */
+};
+
+/* 0: found; 1: the file has no GC_malloc; -1: error (message in err). */
+int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t errlen);
+
+/*
+ * The file a program's libgc comes from: the executable itself (static) or
+ * the shared library the dynamic loader would pick for it, resolved with the
+ * loader's own --list (no code of the program runs).
+ */
+int gc_probes_for_program(const char *exe, struct gc_probes *gp, char *err, size_t errlen);
+
+/*
+ * The same for a running process: its executable, else the mapped file that
+ * defines GC_malloc, opened through /proc/PID/root so that a process in
+ * another mount namespace is traced through its own files.
+ */
+int gc_probes_for_process(pid_t pid, struct gc_probes *gp, char *err, size_t errlen);
+
+#endif

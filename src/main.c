@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * alys-bpf: trace the Boehm GC allocations of an unmodified Crystal program
+ * with uprobes and write them to a .alys trace.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alys_events.h"
+#include "tracer.h"
+
+#define ALYS_VERSION "0.1.0"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+"Usage: alys-bpf [OPTIONS] -- COMMAND [ARGS...]   launch COMMAND and trace it\n"
+"       alys-bpf [OPTIONS] --pid PID              attach to a running process\n"
+"\n"
+"Records every GC_malloc, GC_malloc_atomic, GC_realloc and GC_free call of a\n"
+"Crystal program, with its stack, into a .alys trace for alys_converter.\n"
+"\n"
+"Options:\n"
+"  -o, --output FILE    trace file (default: ./<ISO-8601 local time>.alys)\n"
+"  -p, --pid PID        attach to process PID; detach on Ctrl-C, SIGTERM or exit\n"
+"      --unwind MODE    dwarf (default: .eh_frame tables, no frame pointers needed)\n"
+"                       or fp (frame pointers, for code built with them)\n"
+"      --max-frames N   stack depth, 1..%d (default %d)\n"
+"      --as-root        under sudo, run COMMAND as root instead of the invoking user\n"
+"  -q, --quiet          print nothing but errors\n"
+"  -v, --verbose        print probe placement and progress\n"
+"  -h, --help           this help\n"
+"  -V, --version        print the version\n"
+"\n"
+"Needs root (CAP_BPF and CAP_PERFMON). Exit status: the command's, when launched.\n",
+		ALYS_MAX_FRAMES, ALYS_DEFAULT_FRAMES);
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || !*s || *end || *s == '-' || *out > max ? -1 : 0;
+}
+
+enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT };
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "unwind", required_argument, NULL, OPT_UNWIND },
+		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
+		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 }
+	};
+	struct tracer_opts o = {
+		.unwind = ALYS_UNWIND_DWARF,
+		.max_frames = ALYS_DEFAULT_FRAMES,
+	};
+	unsigned long v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+o:p:qvhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'p':
+			if (parse_uint(optarg, 0x7fffffff, &v) || !v) {
+				fprintf(stderr, "alys-bpf: --pid needs a process id, not '%s'\n", optarg);
+				return 2;
+			}
+			o.pid = (pid_t)v;
+			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "dwarf")) {
+				o.unwind = ALYS_UNWIND_DWARF;
+			} else if (!strcmp(optarg, "fp")) {
+				o.unwind = ALYS_UNWIND_FP;
+			} else {
+				fprintf(stderr, "alys-bpf: --unwind takes dwarf or fp, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_MAX_FRAMES:
+			if (parse_uint(optarg, ALYS_MAX_FRAMES, &v) || !v) {
+				fprintf(stderr, "alys-bpf: --max-frames takes 1..%d, not '%s'\n",
+					ALYS_MAX_FRAMES, optarg);
+				return 2;
+			}
+			o.max_frames = (unsigned)v;
+			break;
+		case OPT_AS_ROOT:
+			o.as_root = true;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("alys-bpf %s (trace format %d)\n", ALYS_VERSION, 1);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'alys-bpf --help'.\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		o.argv = argv + optind;
+	if (!!o.argv == !!o.pid) {
+		fprintf(stderr, o.pid ? "alys-bpf: give either --pid or a command, not both\n"
+				      : "alys-bpf: nothing to trace: give a command after -- or --pid PID\n");
+		fprintf(stderr, "Try 'alys-bpf --help'.\n");
+		return 2;
+	}
+	return tracer_run(&o);
+}

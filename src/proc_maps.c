@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+#include "proc_maps.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf_file.h"
+
+void proc_maps_init(struct proc_maps *pm, pid_t pid)
+{
+	memset(pm, 0, sizeof(*pm));
+	pm->pid = pid;
+}
+
+static bool known(const struct proc_maps *pm, uint64_t start, uint64_t end,
+		  uint64_t offset, const char *path)
+{
+	for (size_t i = 0; i < pm->n; i++) {
+		const struct mapping *m = &pm->v[i];
+
+		if (m->start == start && m->end == end && m->offset == offset &&
+		    !strcmp(m->path, path))
+			return true;
+	}
+	return false;
+}
+
+/* map_files/ opens the very file mapped, even if its path was replaced or
+ * lies in another mount namespace. */
+static size_t build_id_of(pid_t pid, uint64_t start, uint64_t end,
+			  const char *path, uint8_t *id, size_t idlen)
+{
+	char mf[PATH_MAX], err[256];
+	struct elf_file ef;
+	size_t n;
+
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+	if (elf_file_open(&ef, mf, err, sizeof(err)) &&
+	    elf_file_open(&ef, path, err, sizeof(err)))
+		return 0;
+	n = elf_file_build_id(&ef, id, idlen);
+	elf_file_close(&ef);
+	return n;
+}
+
+int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
+		  uint64_t end, uint64_t offset, const char *path,
+		  const uint8_t *build_id, size_t build_id_len)
+{
+	uint8_t id[64];
+	struct mapping *m;
+
+	if (known(pm, start, end, offset, path))
+		return 0;
+	if (pm->n == pm->cap) {
+		size_t cap = pm->cap ? pm->cap * 2 : 32;
+		struct mapping *v = realloc(pm->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		pm->v = v;
+		pm->cap = cap;
+	}
+	m = &pm->v[pm->n];
+	m->path = strdup(path);
+	if (!m->path)
+		return -1;
+	m->start = start;
+	m->end = end;
+	m->offset = offset;
+	pm->n++;
+	if (!build_id) {
+		build_id_len = build_id_of(pm->pid, start, end, path, id, sizeof(id));
+		build_id = id;
+	}
+	trace_writer_mapping(w, start, end, offset, path, build_id, build_id_len);
+	return 1;
+}
+
+int proc_maps_refresh(struct proc_maps *pm, struct trace_writer *w)
+{
+	char fn[64], line[PATH_MAX + 256];
+	int added = 0, any = 0;
+	FILE *fp;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", pm->pid);
+	fp = fopen(fn, "re");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		uint64_t start, end, offset;
+		char perms[8], path[PATH_MAX];
+
+		any = 1;
+		path[0] = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095[^\n]",
+			   &start, &end, perms, &offset, path) < 4)
+			continue;
+		if (perms[2] != 'x' || path[0] != '/')
+			continue;
+		if (proc_maps_add(pm, w, start, end, offset, path, NULL, 0) > 0)
+			added++;
+	}
+	fclose(fp);
+	/* An empty maps file is a zombie: its mappings are gone. */
+	return any ? added : -1;
+}
+
+void proc_maps_forget(struct proc_maps *pm)
+{
+	for (size_t i = 0; i < pm->n; i++)
+		free(pm->v[i].path);
+	pm->n = 0;
+}
+
+bool proc_maps_covers(const struct proc_maps *pm, uint64_t ip)
+{
+	for (size_t i = 0; i < pm->n; i++)
+		if (ip >= pm->v[i].start && ip < pm->v[i].end)
+			return true;
+	return false;
+}
+
+void proc_maps_free(struct proc_maps *pm)
+{
+	for (size_t i = 0; i < pm->n; i++)
+		free(pm->v[i].path);
+	free(pm->v);
+	memset(pm, 0, sizeof(*pm));
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The target's executable mappings, as written to the trace: re-read when a
+ * stack holds an address none of them covers (libraries loaded late).
+ */
+#ifndef ALYS_PROC_MAPS_H
+#define ALYS_PROC_MAPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "trace_writer.h"
+
+struct mapping {
+	uint64_t start, end, offset;
+	char *path;
+};
+
+struct proc_maps {
+	pid_t pid;
+	struct mapping *v;
+	size_t n, cap;
+};
+
+void proc_maps_init(struct proc_maps *pm, pid_t pid);
+/* Records one mapping unless already known. build_id NULL: read from path.
+ * Returns 1 if it was new. */
+int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
+		  uint64_t end, uint64_t offset, const char *path,
+		  const uint8_t *build_id, size_t build_id_len);
+/* After an exec the old mappings are gone. */
+void proc_maps_forget(struct proc_maps *pm);
+/* Writes a mapping record for each executable mapping not seen before.
+ * Returns the number of new mappings, or -1 when the process is gone. */
+int proc_maps_refresh(struct proc_maps *pm, struct trace_writer *w);
+bool proc_maps_covers(const struct proc_maps *pm, uint64_t ip);
+void proc_maps_free(struct proc_maps *pm);
+
+#endif

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+#include "trace_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alys_format.h"
+
+static int write_cb(void *data, const char *buf, size_t len)
+{
+	struct trace_writer *w = data;
+
+	if (len && fwrite(buf, 1, len, w->fp) != len) {
+		if (!w->error)
+			w->error = errno ? errno : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
+		      gid_t gid, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	memset(w, 0, sizeof(*w));
+	w->path = path;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			snprintf(err, errlen, "%s is a symbolic link: refusing to write a trace through it; "
+				 "remove it or choose another -o FILE", path);
+		else
+			snprintf(err, errlen, "cannot create trace file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file: choose another -o FILE", path);
+		close(fd);
+		return -1;
+	}
+	/* An existing file keeps its mode on O_TRUNC; a trace holds addresses
+	 * and command lines: make it private. */
+	if (fchmod(fd, 0600) || (uid != (uid_t)-1 && fchown(fd, uid, gid))) {
+		snprintf(err, errlen, "cannot set owner/mode of %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	w->fp = fdopen(fd, "w");
+	if (!w->fp) {
+		close(fd);
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	setvbuf(w->fp, NULL, _IOFBF, 1 << 20);
+	msgpack_packer_init(&w->pk, w, write_cb);
+	return 0;
+}
+
+static void pack_str(msgpack_packer *pk, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	msgpack_pack_str(pk, n);
+	msgpack_pack_str_body(pk, s ? s : "", n);
+}
+
+static void pack_key(msgpack_packer *pk, const char *k)
+{
+	pack_str(pk, k);
+}
+
+void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
+{
+	msgpack_packer *pk = &w->pk;
+	char host[256] = "";
+	size_t argc = 0;
+
+	gethostname(host, sizeof(host) - 1);
+	while (h->argv && h->argv[argc])
+		argc++;
+	msgpack_pack_map(pk, 11);
+	pack_key(pk, "magic");
+	pack_str(pk, ALYS_MAGIC);
+	pack_key(pk, "version");
+	msgpack_pack_uint32(pk, ALYS_FORMAT_VERSION);
+	pack_key(pk, "pid");
+	msgpack_pack_uint32(pk, h->pid);
+	pack_key(pk, "exe");
+	pack_str(pk, h->exe);
+	pack_key(pk, "argv");
+	msgpack_pack_array(pk, argc);
+	for (size_t i = 0; i < argc; i++)
+		pack_str(pk, h->argv[i]);
+	pack_key(pk, "start_ns");
+	msgpack_pack_uint64(pk, h->start_ns);
+	pack_key(pk, "start_unix_ns");
+	msgpack_pack_uint64(pk, h->start_unix_ns);
+	pack_key(pk, "hostname");
+	pack_str(pk, host);
+	pack_key(pk, "unwind");
+	pack_str(pk, h->unwind);
+	pack_key(pk, "max_frames");
+	msgpack_pack_uint32(pk, h->max_frames);
+	pack_key(pk, "sample");
+	pack_str(pk, h->sample);
+}
+
+void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
+			  uint64_t offset, const char *path,
+			  const uint8_t *build_id, size_t build_id_len)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, ALYS_MAPPING_FIELDS);
+	msgpack_pack_uint8(pk, ALYS_REC_MAPPING);
+	msgpack_pack_uint64(pk, start);
+	msgpack_pack_uint64(pk, end);
+	msgpack_pack_uint64(pk, offset);
+	pack_str(pk, path);
+	msgpack_pack_bin(pk, build_id_len);
+	msgpack_pack_bin_body(pk, build_id, build_id_len);
+}
+
+void trace_writer_stack(struct trace_writer *w, uint32_t id, const uint64_t *ips,
+			uint32_t nr)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, ALYS_STACK_FIELDS);
+	msgpack_pack_uint8(pk, ALYS_REC_STACK);
+	msgpack_pack_uint32(pk, id);
+	msgpack_pack_array(pk, nr);
+	for (uint32_t i = 0; i < nr; i++)
+		msgpack_pack_uint64(pk, ips[i]);
+}
+
+void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
+			uint64_t old_size)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, ALYS_EVENT_FIELDS);
+	msgpack_pack_uint8(pk, ALYS_REC_EVENT);
+	msgpack_pack_uint8(pk, e->kind);
+	msgpack_pack_uint64(pk, e->ts_ns);
+	msgpack_pack_uint32(pk, e->tid);
+	msgpack_pack_uint64(pk, e->size);
+	msgpack_pack_uint64(pk, e->addr);
+	msgpack_pack_uint64(pk, e->old_addr);
+	msgpack_pack_uint64(pk, old_size);
+	msgpack_pack_uint32(pk, e->stack_id);
+	msgpack_pack_uint64(pk, e->weight);
+	msgpack_pack_uint64(pk, e->gc_no);
+	w->events++;
+}
+
+void trace_writer_counters(struct trace_writer *w, const char *const *names,
+			   const uint64_t *counts, size_t n)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, 2);
+	msgpack_pack_uint8(pk, ALYS_REC_COUNTERS);
+	msgpack_pack_map(pk, n);
+	for (size_t i = 0; i < n; i++) {
+		pack_str(pk, names[i]);
+		msgpack_pack_uint64(pk, counts[i]);
+	}
+}
+
+void trace_writer_end(struct trace_writer *w, const char *reason, int exit_status,
+		      uint64_t stop_ns)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, 2);
+	msgpack_pack_uint8(pk, ALYS_REC_END);
+	msgpack_pack_map(pk, 4);
+	pack_key(pk, "reason");
+	pack_str(pk, reason);
+	pack_key(pk, "exit_status");
+	msgpack_pack_int(pk, exit_status);
+	pack_key(pk, "stop_ns");
+	msgpack_pack_uint64(pk, stop_ns);
+	pack_key(pk, "events");
+	msgpack_pack_uint64(pk, w->events);
+}
+
+int trace_writer_flush(struct trace_writer *w)
+{
+	if (fflush(w->fp) && !w->error)
+		w->error = errno;
+	return w->error ? -1 : 0;
+}
+
+int trace_writer_close(struct trace_writer *w)
+{
+	int ret = trace_writer_flush(w);
+
+	if (fclose(w->fp) && !w->error) {
+		w->error = errno;
+		ret = -1;
+	}
+	w->fp = NULL;
+	return ret;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* Writes the .alys trace (docs/FORMAT.md) with msgpack-c. */
+#ifndef ALYS_TRACE_WRITER_H
+#define ALYS_TRACE_WRITER_H
+
+#include <msgpack.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "alys_events.h"
+
+struct trace_header {
+	uint32_t pid;
+	const char *exe;
+	char *const *argv;	/* NULL-terminated; NULL when attached */
+	uint64_t start_ns;
+	uint64_t start_unix_ns;
+	const char *unwind;
+	uint32_t max_frames;
+	const char *sample;
+};
+
+struct trace_writer {
+	FILE *fp;
+	const char *path;
+	msgpack_packer pk;
+	uint64_t events;
+	int error;		/* errno of the first failed write */
+};
+
+/*
+ * Creates path with mode 0600, never through a symlink, owned by uid:gid
+ * (the invoking user under sudo; -1 keeps root).
+ */
+int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
+		      gid_t gid, char *err, size_t errlen);
+void trace_writer_header(struct trace_writer *w, const struct trace_header *h);
+void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
+			  uint64_t offset, const char *path,
+			  const uint8_t *build_id, size_t build_id_len);
+void trace_writer_stack(struct trace_writer *w, uint32_t id, const uint64_t *ips,
+			uint32_t nr);
+void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
+			uint64_t old_size);
+/* names[i] for counts[i]; written as one cumulative record. */
+void trace_writer_counters(struct trace_writer *w, const char *const *names,
+			   const uint64_t *counts, size_t n);
+void trace_writer_end(struct trace_writer *w, const char *reason, int exit_status,
+		      uint64_t stop_ns);
+/* Pushes buffered records to the file so a kill loses at most one batch. */
+int trace_writer_flush(struct trace_writer *w);
+int trace_writer_close(struct trace_writer *w);
+
+#endif

@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: MIT
+#include "tracer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "alys.skel.h"
+#include "alys_events.h"
+#include "gc_probes.h"
+#include "launch.h"
+#include "mmap_watch.h"
+#include "proc_maps.h"
+#include "size_table.h"
+#include "trace_writer.h"
+
+#define FLUSH_INTERVAL_NS (200 * 1000000ULL)
+#define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
+
+static const char *const counter_names[] = {
+	[ALYS_CNT_RB_DROP_EVENT] = "ringbuf_drop_event",
+	[ALYS_CNT_RB_DROP_STACK] = "ringbuf_drop_stack",
+	[ALYS_CNT_STACK_MAP_FULL] = "stack_map_full",
+	[ALYS_CNT_STACK_COLLISION] = "stack_collision",
+	[ALYS_CNT_STACK_COLLISION_UNRESOLVED] = "stack_collision_unresolved",
+	[ALYS_CNT_DEPTH_OVERFLOW] = "depth_overflow",
+	[ALYS_CNT_STACK_TRUNCATED] = "stack_truncated",
+	[ALYS_CNT_UNWIND_NO_TABLE] = "unwind_no_table",
+	[ALYS_CNT_UNWIND_BAD_READ] = "unwind_bad_read",
+	[ALYS_CNT_NR] = "unmapped_ip",
+};
+#define NR_COUNTERS (ALYS_CNT_NR + 1)
+
+struct tracer {
+	const struct tracer_opts *o;
+	struct alys_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link *links[8];
+	int nlinks;
+	struct gc_probes gp;
+	struct trace_writer w;
+	struct proc_maps maps;
+	struct mmap_watch mw;
+	struct size_table sizes;
+	struct launch launch;
+	struct invoker inv;
+	pid_t pid;
+	int pidfd;
+	int sigfd;
+	bool launched;
+	bool exited;
+	bool maps_gone;
+	int exit_status;
+	int signals;
+	uint64_t stacks;
+	uint64_t counters[NR_COUNTERS];
+	char output[PATH_MAX];
+	char exe[PATH_MAX];
+};
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+#define say(t, ...) do { if (!(t)->o->quiet) fprintf(stderr, "alys-bpf: " __VA_ARGS__); } while (0)
+#define fail(...) fprintf(stderr, "alys-bpf: " __VA_ARGS__)
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || level == LIBBPF_INFO)
+		return 0;
+	if (getenv("ALYS_BPF_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int check_privileges(void)
+{
+	if (geteuid() != 0) {
+		fail("must run as root to load BPF programs and attach uprobes "
+		     "(CAP_BPF, CAP_PERFMON): run it with sudo\n");
+		return -1;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fail("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): "
+		     "alys-bpf needs a kernel built with CONFIG_DEBUG_INFO_BTF=y "
+		     "(Debian 12's kernels are)\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int open_bpf(struct tracer *t)
+{
+	const struct gc_probes *gp = &t->gp;
+	int err;
+
+	libbpf_set_print(libbpf_quiet);
+	t->skel = alys_bpf__open();
+	if (!t->skel) {
+		fail("cannot open the BPF program: %s\n", strerror(errno));
+		return -1;
+	}
+	t->skel->rodata->max_frames = t->o->max_frames;
+	t->skel->rodata->unwind_mode = t->o->unwind;
+	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
+		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;
+	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
+	err = alys_bpf__load(t->skel);
+	if (err) {
+		fail("cannot load the BPF program into the kernel: %s.\n"
+		     "  Is BPF enabled (CONFIG_BPF_SYSCALL) and not locked down? "
+		     "Set ALYS_BPF_DEBUG=1 to see the verifier's log.\n", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static int attach_one(struct tracer *t, struct bpf_program *prog, const struct gc_func *f,
+		      bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_opts(prog, t->pid, t->gp.path,
+					      f->probe_file_off, &opts);
+	if (!link) {
+		fail("cannot attach a uprobe to %s in %s: %s\n", f->name, t->gp.path,
+		     strerror(errno));
+		return -1;
+	}
+	t->links[t->nlinks++] = link;
+	if (t->o->verbose)
+		say(t, "%s %s+0x%lx (%s)%s\n", ret ? "uretprobe" : "uprobe", f->name,
+		    (unsigned long)f->place.offset, f->place.insn,
+		    f->place.emulated ? "" : ": single-stepped, slower");
+	return 0;
+}
+
+static int attach_probes(struct tracer *t)
+{
+	struct alys_bpf *s = t->skel;
+	const struct gc_func *f = t->gp.funcs;
+	struct bpf_program *entry[ALYS_KIND_FREE + 1] = {
+		[ALYS_KIND_MALLOC] = s->progs.gc_malloc_entry,
+		[ALYS_KIND_MALLOC_ATOMIC] = s->progs.gc_malloc_atomic_entry,
+		[ALYS_KIND_REALLOC] = s->progs.gc_realloc_entry,
+		[ALYS_KIND_FREE] = s->progs.gc_free_entry,
+	};
+
+	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++) {
+		if (!f[k].found)
+			continue;
+		if (attach_one(t, entry[k], &f[k], false))
+			return -1;
+		if (k != ALYS_KIND_FREE &&
+		    attach_one(t, s->progs.gc_alloc_return, &f[k], true))
+			return -1;
+	}
+	return 0;
+}
+
+static void read_counters(struct tracer *t)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(t->skel->maps.counters);
+	uint64_t *vals;
+
+	if (ncpu <= 0)
+		return;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (uint32_t k = 0; k < ALYS_CNT_NR; k++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			sum += vals[c];
+		t->counters[k] = sum;
+	}
+	free(vals);
+}
+
+static void write_counters(struct tracer *t)
+{
+	read_counters(t);
+	trace_writer_counters(&t->w, counter_names, t->counters, NR_COUNTERS);
+}
+
+static void on_mapping(void *ctx, const struct mmap_info *mi)
+{
+	struct tracer *t = ctx;
+
+	if (mi->pid != t->pid || (!mi->exec && mi->path[0] != '/'))
+		return;
+	if (mi->exec)
+		proc_maps_forget(&t->maps);
+	else
+		proc_maps_add(&t->maps, &t->w, mi->start, mi->end, mi->offset, mi->path,
+			      mi->build_id, mi->build_id_len);
+}
+
+/* The kernel reports mappings as they are made; a stack can still arrive
+ * before the report of a library mapped just now: drain once more, then
+ * ask /proc while the process lives. */
+static void cover_stack(struct tracer *t, const uint64_t *ips, uint32_t nr)
+{
+	bool refreshed = false;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		if (proc_maps_covers(&t->maps, ips[i]))
+			continue;
+		if (!refreshed) {
+			refreshed = true;
+			mmap_watch_drain(&t->mw, on_mapping, t);
+			if (!t->maps_gone && !proc_maps_covers(&t->maps, ips[i]) &&
+			    proc_maps_refresh(&t->maps, &t->w) < 0)
+				t->maps_gone = true;
+			if (proc_maps_covers(&t->maps, ips[i]))
+				continue;
+		}
+		t->counters[ALYS_CNT_NR]++;
+	}
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct tracer *t = ctx;
+	uint8_t type = *(uint8_t *)data;
+
+	if (type == ALYS_RB_STACK && len >= offsetof(struct alys_rb_stack, ips)) {
+		const struct alys_rb_stack *s = data;
+		/* __u64 is unsigned long long, uint64_t unsigned long. */
+		const uint64_t *ips = (const uint64_t *)s->ips;
+		uint32_t nr = s->nr;
+
+		if (nr > ALYS_MAX_FRAMES)
+			nr = ALYS_MAX_FRAMES;
+		cover_stack(t, ips, nr);
+		trace_writer_stack(&t->w, s->id, ips, nr);
+		t->stacks++;
+	} else if (type == ALYS_RB_EVENT && len >= sizeof(struct alys_rb_event)) {
+		const struct alys_rb_event *e = data;
+		uint64_t old_size = 0;
+
+		switch (e->kind) {
+		case ALYS_KIND_REALLOC:
+			old_size = size_table_take(&t->sizes, e->old_addr);
+			size_table_put(&t->sizes, e->addr, e->size);
+			break;
+		case ALYS_KIND_FREE:
+			old_size = size_table_take(&t->sizes, e->addr);
+			break;
+		default:
+			size_table_put(&t->sizes, e->addr, e->size);
+		}
+		trace_writer_event(&t->w, e, old_size);
+	}
+	return 0;
+}
+
+static int setup_signals(struct tracer *t)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -1;
+	/* A closed pipe must not kill the tracer before it writes the end. */
+	signal(SIGPIPE, SIG_IGN);
+	t->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return t->sigfd < 0 ? -1 : 0;
+}
+
+/*
+ * Launched: the first signal is passed on to the command (a Ctrl-C from the
+ * terminal already reached it) and tracing goes on until it exits; a second
+ * one detaches. Attached: any signal detaches.
+ */
+static bool handle_signal(struct tracer *t)
+{
+	struct signalfd_siginfo si;
+	bool stop = false;
+
+	while (read(t->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		t->signals++;
+		if (!t->launched || t->signals > 1) {
+			stop = true;
+			continue;
+		}
+		if (si.ssi_code != SI_KERNEL)
+			kill(t->pid, (int)si.ssi_signo);
+		say(t, "passed %s on to pid %d; tracing until it exits (again to detach)\n",
+		    strsignal((int)si.ssi_signo), t->pid);
+	}
+	return stop;
+}
+
+static void reap(struct tracer *t)
+{
+	siginfo_t si;
+
+	t->exited = true;
+	if (!t->launched)
+		return;
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_PID, t->pid, &si, WEXITED) == 0)
+		t->exit_status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+}
+
+static int trace_loop(struct tracer *t)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN };
+	uint64_t last_flush = now_ns(CLOCK_MONOTONIC), last_counters = last_flush;
+	int rb_fd = ring_buffer__epoll_fd(t->rb);
+
+	ev.data.fd = rb_fd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, rb_fd, &ev);
+	ev.data.fd = t->pidfd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, t->pidfd, &ev);
+	ev.data.fd = t->sigfd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, t->sigfd, &ev);
+
+	for (;;) {
+		struct epoll_event got[4];
+		bool stop = false;
+		uint64_t now;
+		/* Events are submitted without waking us: poll at a short
+		 * period, woken early only when the buffer fills. */
+		int n = epoll_wait(ep, got, 4, 50);
+
+		for (int i = 0; i < n; i++) {
+			if (got[i].data.fd == t->sigfd && handle_signal(t))
+				stop = true;
+			if (got[i].data.fd == t->pidfd)
+				stop = true;
+		}
+		mmap_watch_drain(&t->mw, on_mapping, t);
+		ring_buffer__consume(t->rb);
+		now = now_ns(CLOCK_MONOTONIC);
+		if (now - last_counters > COUNTERS_INTERVAL_NS) {
+			write_counters(t);
+			last_counters = now;
+		}
+		if (now - last_flush > FLUSH_INTERVAL_NS) {
+			if (trace_writer_flush(&t->w)) {
+				fail("cannot write %s: %s; stopping\n", t->output,
+				     strerror(t->w.error));
+				break;
+			}
+			last_flush = now;
+		}
+		if (stop)
+			break;
+	}
+	close(ep);
+	if (poll(&(struct pollfd){ .fd = t->pidfd, .events = POLLIN }, 1, 0) == 1)
+		reap(t);
+	return 0;
+}
+
+static void default_output(char *out, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(out, len, "%Y-%m-%dT%H:%M:%S.alys", &tm);
+}
+
+static int resolve_target(struct tracer *t)
+{
+	char err[PATH_MAX + 256];
+	int r;
+
+	if (t->o->argv) {
+		char found[PATH_MAX];
+		int e = launch_resolve(t->o->argv[0], found, sizeof(found));
+
+		if (e == ENOENT) {
+			fail("%s: command not found%s\n", t->o->argv[0],
+			     strchr(t->o->argv[0], '/') ? "" : " in PATH");
+			return 127;
+		}
+		if (e) {
+			fail("%s: cannot execute: %s\n", t->o->argv[0], strerror(e));
+			return 126;
+		}
+		if (!realpath(found, t->exe))
+			snprintf(t->exe, sizeof(t->exe), "%s", found);
+		r = gc_probes_for_program(t->exe, &t->gp, err, sizeof(err));
+	} else {
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", t->pid);
+		if (kill(t->pid, 0) && errno == ESRCH) {
+			fail("no process with pid %d: check the pid (ps -e), it may have exited\n",
+			     t->pid);
+			return 1;
+		}
+		n = readlink(link, t->exe, sizeof(t->exe) - 1);
+		if (n < 0) {
+			fail("cannot read %s: %s\n", link, strerror(errno));
+			return 1;
+		}
+		t->exe[n] = 0;
+		r = gc_probes_for_process(t->pid, &t->gp, err, sizeof(err));
+	}
+	if (r) {
+		fail("%s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+static int start(struct tracer *t)
+{
+	char err[PATH_MAX + 256];
+	struct trace_header h = {
+		.unwind = t->o->unwind == ALYS_UNWIND_FP ? "fp" : "dwarf",
+		.max_frames = t->o->max_frames,
+		.sample = "all",
+	};
+
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
+	if (!t->rb) {
+		fail("cannot set up the ring buffer: %s\n", strerror(errno));
+		return 1;
+	}
+	if (t->o->argv) {
+		if (launch_fork(&t->launch, t->exe, t->o->argv, &t->inv, err, sizeof(err))) {
+			fail("%s\n", err);
+			return 1;
+		}
+		t->pid = t->launch.pid;
+		t->launched = true;
+	}
+	t->maps.pid = t->pid;
+	t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	if (t->pidfd < 0) {
+		fail("pid %d: %s\n", t->pid, errno == ESRCH ? "the process has exited" : strerror(errno));
+		return 1;
+	}
+	if ((t->launched ? mmap_watch_launch(&t->mw, t->pid, err, sizeof(err))
+			 : mmap_watch_attach(&t->mw, t->pid, err, sizeof(err)))) {
+		fail("%s\n", err);
+		return 1;
+	}
+	if (attach_probes(t))
+		return 1;
+	if (trace_writer_open(&t->w, t->output, t->inv.drop ? t->inv.uid : (uid_t)-1,
+			      t->inv.drop ? t->inv.gid : (gid_t)-1, err, sizeof(err))) {
+		fail("%s\n", err);
+		return 1;
+	}
+	h.pid = t->pid;
+	h.exe = t->exe;
+	h.argv = t->o->argv;
+	h.start_ns = now_ns(CLOCK_MONOTONIC);
+	h.start_unix_ns = now_ns(CLOCK_REALTIME);
+	trace_writer_header(&t->w, &h);
+	if (!t->launched)
+		proc_maps_refresh(&t->maps, &t->w);
+	trace_writer_flush(&t->w);
+	say(t, "tracing pid %d (%s), libgc %s %s\n", t->pid, t->exe,
+	    t->gp.in_executable ? "linked into" : "from", t->gp.in_executable ? "the executable" : t->gp.path);
+	if (t->launched && launch_release(&t->launch, err, sizeof(err))) {
+		fail("%s: %s\n", t->o->argv[0], err);
+		reap(t);
+		return 126;
+	}
+	return 0;
+}
+
+static void finish(struct tracer *t)
+{
+	const char *reason = t->exited ? "exit" : "signal";
+	struct stat st;
+
+	for (int i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	t->nlinks = 0;
+	/* Everything submitted before the detach is still in the buffers. */
+	mmap_watch_drain(&t->mw, on_mapping, t);
+	ring_buffer__consume(t->rb);
+	write_counters(t);
+	trace_writer_end(&t->w, reason, t->exit_status,
+			 now_ns(CLOCK_MONOTONIC));
+	if (trace_writer_close(&t->w))
+		fail("error writing %s: %s: the trace is incomplete\n", t->output,
+		     strerror(t->w.error));
+	if (t->counters[ALYS_CNT_RB_DROP_EVENT] || t->counters[ALYS_CNT_RB_DROP_STACK])
+		fail("warning: the ring buffer overflowed: %llu events and %llu stacks were lost "
+		     "(counted in the trace)\n",
+		     (unsigned long long)t->counters[ALYS_CNT_RB_DROP_EVENT],
+		     (unsigned long long)t->counters[ALYS_CNT_RB_DROP_STACK]);
+	if (t->counters[ALYS_CNT_STACK_MAP_FULL])
+		fail("warning: the stack map filled up: %llu events have no stack\n",
+		     (unsigned long long)t->counters[ALYS_CNT_STACK_MAP_FULL]);
+	stat(t->output, &st);
+	say(t, "%s: %llu events, %llu stacks, %.1f MiB written to %s\n",
+	    t->exited ? "target exited" : "detached",
+	    (unsigned long long)t->w.events, (unsigned long long)t->stacks,
+	    st.st_size / 1048576.0, t->output);
+}
+
+static void cleanup(struct tracer *t)
+{
+	for (int i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	ring_buffer__free(t->rb);
+	alys_bpf__destroy(t->skel);
+	proc_maps_free(&t->maps);
+	mmap_watch_close(&t->mw);
+	size_table_free(&t->sizes);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	if (t->sigfd >= 0)
+		close(t->sigfd);
+}
+
+int tracer_run(const struct tracer_opts *o)
+{
+	struct tracer t = { .o = o, .pid = o->pid, .pidfd = -1, .sigfd = -1,
+			    .launch = { .go_fd = -1, .err_fd = -1 } };
+	int ret;
+
+	if (check_privileges())
+		return 1;
+	invoker_from_env(&t.inv, o->as_root);
+	if (o->output)
+		snprintf(t.output, sizeof(t.output), "%s", o->output);
+	else
+		default_output(t.output, sizeof(t.output));
+	proc_maps_init(&t.maps, o->pid);
+	ret = resolve_target(&t);
+	if (ret)
+		goto out;
+	if (setup_signals(&t) || open_bpf(&t)) {
+		ret = 1;
+		goto out;
+	}
+	ret = start(&t);
+	if (ret) {
+		if (t.launched && !t.exited)
+			launch_abort(&t.launch);
+		goto out;
+	}
+	trace_loop(&t);
+	finish(&t);
+	ret = t.launched && t.exited ? t.exit_status : 0;
+out:
+	cleanup(&t);
+	return ret;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* One tracing session: load the BPF program, attach, record, detach. */
+#ifndef ALYS_TRACER_H
+#define ALYS_TRACER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct tracer_opts {
+	char **argv;		/* command to launch, or NULL with pid */
+	pid_t pid;
+	const char *output;
+	int unwind;		/* enum alys_unwind_mode */
+	unsigned max_frames;
+	bool as_root;
+	bool quiet;
+	bool verbose;
+};
+
+/* Returns the process exit status to use for alys-bpf itself. */
+int tracer_run(const struct tracer_opts *o);
+
+#endif
