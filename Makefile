@@ -41,7 +41,7 @@ $(BUILD)/vmlinux.h:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/alys.bpf.o: bpf/alys.bpf.c $(wildcard bpf/*.h) include/alys_events.h $(BUILD)/vmlinux.h
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-Iinclude -I$(BUILD) -c $< -o $@
 
 $(BUILD)/alys.skel.h: $(BUILD)/alys.bpf.o

@@ -343,3 +343,17 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
 		     gc_no_addr_of(ctx, ALYS_KIND_FREE));
 	return 0;
 }
+
+/* --empty-probes: the same probes doing nothing, the floor benchmarks
+ * compare against. */
+SEC("uprobe")
+int empty_entry(struct pt_regs *ctx)
+{
+	return 0;
+}
+
+SEC("uretprobe")
+int empty_return(struct pt_regs *ctx)
+{
+	return 0;
+}

@@ -1,12 +1,240 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Placeholder until the .eh_frame unwinder lands: frame pointers. */
+/*
+ * Stack walk from .eh_frame-derived tables (--unwind=dwarf), for code without
+ * frame pointers such as Crystal's.
+ *
+ * Per frame: find the mapping of the pc, binary-search the object's rows for
+ * the last row at or below (pc - bias), compute the CFA from rsp or rbp,
+ * read the return address at CFA-8, restore rbp if the row says where it
+ * was saved, and continue with sp = CFA. The first frame uses the probe's pc
+ * itself; later ones pc-1, because a return address points past the call.
+ *
+ * Mappings are found here, not by userspace: a process maps its libraries
+ * and allocates long before a daemon could react. bpf_find_vma gives the
+ * mapped file's inode, which names the object's rows loaded in advance.
+ */
 #ifndef ALYS_UNWIND_DWARF_H
 #define ALYS_UNWIND_DWARF_H
 
-static __always_inline void unwind_dwarf(struct pt_regs *regs,
-					 struct stack_val *s)
+#include "alys_unwind.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* sized by the loader */
+	__type(key, __u32);
+	__type(value, struct alys_unwind_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct alys_object_key);
+	__type(value, struct alys_object);
+} unwind_objects SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct alys_proc);
+} unwind_procs SEC(".maps");
+
+struct vma_info {
+	__u64 start, end, pgoff;
+	__u64 ino;
+	__u32 dev;
+	__u32 found;
+};
+
+static long vma_found(struct task_struct *task, struct vm_area_struct *vma,
+		      struct vma_info *vi)
 {
-	unwind_fp(regs, s);
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	if (!f)
+		return 0;
+	vi->start = BPF_CORE_READ(vma, vm_start);
+	vi->end = BPF_CORE_READ(vma, vm_end);
+	vi->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	vi->ino = BPF_CORE_READ(f, f_inode, i_ino);
+	vi->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	vi->found = 1;
+	return 0;
+}
+
+static __always_inline struct alys_proc_mapping *
+cached_mapping(struct alys_proc *p, __u64 pc)
+{
+	for (__u32 i = 0; i < ALYS_PROC_MAPPINGS; i++) {
+		struct alys_proc_mapping *m;
+
+		if (i >= p->n)
+			break;
+		m = &p->m[i];
+		if (pc >= m->start && pc < m->end)
+			return m;
+	}
+	return NULL;
+}
+
+static __always_inline bool discover_mapping(struct alys_proc *p, __u64 pc,
+					     struct alys_proc_mapping *out)
+{
+	struct vma_info vi = {};
+	struct alys_object_key key = {};
+	struct alys_object *obj;
+	__u32 slot;
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_found, &vi, 0) ||
+	    !vi.found)
+		return false;
+	key.ino = vi.ino;
+	key.dev = vi.dev;
+	obj = bpf_map_lookup_elem(&unwind_objects, &key);
+	if (!obj)
+		return false;
+	out->start = vi.start;
+	out->end = vi.end;
+	out->bias = vi.start - (vi.pgoff << 12) - obj->vaddr_minus_offset;
+	out->row_first = obj->row_first;
+	out->row_count = obj->row_count;
+	/* Racing CPUs may both append the same mapping: harmless. */
+	slot = __sync_fetch_and_add(&p->n, 1);
+	if (slot < ALYS_PROC_MAPPINGS)
+		p->m[slot] = *out;
+	return true;
+}
+
+/* The last row whose pc <= rel, or NULL. */
+static __always_inline struct alys_unwind_row *find_row(__u32 first, __u32 count,
+							 __u32 rel)
+{
+	__u32 lo = 0, hi = count, idx;
+
+	for (int i = 0; i < 26; i++) {
+		struct alys_unwind_row *row;
+		__u32 mid;
+
+		if (lo >= hi)
+			break;
+		mid = lo + (hi - lo) / 2;
+		idx = first + mid;
+		row = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!row)
+			return NULL;
+		if (row->pc <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	idx = first + lo - 1;
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+/* Source of a new process's empty cache: too big for the BPF stack. */
+const struct alys_proc empty_proc = {};
+
+/* The frame count lives in s->nr, map memory, so that the verifier does not
+ * track it precisely and can prune the callback's states. */
+struct unwind_ctx {
+	struct stack_val *s;
+	struct alys_proc *proc;
+	__u64 pc, sp, bp;
+};
+
+static long unwind_step(__u32 i, struct unwind_ctx *c)
+{
+	struct alys_proc_mapping found, *m;
+	struct alys_unwind_row *row;
+	__u64 lookup = i == 0 ? c->pc : c->pc - 1;
+	__u64 cfa, ra = 0, rel;
+	__u32 nr = c->s->nr;
+
+	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
+		count(ALYS_CNT_STACK_TRUNCATED);
+		return 1;
+	}
+	m = cached_mapping(c->proc, lookup);
+	if (!m) {
+		if (!discover_mapping(c->proc, lookup, &found)) {
+			count(ALYS_CNT_UNWIND_NO_TABLE);
+			return 1;
+		}
+		m = &found;
+	}
+	rel = lookup - m->bias;
+	if (rel >> 32) {
+		count(ALYS_CNT_UNWIND_NO_TABLE);
+		return 1;
+	}
+	row = find_row(m->row_first, m->row_count, (__u32)rel);
+	if (!row) {
+		count(ALYS_CNT_UNWIND_NO_TABLE);
+		return 1;
+	}
+	switch (row->cfa_type) {
+	case ALYS_CFA_RSP:
+		cfa = c->sp + row->cfa_offset;
+		break;
+	case ALYS_CFA_RBP:
+		if (!c->bp)
+			return 1;
+		cfa = c->bp + row->cfa_offset;
+		break;
+	case ALYS_CFA_PLT:
+		cfa = c->sp + 8 + ((c->pc & 15) >= 11 ? 8 : 0);
+		break;
+	case ALYS_CFA_OUTERMOST:
+		return 1;
+	default:
+		count(ALYS_CNT_UNWIND_NO_TABLE);
+		return 1;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+		count(ALYS_CNT_UNWIND_BAD_READ);
+		return 1;
+	}
+	if (row->rbp_type == ALYS_RBP_OFFSET) {
+		if (bpf_probe_read_user(&c->bp, sizeof(c->bp),
+					(void *)(cfa + row->rbp_offset))) {
+			count(ALYS_CNT_UNWIND_BAD_READ);
+			return 1;
+		}
+	} else if (row->rbp_type != ALYS_RBP_SAME) {
+		c->bp = 0;
+	}
+	/* The stack grows down: a caller's frame is never below ours. */
+	if (!ra || cfa <= c->sp)
+		return 1;
+	c->sp = cfa;
+	c->pc = ra;
+	c->s->ips[nr & (ALYS_MAX_FRAMES - 1)] = ra;
+	c->s->nr = nr + 1;
+	return 0;
+}
+
+static __always_inline void unwind_dwarf(struct pt_regs *regs, struct stack_val *s)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct unwind_ctx c = {
+		.s = s,
+		.pc = PT_REGS_IP(regs),
+		.sp = PT_REGS_SP(regs),
+		.bp = PT_REGS_FP(regs),
+	};
+
+	s->ips[0] = c.pc;
+	s->nr = 1;
+	c.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	if (!c.proc) {
+		bpf_map_update_elem(&unwind_procs, &tgid, &empty_proc, BPF_NOEXIST);
+		c.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+		if (!c.proc)
+			return;
+	}
+	bpf_loop(ALYS_MAX_FRAMES, unwind_step, &c, 0);
 }
 
 #endif

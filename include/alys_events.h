@@ -11,7 +11,7 @@
 #endif
 
 /* Compile-time cap on frames per stack; --max-frames may lower it. */
-#define ALYS_MAX_FRAMES 127
+#define ALYS_MAX_FRAMES 128	/* a power of two: indexes are masked for the verifier */
 #define ALYS_DEFAULT_FRAMES 64
 /* Entries of nested GC calls tracked per thread (finalizers may allocate). */
 #define ALYS_MAX_DEPTH 8
@@ -69,6 +69,39 @@ struct alys_rb_stack {
 	__u16 nr;		/* frames in ips[] */
 	__u32 id;
 	__u64 ips[ALYS_MAX_FRAMES];	/* innermost first */
+};
+
+/*
+ * An ELF file whose unwind rows are loaded, keyed as the kernel sees the
+ * mapped file: the BPF program finds it from a pc through bpf_find_vma.
+ */
+struct alys_object_key {
+	__u64 ino;
+	__u32 dev;		/* kernel encoding: major << 20 | minor */
+	__u32 pad;
+};
+
+struct alys_object {
+	__u32 row_first;	/* index into the unwind_rows array */
+	__u32 row_count;
+	/* p_vaddr - p_offset of the executable PT_LOAD: with the mapping's
+	 * start and file offset this gives the load bias. */
+	__u64 vaddr_minus_offset;
+};
+
+/* Mappings a process has hit, cached by the BPF program itself. */
+#define ALYS_PROC_MAPPINGS 32
+
+struct alys_proc_mapping {
+	__u64 start, end;
+	__u64 bias;		/* runtime address - ELF vaddr */
+	__u32 row_first, row_count;
+};
+
+struct alys_proc {
+	__u32 n;
+	__u32 pad;
+	struct alys_proc_mapping m[ALYS_PROC_MAPPINGS];
 };
 
 #endif /* ALYS_EVENTS_H */

@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "elf_file.h"
+#include "ldso_list.h"
 
 static const struct {
 	const char *name;
@@ -79,96 +79,36 @@ out:
 	return ret;
 }
 
-/* "\tlibgc.so.1 => /lib/x86_64-linux-gnu/libgc.so.1 (0x...)" */
-static int find_libgc_path(const char *ldso, const char *exe, char *out, size_t outlen)
+int gc_probes_for_program(const char *exe, const struct lib_list *libs,
+			  struct gc_probes *gp, char *err, size_t errlen)
 {
-	int pfd[2], status, found = 0;
-	char line[PATH_MAX + 256];
-	FILE *fp;
-	pid_t pid;
-
-	if (pipe(pfd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pfd[1], STDOUT_FILENO);
-		close(pfd[0]);
-		close(pfd[1]);
-		execl(ldso, ldso, "--list", exe, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[1]);
-	fp = fdopen(pfd[0], "r");
-	while (fp && fgets(line, sizeof(line), fp)) {
-		char *arrow = strstr(line, " => ");
-		char *path, *end;
-
-		if (!arrow || !strstr(line, "libgc"))
-			continue;
-		path = arrow + 4;
-		end = strstr(path, " (0x");
-		if (end && path[0] == '/' && !found) {
-			*end = 0;
-			snprintf(out, outlen, "%s", path);
-			found = 1;
-		}
-	}
-	if (fp)
-		fclose(fp);
-	waitpid(pid, &status, 0);
-	return found ? 0 : 1;
-}
-
-static int interpreter_of(const char *exe, char *out, size_t outlen)
-{
-	struct elf_file ef;
-	char err[256];
-	size_t n;
-	int ret = 1;
-
-	if (elf_file_open(&ef, exe, err, sizeof(err)))
-		return -1;
-	if (!elf_getphdrnum(ef.elf, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			GElf_Phdr ph;
-			size_t len;
-			const char *raw = elf_rawfile(ef.elf, &len);
-
-			if (!gelf_getphdr(ef.elf, i, &ph) || ph.p_type != PT_INTERP ||
-			    !raw || ph.p_offset + ph.p_filesz > len || !ph.p_filesz)
-				continue;
-			snprintf(out, outlen, "%.*s", (int)ph.p_filesz - 1, raw + ph.p_offset);
-			ret = 0;
-		}
-	}
-	elf_file_close(&ef);
-	return ret;
-}
-
-int gc_probes_for_program(const char *exe, struct gc_probes *gp, char *err, size_t errlen)
-{
-	char ldso[PATH_MAX], lib[PATH_MAX];
 	int r = gc_probes_resolve(exe, gp, err, errlen);
 
 	if (r <= 0) {
 		gp->in_executable = r == 0;
 		return r;
 	}
-	if (interpreter_of(exe, ldso, sizeof(ldso)) ||
-	    find_libgc_path(ldso, exe, lib, sizeof(lib))) {
-		snprintf(err, errlen,
-			 "%s has no GC_malloc and does not load libgc: it is not a Crystal "
-			 "program using the Boehm GC (a program built with -Dgc_none or "
-			 "another collector cannot be traced)", exe);
-		return 1;
+	/* libgc by name first, then any library that defines GC_malloc. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < libs->n; i++) {
+			const char *base = strrchr(libs->paths[i], '/');
+
+			if ((pass == 0) != !strncmp(base ? base + 1 : libs->paths[i], "libgc", 5))
+				continue;
+			r = gc_probes_resolve(libs->paths[i], gp, err, errlen);
+			if (r < 0)
+				return r;
+			if (r == 0) {
+				gp->in_executable = false;
+				return 0;
+			}
+		}
 	}
-	r = gc_probes_resolve(lib, gp, err, errlen);
-	if (r == 1)
-		snprintf(err, errlen, "%s (loaded by %s) does not define GC_malloc", lib, exe);
-	gp->in_executable = false;
-	return r;
+	snprintf(err, errlen,
+		 "%s has no GC_malloc and loads no library defining it: it is not a Crystal "
+		 "program using the Boehm GC (programs built with -Dgc_none cannot be traced)",
+		 exe);
+	return 1;
 }
 
 int gc_probes_for_process(pid_t pid, struct gc_probes *gp, char *err, size_t errlen)

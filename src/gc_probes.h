@@ -37,10 +37,11 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 
 /*
  * The file a program's libgc comes from: the executable itself (static) or
- * the shared library the dynamic loader would pick for it, resolved with the
- * loader's own --list (no code of the program runs).
+ * the one of its libraries (see ldso_list) that defines GC_malloc.
  */
-int gc_probes_for_program(const char *exe, struct gc_probes *gp, char *err, size_t errlen);
+struct lib_list;
+int gc_probes_for_program(const char *exe, const struct lib_list *libs,
+			  struct gc_probes *gp, char *err, size_t errlen);
 
 /*
  * The same for a running process: its executable, else the mapped file that

@@ -30,6 +30,7 @@ static void usage(FILE *out)
 "                       or fp (frame pointers, for code built with them)\n"
 "      --max-frames N   stack depth, 1..%d (default %d)\n"
 "      --as-root        under sudo, run COMMAND as root instead of the invoking user\n"
+"      --empty-probes   attach the same probes doing nothing (benchmark floor)\n"
 "  -q, --quiet          print nothing but errors\n"
 "  -v, --verbose        print probe placement and progress\n"
 "  -h, --help           this help\n"
@@ -48,7 +49,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return errno || !*s || *end || *s == '-' || *out > max ? -1 : 0;
 }
 
-enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT };
+enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES };
 
 int main(int argc, char **argv)
 {
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
 		{ "unwind", required_argument, NULL, OPT_UNWIND },
 		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
+		{ "empty-probes", no_argument, NULL, OPT_EMPTY_PROBES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -103,6 +105,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_AS_ROOT:
 			o.as_root = true;
+			break;
+		case OPT_EMPTY_PROBES:
+			o.empty_probes = true;
 			break;
 		case 'q':
 			o.quiet = true;

@@ -20,14 +20,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
-#include "alys_events.h"
 #include "gc_probes.h"
 #include "launch.h"
+#include "ldso_list.h"
 #include "mmap_watch.h"
 #include "proc_maps.h"
 #include "size_table.h"
 #include "trace_writer.h"
+#include "unwind_maps.h"
 
 #define FLUSH_INTERVAL_NS (200 * 1000000ULL)
 #define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
@@ -53,6 +55,8 @@ struct tracer {
 	struct bpf_link *links[8];
 	int nlinks;
 	struct gc_probes gp;
+	struct lib_list libs;		/* launched: what the loader will map */
+	struct unwind_maps um;
 	struct trace_writer w;
 	struct proc_maps maps;
 	struct mmap_watch mw;
@@ -109,6 +113,60 @@ static int check_privileges(void)
 	return 0;
 }
 
+/* Room for the tables built now and as many again for libraries loaded
+ * later, at least 1M rows (16 MiB of kernel memory). */
+static uint32_t unwind_rows_cap(const struct tracer *t)
+{
+	size_t rows = unwind_maps_rows(&t->um);
+
+	if (t->o->unwind != ALYS_UNWIND_DWARF || t->o->empty_probes)
+		return 1;
+	rows += rows > (1u << 20) ? rows : (1u << 20);
+	return rows > (1u << 26) ? (1u << 26) : (uint32_t)rows;
+}
+
+static void add_unwind_table(struct tracer *t, const char *path)
+{
+	char err[PATH_MAX + 256];
+
+	if (t->o->unwind != ALYS_UNWIND_DWARF)
+		return;
+	if (unwind_maps_add(&t->um, path, err, sizeof(err)))
+		say(t, "warning: %s: stacks through it will stop there\n", err);
+}
+
+/* Tables for everything the target has or will have mapped at start. */
+static void build_unwind_tables(struct tracer *t)
+{
+	if (t->o->unwind != ALYS_UNWIND_DWARF || t->o->empty_probes)
+		return;
+	if (t->o->argv) {
+		add_unwind_table(t, t->exe);
+		for (size_t i = 0; i < t->libs.n; i++)
+			add_unwind_table(t, t->libs.paths[i]);
+	} else {
+		char fn[64], line[PATH_MAX + 256], root[PATH_MAX + 64];
+		FILE *fp;
+
+		snprintf(fn, sizeof(fn), "/proc/%d/maps", t->pid);
+		fp = fopen(fn, "re");
+		while (fp && fgets(line, sizeof(line), fp)) {
+			char *file = strchr(line, '/');
+
+			if (!file || !strstr(line, " r-xp "))
+				continue;
+			file[strcspn(file, "\n")] = 0;
+			snprintf(root, sizeof(root), "/proc/%d/root%s", t->pid, file);
+			add_unwind_table(t, root);
+		}
+		if (fp)
+			fclose(fp);
+	}
+	if (t->o->verbose)
+		say(t, "unwind tables: %zu files, %zu rows, built in %.0f ms\n", t->um.n,
+		    unwind_maps_rows(&t->um), t->um.build_ns / 1e6);
+}
+
 static int open_bpf(struct tracer *t)
 {
 	const struct gc_probes *gp = &t->gp;
@@ -125,12 +183,24 @@ static int open_bpf(struct tracer *t)
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
 		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
+	bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
 	err = alys_bpf__load(t->skel);
 	if (err) {
 		fail("cannot load the BPF program into the kernel: %s.\n"
 		     "  Is BPF enabled (CONFIG_BPF_SYSCALL) and not locked down? "
 		     "Set ALYS_BPF_DEBUG=1 to see the verifier's log.\n", strerror(-err));
 		return -1;
+	}
+	if (t->o->unwind == ALYS_UNWIND_DWARF) {
+		char msg[PATH_MAX + 256];
+
+		if (unwind_maps_attach(&t->um, bpf_map__fd(t->skel->maps.unwind_rows),
+				       bpf_map__fd(t->skel->maps.unwind_objects),
+				       bpf_map__max_entries(t->skel->maps.unwind_rows),
+				       msg, sizeof(msg))) {
+			fail("%s\n", msg);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -170,10 +240,12 @@ static int attach_probes(struct tracer *t)
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++) {
 		if (!f[k].found)
 			continue;
-		if (attach_one(t, entry[k], &f[k], false))
+		if (attach_one(t, t->o->empty_probes ? s->progs.empty_entry : entry[k],
+			       &f[k], false))
 			return -1;
 		if (k != ALYS_KIND_FREE &&
-		    attach_one(t, s->progs.gc_alloc_return, &f[k], true))
+		    attach_one(t, t->o->empty_probes ? s->progs.empty_return
+						     : s->progs.gc_alloc_return, &f[k], true))
 			return -1;
 	}
 	return 0;
@@ -214,11 +286,16 @@ static void on_mapping(void *ctx, const struct mmap_info *mi)
 
 	if (mi->pid != t->pid || (!mi->exec && mi->path[0] != '/'))
 		return;
-	if (mi->exec)
+	if (mi->exec) {
 		proc_maps_forget(&t->maps);
-	else
-		proc_maps_add(&t->maps, &t->w, mi->start, mi->end, mi->offset, mi->path,
-			      mi->build_id, mi->build_id_len);
+	} else if (proc_maps_add(&t->maps, &t->w, mi->start, mi->end, mi->offset,
+				 mi->path, mi->build_id, mi->build_id_len) > 0) {
+		char root[PATH_MAX + 64];
+
+		/* A library loaded late (dlopen): its rows were not built yet. */
+		snprintf(root, sizeof(root), "/proc/%d/root%s", t->pid, mi->path);
+		add_unwind_table(t, access(root, R_OK) ? mi->path : root);
+	}
 }
 
 /* The kernel reports mappings as they are made; a stack can still arrive
@@ -414,7 +491,10 @@ static int resolve_target(struct tracer *t)
 		}
 		if (!realpath(found, t->exe))
 			snprintf(t->exe, sizeof(t->exe), "%s", found);
-		r = gc_probes_for_program(t->exe, &t->gp, err, sizeof(err));
+		if (ldso_list(t->exe, &t->libs))
+			say(t, "warning: the dynamic loader could not list the libraries of %s\n",
+			    t->exe);
+		r = gc_probes_for_program(t->exe, &t->libs, &t->gp, err, sizeof(err));
 	} else {
 		char link[64];
 		ssize_t n;
@@ -539,6 +619,8 @@ static void cleanup(struct tracer *t)
 	alys_bpf__destroy(t->skel);
 	proc_maps_free(&t->maps);
 	mmap_watch_close(&t->mw);
+	unwind_maps_free(&t->um);
+	lib_list_free(&t->libs);
 	size_table_free(&t->sizes);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
@@ -560,9 +642,11 @@ int tracer_run(const struct tracer_opts *o)
 	else
 		default_output(t.output, sizeof(t.output));
 	proc_maps_init(&t.maps, o->pid);
+	unwind_maps_init(&t.um);
 	ret = resolve_target(&t);
 	if (ret)
 		goto out;
+	build_unwind_tables(&t);
 	if (setup_signals(&t) || open_bpf(&t)) {
 		ret = 1;
 		goto out;

@@ -15,6 +15,7 @@ struct tracer_opts {
 	bool as_root;
 	bool quiet;
 	bool verbose;
+	bool empty_probes;	/* benchmark floor: probes that record nothing */
 };
 
 /* Returns the process exit status to use for alys-bpf itself. */

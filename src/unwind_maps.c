@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+#include "unwind_maps.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+
+#include "alys_events.h"
+#include "elf_file.h"
+#include "unwind_table.h"
+
+void unwind_maps_init(struct unwind_maps *um)
+{
+	memset(um, 0, sizeof(*um));
+	um->rows_fd = um->objects_fd = -1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int upload_object(struct unwind_maps *um, struct unwind_object *o,
+			 char *err, size_t errlen)
+{
+	struct alys_object_key key = { .ino = o->ino, .dev = o->dev };
+	struct alys_object val = {
+		.row_first = o->row_first,
+		.row_count = o->row_count,
+		.vaddr_minus_offset = o->vaddr_minus_offset,
+	};
+
+	if (bpf_map_update_elem(um->objects_fd, &key, &val, BPF_ANY)) {
+		snprintf(err, errlen, "cannot load the unwind table of %s: %s", o->path,
+			 strerror(errno));
+		return -1;
+	}
+	o->uploaded = true;
+	return 0;
+}
+
+/* Rows go into the array in batches: one syscall per 64k rows. */
+static int upload_rows(struct unwind_maps *um, char *err, size_t errlen)
+{
+	const uint32_t chunk = 65536;
+
+	if (um->nrows > um->rows_cap) {
+		snprintf(err, errlen, "unwind tables need %zu rows, more than the %u reserved: "
+			 "stacks through the newest libraries will stop there", um->nrows,
+			 um->rows_cap);
+		return -1;
+	}
+	while (um->rows_uploaded < um->nrows) {
+		uint32_t n = um->nrows - um->rows_uploaded;
+		uint32_t *keys;
+
+		if (n > chunk)
+			n = chunk;
+		keys = malloc(n * sizeof(*keys));
+		if (!keys)
+			return -1;
+		for (uint32_t i = 0; i < n; i++)
+			keys[i] = um->rows_uploaded + i;
+		if (bpf_map_update_batch(um->rows_fd, keys, um->rows + um->rows_uploaded, &n, NULL)) {
+			snprintf(err, errlen, "cannot load unwind rows: %s", strerror(errno));
+			free(keys);
+			return -1;
+		}
+		free(keys);
+		um->rows_uploaded += n;
+	}
+	return 0;
+}
+
+static int sync_maps(struct unwind_maps *um, char *err, size_t errlen)
+{
+	if (um->rows_fd < 0)
+		return 0;
+	if (upload_rows(um, err, errlen))
+		return -1;
+	for (size_t i = 0; i < um->n; i++)
+		if (!um->objs[i].uploaded && upload_object(um, &um->objs[i], err, errlen))
+			return -1;
+	return 0;
+}
+
+static uint64_t exec_vaddr_minus_offset(struct elf_file *ef)
+{
+	size_t n;
+
+	if (elf_getphdrnum(ef->elf, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(ef->elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			return ph.p_vaddr - ph.p_offset;
+	}
+	return 0;
+}
+
+static struct unwind_object *new_object(struct unwind_maps *um)
+{
+	if (um->n == um->cap) {
+		size_t cap = um->cap ? um->cap * 2 : 16;
+		struct unwind_object *v = realloc(um->objs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		um->objs = v;
+		um->cap = cap;
+	}
+	memset(&um->objs[um->n], 0, sizeof(um->objs[0]));
+	return &um->objs[um->n++];
+}
+
+static int append_rows(struct unwind_maps *um, const struct alys_unwind_row *rows, size_t n)
+{
+	if (um->nrows + n > um->rows_alloc) {
+		size_t cap = um->rows_alloc ? um->rows_alloc : 1 << 16;
+		struct alys_unwind_row *v;
+
+		while (cap < um->nrows + n)
+			cap *= 2;
+		v = realloc(um->rows, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		um->rows = v;
+		um->rows_alloc = cap;
+	}
+	memcpy(um->rows + um->nrows, rows, n * sizeof(*rows));
+	um->nrows += n;
+	return 0;
+}
+
+int unwind_maps_add(struct unwind_maps *um, const char *path, char *err, size_t errlen)
+{
+	struct unwind_object *o, *same = NULL;
+	struct alys_unwind_table table;
+	struct elf_file ef;
+	struct stat st;
+	uint8_t id[20];
+	size_t idlen;
+	uint64_t t0;
+	int ret = 0;
+
+	if (stat(path, &st)) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < um->n; i++)
+		if (um->objs[i].ino == st.st_ino &&
+		    um->objs[i].dev == (major(st.st_dev) << 20 | minor(st.st_dev)))
+			return 0;
+	if (elf_file_open(&ef, path, err, errlen))
+		return -1;
+	idlen = elf_file_build_id(&ef, id, sizeof(id));
+	for (size_t i = 0; idlen && i < um->n && !same; i++)
+		if (um->objs[i].build_id_len == idlen && !memcmp(um->objs[i].build_id, id, idlen))
+			same = &um->objs[i];
+	o = new_object(um);
+	if (!o) {
+		elf_file_close(&ef);
+		return -1;
+	}
+	o->path = strdup(path);
+	o->ino = st.st_ino;
+	o->dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	memcpy(o->build_id, id, idlen);
+	o->build_id_len = idlen;
+	o->vaddr_minus_offset = exec_vaddr_minus_offset(&ef);
+	elf_file_close(&ef);
+	if (same) {
+		o->row_first = same->row_first;
+		o->row_count = same->row_count;
+		return sync_maps(um, err, errlen);
+	}
+	t0 = mono_ns();
+	if (alys_unwind_table_build(path, &table, err, errlen)) {
+		um->failures++;
+		um->n--;
+		free(o->path);
+		return -1;
+	}
+	um->build_ns += mono_ns() - t0;
+	o->row_first = (uint32_t)um->nrows;
+	o->row_count = (uint32_t)table.nrows;
+	if (append_rows(um, table.rows, table.nrows))
+		ret = -1;
+	alys_unwind_table_free(&table);
+	if (ret) {
+		snprintf(err, errlen, "out of memory for the unwind table of %s", path);
+		return -1;
+	}
+	return sync_maps(um, err, errlen);
+}
+
+size_t unwind_maps_rows(const struct unwind_maps *um)
+{
+	return um->nrows;
+}
+
+int unwind_maps_attach(struct unwind_maps *um, int rows_fd, int objects_fd,
+		       uint32_t rows_cap, char *err, size_t errlen)
+{
+	um->rows_fd = rows_fd;
+	um->objects_fd = objects_fd;
+	um->rows_cap = rows_cap;
+	return sync_maps(um, err, errlen);
+}
+
+void unwind_maps_free(struct unwind_maps *um)
+{
+	for (size_t i = 0; i < um->n; i++)
+		free(um->objs[i].path);
+	free(um->objs);
+	free(um->rows);
+	unwind_maps_init(um);
+}
