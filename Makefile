@@ -33,7 +33,7 @@ DAEMON_OBJS    := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
 CONVERTER_OBJS := $(CONVERTER_SRCS:%.c=$(BUILD)/%.o)
 HEADERS        := $(wildcard include/*.h src/*.h converter/*.h)
 
-.PHONY: all clean check unit e2e demo fuzz
+.PHONY: all clean check unit-tests demo fuzz
 all: $(BIN)/alys-bpf $(BIN)/alys_converter
 
 $(BUILD)/vmlinux.h:
@@ -62,6 +62,14 @@ $(BIN)/alys-bpf: $(DAEMON_OBJS)
 $(BIN)/alys_converter: $(CONVERTER_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(CONVERTER_LIBS)
+
+# C unit tests, one binary each, built with the same flags as the programs.
+$(BUILD)/tests/test_unwind_table: tests/unit/test_unwind_table.c src/unwind_table.c \
+		src/unwind_ref.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf
+
+unit-tests: $(BUILD)/tests/test_unwind_table
 
 check:
 	tests/run-all.sh

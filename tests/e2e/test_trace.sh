@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# End-to-end: launch and attach on real Crystal programs (issue 2).
+#   shared and static libgc, exit status, sudo user, --pid attach/detach,
+#   errors that name cause and fix.
+. "$(dirname "$0")/../lib.sh"
+BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
+require_root_bpf
+make_tmpdir T
+N=100000
+
+# --- launch, shared libgc (Debian's libgc.so.1) and static libgc.a --------
+for variant in alloc_known alloc_known-static; do
+	prog=$ALYS_PROGS/$variant
+	"$BIN/alys-bpf" -q -o "$T/$variant.alys" -- "$prog" $N >"$T/$variant.out" 2>"$T/$variant.err"
+	check_eq "$variant: exit status of the app passed through" "$?" 3
+	size=$(sed -n 's/^SIZE=//p' "$T/$variant.out")
+	check_eq "$variant: app ran to completion" "$(sed -n 's/^COUNT=//p' "$T/$variant.out")" $N
+	"$BIN/alys_converter" -f json -o "$T/$variant.json" "$T/$variant.alys"
+	check_eq "$variant: json conversion" "$?" 0
+	"$BIN/alys_converter" -f folded-stacks -o "$T/$variant.folded" "$T/$variant.alys"
+	check_eq "$variant: folded conversion" "$?" 0
+	# Point has one Int32 field: GC_malloc_atomic, SIZE bytes, N times,
+	# each from make_points.
+	check_eq "$variant: $N malloc_atomic events of $size bytes from make_points" \
+		"$(json_query "$T/$variant.json" "count(kind='malloc_atomic', size=$size, frame='make_points')")" $N
+	check_eq "$variant: no other events of that size" \
+		"$(json_query "$T/$variant.json" "count(kind='malloc_atomic', size=$size)")" $N
+	check_eq "$variant: trace is complete (end record, reason exit, status 3)" \
+		"$(json_query "$T/$variant.json" "(end or {}).get('reason'), (end or {}).get('exit_status')")" \
+		'["exit", 3]'
+	check_eq "$variant: nothing lost" \
+		"$(json_query "$T/$variant.json" "counters.get('ringbuf_drop_event', -1) + counters.get('stack_map_full', -1) + counters.get('unmapped_ip', -1)")" 0
+	check_match "$variant: folded stacks name the allocating method" \
+		"$(grep -c 'make_points' "$T/$variant.folded")" '^[1-9]'
+	folded_total=$(awk '{ s += $NF } END { print s }' "$T/$variant.folded")
+	check_eq "$variant: folded total = allocation events in json" "$folded_total" \
+		"$(json_query "$T/$variant.json" "sum(1 for e in events if e['kind'] != 'free')")"
+	check_match "$variant: mappings carry build ids" \
+		"$(json_query "$T/$variant.json" "sum(1 for m in d['mappings'] if m.get('build_id'))")" '^[1-9]'
+done
+check_match "static variant has libgc inside the executable" \
+	"$(nm "$ALYS_PROGS/alloc_known-static" | grep -c ' T GC_malloc$')" '^1$'
+
+# --- every event carries its fields ------------------------------------------
+check_eq "events carry kind, tid, time, size, addr, stack" \
+	"$(json_query "$T/alloc_known.json" "all(e['tid'] > 0 and e['time_ns'] >= 0 and int(e['addr'], 16) > 0 and e['stack'] for e in events if e['kind'] != 'free')")" 1
+check_eq "realloc events carry the old address" \
+	"$(json_query "$T/alloc_known.json" "all(int(e['prev_addr'], 16) > 0 for e in events if e['kind'] == 'realloc')")" 1
+
+# --- under sudo the app runs as the invoking user, who owns the trace ------
+SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$BIN/alys-bpf" -q -o "$T/sudo.alys" -- \
+	"$ALYS_PROGS/alloc_known" 10 >"$T/sudo.out" 2>&1
+check_eq "sudo: app runs as the invoking user" "$(sed -n 's/^UID=//p' "$T/sudo.out")" 65534
+check_eq "sudo: trace belongs to the invoking user, mode 0600" "$(stat -c '%u %a' "$T/sudo.alys")" "65534 600"
+"$BIN/alys-bpf" -q --as-root -o "$T/root.alys" -- "$ALYS_PROGS/alloc_known" 10 >"$T/root.out" 2>&1
+check_eq "--as-root keeps root" "$(sed -n 's/^UID=//p' "$T/root.out")" 0
+
+# --- default output name: an ISO-8601 timestamp in the current directory --
+(cd "$T" && mkdir -p default && cd default && "$BIN/alys-bpf" -q -- "$ALYS_PROGS/alloc_known" 10 >/dev/null)
+check_match "default trace name is a timestamp" "$(ls "$T/default")" \
+	'^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.alys$'
+
+# --- exit statuses ---------------------------------------------------------
+"$BIN/alys-bpf" -q -o "$T/x.alys" -- "$ALYS_PROGS/exit_status" 42 >/dev/null 2>&1
+check_eq "exit status 42 passed through" "$?" 42
+"$BIN/alys-bpf" -q -o "$T/x.alys" -- "$ALYS_PROGS/exit_status" sigterm >/dev/null 2>&1
+check_eq "death by SIGTERM gives 143" "$?" 143
+
+# --- --pid: attach to a sleeping process, detach, it keeps running ----------
+for variant in sleeper sleeper-static; do
+	hb=$T/$variant.heartbeat
+	"$ALYS_PROGS/$variant" 0 "$hb" 50 >"$T/$variant.out" &
+	spid=$!
+	wait_for_line "$T/$variant.out" '^READY' 20 || fail "$variant: started" "no READY line"
+	sleep 0.5
+	start_ns=$(awk '{ printf "%d", $1 * 1e9 }' /proc/uptime)
+	"$BIN/alys-bpf" -q -o "$T/$variant.alys" --pid "$spid" 2>"$T/$variant.err" &
+	tpid=$!
+	sleep 2
+	kill -INT "$tpid"
+	wait "$tpid"
+	check_eq "$variant: tracer exits 0 after Ctrl-C" "$?" 0
+	sleep 1.2
+	check "$variant: process survives the detach" kill -0 "$spid"
+	beats=$(wc -l <"$hb")
+	sleep 1.2
+	check_ge "$variant: process keeps working after detach" "$(wc -l <"$hb")" $((beats + 1))
+	kill "$spid"
+	wait "$spid" 2>/dev/null
+	"$BIN/alys_converter" -f json -o "$T/$variant.json" "$T/$variant.alys"
+	# 2 s at one tick of 50 Points per 50 ms: ~2000; allow for start-up.
+	check_ge "$variant: allocations after attach recorded from tick_alloc" \
+		"$(json_query "$T/$variant.json" "count(kind='malloc_atomic', size=8, frame='tick_alloc')")" 1000
+	check_eq "$variant: trace says detached" \
+		"$(json_query "$T/$variant.json" "(end or {}).get('reason')")" signal
+	check_eq "$variant: no event from before the attach" \
+		"$(json_query "$T/$variant.json" "sum(1 for e in events if e['time_ns'] < 0)")" 0
+done
+
+# --- the tracer exits when the attached process exits ----------------------
+"$ALYS_PROGS/sleeper" 1.5 - 10 >"$T/short.out" &
+spid=$!
+wait_for_line "$T/short.out" '^READY' 20
+timeout 20 "$BIN/alys-bpf" -q -o "$T/short.alys" --pid "$spid"
+check_eq "--pid: tracer ends with the process" "$?" 0
+"$BIN/alys_converter" -f json -o "$T/short.json" "$T/short.alys"
+check_eq "--pid: end reason is exit" "$(json_query "$T/short.json" "(end or {}).get('reason')")" exit
+
+# --- errors name cause and fix ---------------------------------------------
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/alys-bpf" -- "$ALYS_PROGS/alloc_known" 2>&1)
+check_eq "not root: exit 1" "$?" 1
+check_match "not root: says so and how to fix" "$out" 'must run as root.*sudo'
+out=$("$BIN/alys-bpf" --pid 999999 2>&1)
+check_eq "missing pid: exit 1" "$?" 1
+check_match "missing pid: says so" "$out" 'no process with pid 999999'
+out=$("$BIN/alys-bpf" -o "$T/t.alys" -- /bin/true 2>&1)
+check_eq "no libgc: exit 1" "$?" 1
+check_match "no libgc: says so" "$out" 'no GC_malloc.*not a Crystal program'
+out=$("$BIN/alys-bpf" -o "$T/t.alys" -- no-such-command-xyz 2>&1)
+check_eq "command not found: exit 127" "$?" 127
+check_match "command not found: says so" "$out" 'no-such-command-xyz: command not found'
+out=$("$BIN/alys-bpf" 2>&1)
+check_eq "no command: usage error" "$?" 2
+
+# --- a trace cut short is readable up to its last complete record ----------
+size=$(stat -c %s "$T/alloc_known.alys")
+head -c $((size / 2)) "$T/alloc_known.alys" >"$T/cut.alys"
+out=$("$BIN/alys_converter" -f json -o "$T/cut.json" "$T/cut.alys" 2>&1)
+check_eq "cut trace converts" "$?" 0
+check_match "cut trace: warns with the byte offset" "$out" 'cut short at byte [0-9]+'
+check_ge "cut trace: keeps the events before the cut" \
+	"$(json_query "$T/cut.json" "len(events)")" $((N / 4))
+
+summary

@@ -1,0 +1,251 @@
+# tests/lib.sh -- helpers for the bash test scripts (tests/unit/*.sh and
+# tests/e2e/*.sh). Source it:
+#
+#   . "$(dirname "$0")/../lib.sh"
+#   ALYS_BIN=${1:-$ALYS_BIN}          # bin dir given by run-all.sh
+#   require_root_bpf                  # e2e tests only
+#   ...
+#   check_eq "exit status passes through" "$rc" 3
+#   summary                           # last line: "N passed, M failed"
+#
+# Variables (set by run-all.sh; defaults for running a test by hand):
+#   ALYS_ROOT   repository root
+#   ALYS_BIN    directory holding alys-bpf and alys_converter (bin or bin-san)
+#   ALYS_PROGS  directory of the built test programs (tests/build-programs.sh)
+#
+# Functions return 0/1 and never exit, except require_root_bpf and summary.
+
+ALYS_ROOT=${ALYS_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+ALYS_BIN=${ALYS_BIN:-$ALYS_ROOT/bin}
+ALYS_PROGS=${ALYS_PROGS:-$ALYS_ROOT/tests/build/programs}
+export ALYS_ROOT ALYS_BIN ALYS_PROGS
+
+_ALYS_PASSED=0
+_ALYS_FAILED=0
+
+# ok NAME: record a passed check.
+ok() {
+	_ALYS_PASSED=$((_ALYS_PASSED + 1))
+	printf 'ok   %s\n' "$1"
+}
+
+# fail NAME MSG: record a failed check.
+fail() {
+	_ALYS_FAILED=$((_ALYS_FAILED + 1))
+	printf 'FAIL %s: %s\n' "$1" "${2:-}"
+}
+
+# check NAME CMD...: pass if CMD succeeds.
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else fail "$name" "command failed: $*"; fi
+}
+
+# check_eq NAME ACTUAL EXPECTED: pass if the two strings are equal.
+check_eq() {
+	if [ "$2" == "$3" ]; then
+		ok "$1"
+	else
+		fail "$1" "got '$2', expected '$3'"
+	fi
+}
+
+# _is_int STR: STR is a (possibly negative) decimal integer.
+_is_int() { [[ $1 =~ ^-?[0-9]+$ ]]; }
+
+# check_ge NAME ACTUAL MIN: pass if integer ACTUAL >= MIN.
+check_ge() {
+	if ! _is_int "$2" || ! _is_int "$3"; then
+		fail "$1" "not integers: '$2' >= '$3'"
+	elif [ "$2" -ge "$3" ]; then
+		ok "$1"
+	else
+		fail "$1" "got $2, expected >= $3"
+	fi
+}
+
+# check_le NAME ACTUAL MAX: pass if integer ACTUAL <= MAX.
+check_le() {
+	if ! _is_int "$2" || ! _is_int "$3"; then
+		fail "$1" "not integers: '$2' <= '$3'"
+	elif [ "$2" -le "$3" ]; then
+		ok "$1"
+	else
+		fail "$1" "got $2, expected <= $3"
+	fi
+}
+
+# check_match NAME STRING ERE: pass if STRING matches the extended regex.
+check_match() {
+	if printf '%s\n' "$2" | grep -Eq -- "$3"; then
+		ok "$1"
+	else
+		fail "$1" "'$2' does not match /$3/"
+	fi
+}
+
+# summary: print "N passed, M failed" as the last line; exit 1 if anything
+# failed or nothing was checked, else 0. Call it last.
+summary() {
+	local rc=0
+	if [ $((_ALYS_PASSED + _ALYS_FAILED)) -eq 0 ]; then
+		_ALYS_FAILED=1
+		echo "FAIL summary: no checks ran"
+	fi
+	[ "$_ALYS_FAILED" -eq 0 ] || rc=1
+	echo "$_ALYS_PASSED passed, $_ALYS_FAILED failed"
+	exit "$rc"
+}
+
+# require_root_bpf: end the test as FAILED (never skipped) unless we are root
+# and the kernel offers BPF and uprobes. Mounts tracefs/debugfs if needed.
+require_root_bpf() {
+	local why=()
+	[ "$(id -u)" -eq 0 ] || why+=("not running as root (e2e tests need root)")
+	[ -r /sys/kernel/btf/vmlinux ] ||
+		why+=("/sys/kernel/btf/vmlinux missing: kernel without BTF")
+	[ -e /sys/bus/event_source/devices/uprobe/type ] ||
+		why+=("no uprobe PMU (/sys/bus/event_source/devices/uprobe): kernel without CONFIG_UPROBE_EVENTS")
+	if [ "$(id -u)" -eq 0 ]; then
+		if [ ! -e /sys/kernel/tracing/uprobe_events ] &&
+			[ ! -e /sys/kernel/debug/tracing/uprobe_events ]; then
+			mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null ||
+				mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+		fi
+		if command -v bpftool >/dev/null 2>&1; then
+			bpftool prog list >/dev/null 2>&1 ||
+				why+=("bpf(2) does not work here ('bpftool prog list' failed)")
+		else
+			why+=("bpftool not installed (run scripts/setup-debian.sh)")
+		fi
+	fi
+	if [ ${#why[@]} -gt 0 ]; then
+		local w
+		echo "############################################################"
+		echo "# FAIL: this end-to-end test needs root with BPF and uprobes:"
+		for w in "${why[@]}"; do echo "#   - $w"; done
+		echo "############################################################"
+		fail "require_root_bpf" "${why[*]}"
+		summary
+	fi
+}
+
+# json_query FILE EXPR: evaluate the Python expression EXPR over a converter
+# JSON file (alys_converter -f json) and print the result (booleans as 1/0,
+# numbers and strings plainly, anything else as JSON). Names available:
+#   d, header, events, counters, end     the parsed document and its parts
+#   names(e)        list of frame names of event e, innermost first
+#   in_stack(e, s)  some frame name of e contains substring s
+#   select(kind=None, size=None, frame=None, frames=None, tid=None)
+#                   events with that kind ("malloc", "malloc_atomic",
+#                   "realloc", "free"), size, a frame containing `frame`,
+#                   and frames containing each string of the list `frames`
+#                   in that order, innermost first (not necessarily adjacent)
+#   count(...)      len(select(...));  total(...)  sum of their sizes
+# Example: json_query t.json 'count(kind="malloc_atomic", size=8, frame="make_points")'
+# Uses /usr/bin/python3 when present (pyenv shims cost ~0.3 s per call);
+# set ALYS_PYTHON to override.
+ALYS_PYTHON=${ALYS_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+json_query() {
+	"$ALYS_PYTHON" -c '
+import json, sys
+with open(sys.argv[1]) as f:
+    d = json.load(f)
+header = d.get("header", {})
+events = d.get("events", [])
+counters = d.get("counters", {})
+end = d.get("end", {})
+
+def names(e):
+    return [(fr.get("name") or "") for fr in (e.get("stack") or [])]
+
+def in_stack(e, s):
+    return any(s in n for n in names(e))
+
+def _in_order(e, subs):
+    i = 0
+    for n in names(e):
+        if i < len(subs) and subs[i] in n:
+            i += 1
+    return i == len(subs)
+
+def select(kind=None, size=None, frame=None, frames=None, tid=None):
+    out = []
+    for e in events:
+        if kind is not None and e.get("kind") != kind:
+            continue
+        if size is not None and e.get("size") != size:
+            continue
+        if tid is not None and e.get("tid") != tid:
+            continue
+        if frame is not None and not in_stack(e, frame):
+            continue
+        if frames is not None and not _in_order(e, list(frames)):
+            continue
+        out.append(e)
+    return out
+
+def count(**kw):
+    return len(select(**kw))
+
+def total(**kw):
+    return sum(e.get("size", 0) for e in select(**kw))
+
+v = eval(sys.argv[2])
+if isinstance(v, bool):
+    print(1 if v else 0)
+elif isinstance(v, (int, float, str)):
+    print(v)
+else:
+    print(json.dumps(v))
+' "$1" "$2"
+}
+
+# wait_for_line FILE ERE TIMEOUT: wait up to TIMEOUT seconds (may be
+# fractional) until a line of FILE matches ERE. Returns 0 if found, else 1.
+wait_for_line() {
+	local file=$1 re=$2 timeout=$3
+	local deadline now
+	deadline=$(($(date +%s%N) + $(awk -v t="$timeout" 'BEGIN { printf "%d", t * 1e9 }')))
+	while :; do
+		if [ -f "$file" ] && grep -Eq -- "$re" "$file"; then
+			return 0
+		fi
+		now=$(date +%s%N)
+		[ "$now" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
+# on_exit CMD: run the shell command CMD when the test script exits (in
+# reverse order of registration), e.g. on_exit "kill $pid 2>/dev/null".
+_ALYS_ON_EXIT=()
+_alys_run_on_exit() {
+	local i
+	for ((i = ${#_ALYS_ON_EXIT[@]} - 1; i >= 0; i--)); do
+		eval "${_ALYS_ON_EXIT[$i]}" || true
+	done
+}
+on_exit() {
+	_ALYS_ON_EXIT+=("$1")
+	trap _alys_run_on_exit EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+}
+
+# make_tmpdir VAR: create a fresh directory under $TMPDIR, store its path in
+# the variable VAR and remove it when the script exits (kept, with a note on
+# stderr, when ALYS_KEEP_TMP=1). Do not call it in $(...): the removal would
+# be registered in the subshell.
+#   make_tmpdir T; "$ALYS_BIN/alys-bpf" -o "$T/t.alys" -- ...
+make_tmpdir() {
+	local d
+	d=$(mktemp -d "${TMPDIR:-/tmp}/alys-test.XXXXXX") || return 1
+	if [ "${ALYS_KEEP_TMP:-0}" != 1 ]; then
+		on_exit "rm -rf '$d'"
+	else
+		echo "(keeping $d)" >&2
+	fi
+	printf -v "$1" '%s' "$d"
+}

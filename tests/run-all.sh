@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# tests/run-all.sh -- everything `make check` runs:
+#   1. builds `make` (bin/) and `make SAN=1` (bin-san/, ASan+UBSan)
+#   2. runs every tests/unit/test_*.sh against each build (argument: the bin
+#      dir, or the path of one program in it if the script has a line
+#      "# run-all-arg: PROGRAM", e.g. "# run-all-arg: alys_converter")
+#   3. builds the test programs (tests/build-programs.sh tests/build/programs)
+#   4. runs every tests/e2e/test_*.sh against each build (argument: bin dir;
+#      needs root with BPF and uprobes)
+# Each test script prints "N passed, M failed" as its last line (tests/lib.sh
+# summary). This script adds them up and prints the grand total as its own
+# last line, "N passed, M failed"; it exits 1 if anything failed, if a
+# script died without a summary line, or if no end-to-end test ran.
+#
+# Environment:
+#   ALYS_BUILDS        builds to test, default "bin bin-san"
+#   ALYS_TEST_FILTER   only run test files whose path matches this ERE
+#   ALYS_TEST_TIMEOUT  seconds per test file (default 600)
+#   ALYS_SKIP_BUILD=1  do not run make (use the existing bin dirs)
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 1
+
+BUILDS=${ALYS_BUILDS:-bin bin-san}
+FILTER=${ALYS_TEST_FILTER:-}
+TIMEOUT=${ALYS_TEST_TIMEOUT:-600}
+PROGS=$ROOT/tests/build/programs
+export ALYS_ROOT=$ROOT ALYS_PROGS=$PROGS
+
+total_passed=0
+total_failed=0
+e2e_ran=0
+timings=()
+t_all=$(date +%s%N)
+
+now_ns() { date +%s%N; }
+secs() { awk -v ns="$1" 'BEGIN { printf "%.1f", ns / 1e9 }'; }
+
+# record_failure WHAT MSG: a failure outside any test script.
+record_failure() {
+	total_failed=$((total_failed + 1))
+	echo "FAIL $1: $2"
+	timings+=("$(printf '%8s  %-40s %s' "-" "$1" "FAILED: $2")")
+}
+
+# test_arg FILE BIN_DIR: the argument FILE gets: BIN_DIR, or BIN_DIR/PROGRAM
+# when FILE has a line "# run-all-arg: PROGRAM".
+test_arg() {
+	local prog
+	prog=$(sed -n 's/^# run-all-arg:[[:space:]]*\([^[:space:]]*\).*/\1/p' "$1" | head -n 1)
+	if [ -n "$prog" ]; then echo "$2/$prog"; else echo "$2"; fi
+}
+
+# run_test FILE BIN_DIR: run one test script, add up its summary line.
+run_test() {
+	local file=$1 bindir=$2 label out rc line p f t0 t1 tpid left arg
+	label="$file [$(basename "$bindir")]"
+	arg=$(test_arg "$file" "$bindir")
+	echo
+	echo "=== $label"
+	out=$(mktemp)
+	t0=$(now_ns)
+	# timeout makes itself a process group leader: $tpid is also the group
+	# of everything the test starts. Output goes to a file (not a pipe), so
+	# a background process the test leaves behind cannot hold us up.
+	ALYS_BIN=$bindir timeout --kill-after=10 "$TIMEOUT" \
+		bash "$file" "$arg" </dev/null >"$out" 2>&1 &
+	tpid=$!
+	tail -s 0.1 -n +1 -f --pid="$tpid" "$out"
+	wait "$tpid"
+	rc=$?
+	t1=$(now_ns)
+	left=$(ps -e -o pid=,pgid=,stat=,args= |
+		awk -v g="$tpid" '$2 == g && $3 !~ /^Z/ { print "    " $0 }')
+	if [ -n "$left" ]; then
+		echo "note: $label left processes behind; killing them:"
+		echo "$left"
+		kill -TERM -- -"$tpid" 2>/dev/null
+		sleep 1
+		kill -KILL -- -"$tpid" 2>/dev/null
+	fi
+	line=$(grep -v '^[[:space:]]*$' "$out" | tail -n 1)
+	rm -f "$out"
+	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		p=${BASH_REMATCH[1]}
+		f=${BASH_REMATCH[2]}
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+			echo "FAIL $label: exited with status $rc but reported no failure"
+			f=1
+		fi
+	else
+		p=0
+		f=1
+		if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+			echo "FAIL $label: timed out after ${TIMEOUT}s"
+		else
+			echo "FAIL $label: exited with status $rc without a summary line"
+		fi
+	fi
+	total_passed=$((total_passed + p))
+	total_failed=$((total_failed + f))
+	echo "--- $label: $p passed, $f failed ($(secs $((t1 - t0))) s)"
+	timings+=("$(printf '%7ss  %-40s %s' "$(secs $((t1 - t0)))" "$label" "$p passed, $f failed")")
+}
+
+# test_files DIR: the test_*.sh files of DIR, filtered by ALYS_TEST_FILTER.
+test_files() {
+	local f
+	for f in "$1"/test_*.sh; do
+		[ -f "$f" ] || continue
+		if [ -n "$FILTER" ] && ! [[ $f =~ $FILTER ]]; then
+			continue
+		fi
+		echo "${f#"$ROOT"/}"
+	done
+}
+
+# --- 1. builds ---------------------------------------------------------------
+good_builds=()
+for b in $BUILDS; do
+	case $b in
+	bin) mk=(make) ;;
+	bin-san) mk=(make SAN=1) ;;
+	*) record_failure "build $b" "unknown build (expected bin or bin-san)"; continue ;;
+	esac
+	if [ "${ALYS_SKIP_BUILD:-0}" != 1 ]; then
+		echo "=== ${mk[*]}"
+		t0=$(now_ns)
+		if ! "${mk[@]}" </dev/null; then
+			record_failure "${mk[*]}" "build failed; its tests are not run"
+			continue
+		fi
+		timings+=("$(printf '%7ss  %-40s %s' "$(secs $(($(now_ns) - t0)))" "${mk[*]}" "ok")")
+	fi
+	if [ ! -x "$ROOT/$b/alys-bpf" ] || [ ! -x "$ROOT/$b/alys_converter" ]; then
+		record_failure "build $b" "$b/alys-bpf or $b/alys_converter missing"
+		continue
+	fi
+	good_builds+=("$ROOT/$b")
+done
+
+# --- 2. unit tests -----------------------------------------------------------
+unit_files=$(test_files tests/unit)
+if [ -z "$unit_files" ]; then
+	echo "note: no tests/unit/test_*.sh found"
+fi
+for b in "${good_builds[@]}"; do
+	for f in $unit_files; do
+		run_test "$f" "$b"
+	done
+done
+
+# --- 3. test programs ------------------------------------------------------
+e2e_files=$(test_files tests/e2e)
+if [ -n "$e2e_files" ]; then
+	echo
+	echo "=== tests/build-programs.sh $PROGS"
+	t0=$(now_ns)
+	if tests/build-programs.sh "$PROGS" </dev/null; then
+		timings+=("$(printf '%7ss  %-40s %s' "$(secs $(($(now_ns) - t0)))" "build-programs" "ok")")
+	else
+		record_failure "build-programs" "test programs failed to build"
+	fi
+fi
+
+# --- 4. end-to-end tests ---------------------------------------------------
+for b in "${good_builds[@]}"; do
+	for f in $e2e_files; do
+		run_test "$f" "$b"
+		e2e_ran=$((e2e_ran + 1))
+	done
+done
+if [ "$e2e_ran" -eq 0 ]; then
+	record_failure "e2e" "no end-to-end test ran (tests/e2e/test_*.sh${FILTER:+ matching /$FILTER/}, builds: ${#good_builds[@]})"
+fi
+
+# --- summary -----------------------------------------------------------------
+echo
+echo "=== timings"
+for t in "${timings[@]}"; do echo "$t"; done
+echo "total $(secs $(($(now_ns) - t_all))) s"
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ] && [ "$e2e_ran" -gt 0 ]
