@@ -47,9 +47,12 @@ $(BUILD)/alys.bpf.o: bpf/alys.bpf.c $(wildcard bpf/*.h) include/alys_events.h $(
 $(BUILD)/alys.skel.h: $(BUILD)/alys.bpf.o
 	$(BPFTOOL) gen skeleton $< name alys_bpf > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/src/%.o: src/%.c $(HEADERS) $(BUILD)/alys.skel.h
+$(BUILD)/src/%.o: src/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+# Only the loader includes the generated skeleton.
+$(BUILD)/src/tracer.o: $(BUILD)/alys.skel.h
 
 $(BUILD)/converter/%.o: converter/%.c $(HEADERS)
 	@mkdir -p $(@D)

@@ -32,10 +32,12 @@ struct {
 	__type(value, struct alys_object);
 } unwind_objects SEC(".maps");
 
+/* Keyed by the address space (mm), not the pid: an exec gets a new mm and so
+ * a fresh cache, never the old image's mappings. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1024);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, struct alys_proc);
 } unwind_procs SEC(".maps");
 
@@ -217,7 +219,7 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
 
 static __always_inline void unwind_dwarf(struct pt_regs *regs, struct stack_val *s)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 mm = (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm);
 	struct unwind_ctx c = {
 		.s = s,
 		.pc = PT_REGS_IP(regs),
@@ -227,10 +229,10 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct stack_val 
 
 	s->ips[0] = c.pc;
 	s->nr = 1;
-	c.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	c.proc = bpf_map_lookup_elem(&unwind_procs, &mm);
 	if (!c.proc) {
-		bpf_map_update_elem(&unwind_procs, &tgid, &empty_proc, BPF_NOEXIST);
-		c.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+		bpf_map_update_elem(&unwind_procs, &mm, &empty_proc, BPF_NOEXIST);
+		c.proc = bpf_map_lookup_elem(&unwind_procs, &mm);
 		if (!c.proc)
 			return;
 	}

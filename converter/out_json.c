@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * JSON output (schema: docs/FORMAT.md, "JSON output"). Each distinct stack
+ * address is rendered to text once and copied into every event that uses
+ * it, so writing costs a few memcpys per frame rather than a lookup and
+ * escaping pass.
+ */
+#include <stdlib.h>
+
+#include "output.h"
+#include "util.h"
+
+/* Nesting of a frame object: top { events [ event { stack [ frame. */
+#define FRAME_LEVEL 4
+
+struct json {
+	struct outbuf *o;
+	bool pretty;
+	int level;
+	bool need_comma;
+};
+
+static void newline(struct json *j)
+{
+	static const char spaces[] = "                                ";
+
+	if (!j->pretty)
+		return;
+	outbuf_char(j->o, '\n');
+	for (int n = 2 * j->level; n > 0; n -= (int)sizeof(spaces) - 1)
+		outbuf_write(j->o, spaces, n < (int)sizeof(spaces) - 1 ?
+			     (size_t)n : sizeof(spaces) - 1);
+}
+
+/* Start an array element. */
+static void elem(struct json *j)
+{
+	if (j->need_comma)
+		outbuf_char(j->o, ',');
+	newline(j);
+	j->need_comma = true;
+}
+
+/* Start an object member. */
+static void key(struct json *j, const char *name)
+{
+	elem(j);
+	outbuf_char(j->o, '"');
+	outbuf_str(j->o, name);
+	outbuf_write(j->o, j->pretty ? "\": " : "\":", j->pretty ? 3 : 2);
+}
+
+static void open_(struct json *j, char c)
+{
+	outbuf_char(j->o, c);
+	j->level++;
+	j->need_comma = false;
+}
+
+static void close_(struct json *j, char c)
+{
+	j->level--;
+	if (j->need_comma)	/* non-empty: closing bracket on its own line */
+		newline(j);
+	outbuf_char(j->o, c);
+	j->need_comma = true;
+}
+
+static void str_value(struct json *j, const struct bstr *s)
+{
+	if (s->ptr)
+		outbuf_json_string(j->o, s->ptr, s->len);
+	else
+		outbuf_str(j->o, "null");
+}
+
+static void cstr_value(struct json *j, const char *s)
+{
+	outbuf_json_string(j->o, s, strlen(s));
+}
+
+static void key_u64(struct json *j, const char *name, bool present, uint64_t v)
+{
+	key(j, name);
+	if (present)
+		outbuf_u64(j->o, v);
+	else
+		outbuf_str(j->o, "null");
+}
+
+static void key_hex(struct json *j, const char *name, uint64_t v)
+{
+	key(j, name);
+	outbuf_char(j->o, '"');
+	outbuf_hex(j->o, v);
+	outbuf_char(j->o, '"');
+}
+
+static void key_str(struct json *j, const char *name, const struct bstr *s)
+{
+	key(j, name);
+	str_value(j, s);
+}
+
+static void write_header(struct json *j, const struct trace_header *h)
+{
+	key(j, "header");
+	open_(j, '{');
+	key(j, "magic");
+	cstr_value(j, "alys-bpf");
+	key_u64(j, "version", true, h->version);
+	key_u64(j, "pid", h->present & HDR_PID, h->pid);
+	key_str(j, "exe", &h->exe);
+	key(j, "argv");
+	if (h->present & HDR_ARGV) {
+		open_(j, '[');
+		for (uint32_t i = 0; i < h->argc; i++) {
+			elem(j);
+			str_value(j, &h->argv[i]);
+		}
+		close_(j, ']');
+	} else {
+		outbuf_str(j->o, "null");
+	}
+	key_u64(j, "start_ns", h->present & HDR_START_NS, h->start_ns);
+	key_u64(j, "start_unix_ns", h->present & HDR_START_UNIX_NS, h->start_unix_ns);
+	key_str(j, "hostname", &h->hostname);
+	key_str(j, "unwind", &h->unwind);
+	key_u64(j, "max_frames", h->present & HDR_MAX_FRAMES, h->max_frames);
+	key_str(j, "sample", &h->sample);
+	close_(j, '}');
+}
+
+static void write_mappings(struct json *j, const struct trace *t)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	key(j, "mappings");
+	open_(j, '[');
+	for (size_t i = 0; i < t->nr_maps; i++) {
+		const struct trace_mapping *m = &t->maps[i];
+
+		elem(j);
+		open_(j, '{');
+		key_hex(j, "start", m->start);
+		key_hex(j, "end", m->end);
+		key_hex(j, "offset", m->offset);
+		key_str(j, "path", &m->path);
+		key(j, "build_id");
+		outbuf_char(j->o, '"');
+		for (uint32_t b = 0; b < m->build_id_len; b++) {
+			outbuf_char(j->o, hex[m->build_id[b] >> 4]);
+			outbuf_char(j->o, hex[m->build_id[b] & 0xf]);
+		}
+		outbuf_char(j->o, '"');
+		close_(j, '}');
+	}
+	close_(j, ']');
+}
+
+static void write_counters(struct json *j, const struct trace *t)
+{
+	key(j, "counters");
+	open_(j, '{');
+	for (size_t i = 0; i < t->nr_counters; i++) {
+		elem(j);
+		str_value(j, &t->counters[i].name);
+		outbuf_write(j->o, ": ", j->pretty ? 2 : 1);
+		outbuf_u64(j->o, t->counters[i].value);
+	}
+	close_(j, '}');
+}
+
+static void write_end(struct json *j, const struct trace *t)
+{
+	const struct trace_end *e = &t->end;
+
+	key(j, "end");
+	if (!t->has_end) {
+		outbuf_str(j->o, "null");
+		return;
+	}
+	open_(j, '{');
+	key_str(j, "reason", &e->reason);
+	key(j, "exit_status");
+	if (e->present & END_EXIT_STATUS)
+		outbuf_i64(j->o, e->exit_status);
+	else
+		outbuf_str(j->o, "null");
+	key_u64(j, "stop_ns", e->present & END_STOP_NS, e->stop_ns);
+	key_u64(j, "events", e->present & END_EVENTS, e->events);
+	close_(j, '}');
+}
+
+/* Prerendered frame objects, one per symbolizer entry, made on first use. */
+struct frame_cache {
+	char **text;
+	uint32_t *len;
+	size_t cap;
+};
+
+static void render_entry(const struct sym_entry *e, bool pretty, struct outbuf *mem)
+{
+	struct json j = { .o = mem, .pretty = pretty, .level = FRAME_LEVEL };
+
+	for (uint32_t i = 0; i < e->nr_frames; i++) {
+		const struct sym_frame *f = &e->frames[i];
+
+		if (i) {	/* inlined frames follow as separate objects */
+			outbuf_char(mem, ',');
+			newline(&j);
+		}
+		open_(&j, '{');
+		key_hex(&j, "ip", e->ip);
+		key(&j, "name");
+		cstr_value(&j, f->name);
+		if (f->file) {
+			key(&j, "file");
+			cstr_value(&j, f->file);
+		}
+		if (f->line)
+			key_u64(&j, "line", true, f->line);
+		close_(&j, '}');
+	}
+}
+
+static void frame_text(struct frame_cache *fc, struct symbolizer *sym,
+		       uint32_t idx, bool pretty, const char **text, uint32_t *len)
+{
+	if (idx >= fc->cap) {
+		size_t old = fc->cap;
+		size_t cap = old;
+
+		fc->text = grow_array(fc->text, &cap, (size_t)idx + 1, sizeof(*fc->text));
+		fc->len = xrealloc_array(fc->len, cap, sizeof(*fc->len));
+		for (size_t i = old; i < cap; i++)
+			fc->text[i] = NULL;
+		fc->cap = cap;
+	}
+	if (!fc->text[idx]) {
+		struct outbuf mem;
+
+		outbuf_init(&mem, -1);
+		render_entry(symbolizer_entry(sym, idx), pretty, &mem);
+		fc->text[idx] = mem.buf;	/* keeps the buffer */
+		fc->len[idx] = (uint32_t)mem.len;
+	}
+	*text = fc->text[idx];
+	*len = fc->len[idx];
+}
+
+static void write_event(struct json *j, const struct trace *t, const struct trace_event *e,
+			struct symbolizer *sym, struct frame_cache *fc, uint32_t max_depth)
+{
+	const struct trace_stack *st = trace_event_stack(t, e);
+	uint64_t start = t->hdr.start_ns;
+
+	elem(j);
+	open_(j, '{');
+	key_u64(j, "id", true, trace_event_id(t, e));
+	key(j, "time_ns");
+	outbuf_i64(j->o, (int64_t)(e->ts_ns - start));
+	key(j, "kind");
+	cstr_value(j, trace_kind_name(e->kind));
+	key_u64(j, "tid", true, e->tid);
+	key_hex(j, "addr", e->addr);
+	key_u64(j, "size", true, e->size);
+	if (e->kind == KIND_REALLOC || e->kind == KIND_FREE) {
+		key_hex(j, "prev_addr", e->kind == KIND_FREE ? e->addr : e->old_addr);
+		key_u64(j, "prev_size", true, e->old_size);
+		key_u64(j, "prev_id", e->prev_id, e->prev_id);
+	}
+	key_u64(j, "weight", true, e->weight);
+	key_u64(j, "gc_no", true, e->gc_no);
+	key_u64(j, "stack_id", true, st ? st->id : 0);
+	key(j, "stack");
+	open_(j, '[');
+	if (st) {
+		uint32_t n = st->nr;
+
+		if (max_depth && n > max_depth)
+			n = max_depth;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t idx = symbolizer_resolve(sym, t->ips[st->first + i], i);
+			const char *text;
+			uint32_t len;
+
+			frame_text(fc, sym, idx, j->pretty, &text, &len);
+			elem(j);
+			outbuf_write(j->o, text, len);
+		}
+	}
+	close_(j, ']');
+	close_(j, '}');
+}
+
+void write_json(const struct trace *t, struct symbolizer *sym,
+		struct outbuf *o, const struct output_options *opt)
+{
+	struct json j = { .o = o, .pretty = opt->indent };
+	struct frame_cache fc = { 0 };
+
+	open_(&j, '{');
+	write_header(&j, &t->hdr);
+	write_mappings(&j, t);
+	write_counters(&j, t);
+	write_end(&j, t);
+	key(&j, "events");
+	open_(&j, '[');
+	for (size_t i = 0; i < t->nr_events; i++)
+		write_event(&j, t, &t->events[i], sym, &fc, opt->depth);
+	close_(&j, ']');
+	close_(&j, '}');
+	outbuf_char(o, '\n');
+
+	for (size_t i = 0; i < fc.cap; i++)
+		free(fc.text[i]);
+	free(fc.text);
+	free(fc.len);
+}

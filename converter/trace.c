@@ -1,0 +1,676 @@
+// SPDX-License-Identifier: MIT
+/*
+ * .alys reader. The input is hostile: every object's extent is bounds-checked
+ * by mp_scan before msgpack-c decodes it, every type and field count is
+ * checked before use, and no allocation is sized by a number from the file
+ * beyond what the remaining bytes could hold.
+ */
+#include "trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <msgpack.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alys_format.h"
+#include "mp_scan.h"
+#include "util.h"
+
+_Static_assert(sizeof(struct trace_event) == 64, "keep events compact: 10M of them");
+
+/* Record currently being decoded, for error messages. */
+struct reader {
+	struct trace *t;
+	uint64_t rec_off;
+};
+
+static int bad(const struct reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int bad(const struct reader *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	errx_msg("%s: byte %" PRIu64 ": %s", r->t->path, r->rec_off, msg);
+	return -1;
+}
+
+static const char *type_name(const msgpack_object *o)
+{
+	switch (o->type) {
+	case MSGPACK_OBJECT_NIL: return "nil";
+	case MSGPACK_OBJECT_BOOLEAN: return "a boolean";
+	case MSGPACK_OBJECT_POSITIVE_INTEGER: return "an unsigned integer";
+	case MSGPACK_OBJECT_NEGATIVE_INTEGER: return "a negative integer";
+	case MSGPACK_OBJECT_FLOAT32:
+	case MSGPACK_OBJECT_FLOAT64: return "a float";
+	case MSGPACK_OBJECT_STR: return "a string";
+	case MSGPACK_OBJECT_ARRAY: return "an array";
+	case MSGPACK_OBJECT_MAP: return "a map";
+	case MSGPACK_OBJECT_BIN: return "binary data";
+	case MSGPACK_OBJECT_EXT: return "an extension object";
+	}
+	return "an unknown object";
+}
+
+static int want_u64(const struct reader *r, const msgpack_object *o,
+		    const char *what, uint64_t *v)
+{
+	if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return bad(r, "%s is %s, expected an unsigned integer",
+			   what, type_name(o));
+	*v = o->via.u64;
+	return 0;
+}
+
+static int want_u32(const struct reader *r, const msgpack_object *o,
+		    const char *what, uint32_t *v)
+{
+	uint64_t u = 0;
+
+	if (want_u64(r, o, what, &u))
+		return -1;
+	if (u > UINT32_MAX)
+		return bad(r, "%s %" PRIu64 " does not fit in 32 bits", what, u);
+	*v = (uint32_t)u;
+	return 0;
+}
+
+static int want_int(const struct reader *r, const msgpack_object *o,
+		    const char *what, int64_t *v)
+{
+	if (o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
+		*v = o->via.i64;
+		return 0;
+	}
+	if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER && o->via.u64 <= INT64_MAX) {
+		*v = (int64_t)o->via.u64;
+		return 0;
+	}
+	return bad(r, "%s is %s, expected an integer", what, type_name(o));
+}
+
+static int want_str(const struct reader *r, const msgpack_object *o,
+		    const char *what, struct bstr *s)
+{
+	if (o->type != MSGPACK_OBJECT_STR)
+		return bad(r, "%s is %s, expected a string", what, type_name(o));
+	free(s->ptr);		/* a repeated key: the last one holds */
+	s->ptr = xmemdup_str(o->via.str.ptr, o->via.str.size);
+	s->len = o->via.str.size;
+	return 0;
+}
+
+static bool key_is(const msgpack_object *k, const char *name)
+{
+	size_t n = strlen(name);
+
+	return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
+	       !memcmp(k->via.str.ptr, name, n);
+}
+
+/* ---- header ---------------------------------------------------------- */
+
+static int check_identity(const struct reader *r, const msgpack_object *o)
+{
+	const msgpack_object *magic = NULL, *version = NULL;
+
+	if (o->type != MSGPACK_OBJECT_MAP)
+		return bad(r, "not an alys-bpf trace: the file starts with %s, "
+			   "not a header map with magic \"%s\"", type_name(o), ALYS_MAGIC);
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object_kv *kv = &o->via.map.ptr[i];
+
+		if (key_is(&kv->key, "magic"))
+			magic = &kv->val;
+		else if (key_is(&kv->key, "version"))
+			version = &kv->val;
+	}
+	if (!magic || magic->type != MSGPACK_OBJECT_STR ||
+	    magic->via.str.size != strlen(ALYS_MAGIC) ||
+	    memcmp(magic->via.str.ptr, ALYS_MAGIC, strlen(ALYS_MAGIC)))
+		return bad(r, "not an alys-bpf trace: the header has no magic \"%s\"",
+			   ALYS_MAGIC);
+	if (!version)
+		return bad(r, "the header has no format version; this converter reads version %d",
+			   ALYS_FORMAT_VERSION);
+	if (version->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return bad(r, "header version is %s, expected an unsigned integer",
+			   type_name(version));
+	if (version->via.u64 != ALYS_FORMAT_VERSION)
+		return bad(r, "trace format version %" PRIu64 ", this converter reads version %d; "
+			   "use an alys_converter built for version %" PRIu64,
+			   version->via.u64, ALYS_FORMAT_VERSION, version->via.u64);
+	r->t->hdr.version = version->via.u64;
+	return 0;
+}
+
+static int parse_argv(const struct reader *r, const msgpack_object *o,
+		      struct trace_header *h)
+{
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return bad(r, "header argv is %s, expected an array of strings",
+			   type_name(o));
+	for (uint32_t i = 0; i < h->argc; i++)
+		free(h->argv[i].ptr);
+	free(h->argv);
+	h->argc = o->via.array.size;
+	h->argv = xcalloc(h->argc, sizeof(*h->argv));
+	for (uint32_t i = 0; i < h->argc; i++)
+		if (want_str(r, &o->via.array.ptr[i], "header argv element", &h->argv[i]))
+			return -1;
+	return 0;
+}
+
+static int parse_header(const struct reader *r, const msgpack_object *o)
+{
+	struct trace_header *h = &r->t->hdr;
+
+	if (check_identity(r, o))
+		return -1;
+	for (uint32_t i = 0; i < o->via.map.size; i++) {
+		const msgpack_object *k = &o->via.map.ptr[i].key;
+		const msgpack_object *v = &o->via.map.ptr[i].val;
+		int err = 0;
+
+		if (k->type != MSGPACK_OBJECT_STR)
+			return bad(r, "header key is %s, expected a string", type_name(k));
+		if (key_is(k, "pid")) {
+			err = want_u64(r, v, "header pid", &h->pid);
+			h->present |= HDR_PID;
+		} else if (key_is(k, "exe")) {
+			err = want_str(r, v, "header exe", &h->exe);
+			h->present |= HDR_EXE;
+		} else if (key_is(k, "argv")) {
+			err = parse_argv(r, v, h);
+			h->present |= HDR_ARGV;
+		} else if (key_is(k, "start_ns")) {
+			err = want_u64(r, v, "header start_ns", &h->start_ns);
+			h->present |= HDR_START_NS;
+		} else if (key_is(k, "start_unix_ns")) {
+			err = want_u64(r, v, "header start_unix_ns", &h->start_unix_ns);
+			h->present |= HDR_START_UNIX_NS;
+		} else if (key_is(k, "hostname")) {
+			err = want_str(r, v, "header hostname", &h->hostname);
+			h->present |= HDR_HOSTNAME;
+		} else if (key_is(k, "unwind")) {
+			err = want_str(r, v, "header unwind", &h->unwind);
+			h->present |= HDR_UNWIND;
+		} else if (key_is(k, "max_frames")) {
+			err = want_u64(r, v, "header max_frames", &h->max_frames);
+			h->present |= HDR_MAX_FRAMES;
+		} else if (key_is(k, "sample")) {
+			err = want_str(r, v, "header sample", &h->sample);
+			h->present |= HDR_SAMPLE;
+		}
+		/* other keys: later additions, ignored (FORMAT.md) */
+		if (err)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- records --------------------------------------------------------- */
+
+static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace *t = r->t;
+	struct trace_mapping m = { 0 };
+	const msgpack_object *bid;
+
+	if (n < ALYS_MAPPING_FIELDS)
+		return bad(r, "mapping record has %u fields, expected %d", n,
+			   ALYS_MAPPING_FIELDS);
+	if (want_u64(r, &f[1], "mapping start", &m.start) ||
+	    want_u64(r, &f[2], "mapping end", &m.end) ||
+	    want_u64(r, &f[3], "mapping offset", &m.offset))
+		return -1;
+	if (m.end <= m.start)
+		return bad(r, "mapping [0x%" PRIx64 ", 0x%" PRIx64 ") is empty or reversed",
+			   m.start, m.end);
+	bid = &f[5];
+	if (bid->type != MSGPACK_OBJECT_BIN && bid->type != MSGPACK_OBJECT_NIL)
+		return bad(r, "mapping build id is %s, expected binary data",
+			   type_name(bid));
+	if (want_str(r, &f[4], "mapping path", &m.path))
+		return -1;
+	if (bid->type == MSGPACK_OBJECT_BIN && bid->via.bin.size) {
+		m.build_id_len = bid->via.bin.size;
+		m.build_id = xmalloc(m.build_id_len);
+		memcpy(m.build_id, bid->via.bin.ptr, m.build_id_len);
+	}
+	t->maps = grow_array(t->maps, &t->cap_maps, t->nr_maps + 1, sizeof(*t->maps));
+	t->maps[t->nr_maps++] = m;
+	return 0;
+}
+
+static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace *t = r->t;
+	const msgpack_object *ips;
+	struct trace_stack s;
+
+	if (n < ALYS_STACK_FIELDS)
+		return bad(r, "stack record has %u fields, expected %d", n,
+			   ALYS_STACK_FIELDS);
+	if (want_u32(r, &f[1], "stack id", &s.id))
+		return -1;
+	if (!s.id)
+		return bad(r, "stack id is 0; ids of stack records are non-zero");
+	ips = &f[2];
+	if (ips->type != MSGPACK_OBJECT_ARRAY)
+		return bad(r, "stack %u frames are %s, expected an array", s.id,
+			   type_name(ips));
+	if (t->nr_stacks >= UINT32_MAX - 1)
+		return bad(r, "more than %u stacks; this converter stops there",
+			   UINT32_MAX - 2);
+	s.nr = ips->via.array.size;
+	s.first = t->nr_ips;
+	t->ips = grow_array(t->ips, &t->cap_ips, t->nr_ips + s.nr, sizeof(*t->ips));
+	for (uint32_t i = 0; i < s.nr; i++)
+		if (want_u64(r, &ips->via.array.ptr[i], "stack frame", &t->ips[s.first + i]))
+			return -1;
+	t->nr_ips += s.nr;
+	t->stacks = grow_array(t->stacks, &t->cap_stacks, t->nr_stacks + 1,
+			       sizeof(*t->stacks));
+	t->stacks[t->nr_stacks] = s;
+	/* ids are unique per FORMAT.md; should one repeat, later events use
+	 * the later stack and earlier ones keep theirs. */
+	u64_table_put(&t->stack_by_id, s.id, t->nr_stacks, 0);
+	t->nr_stacks++;
+	return 0;
+}
+
+/* Fill in prev_id, and old_size when the writer did not know it, from the
+ * allocations seen so far; keep the live-address table current. */
+static void link_event(struct trace *t, struct trace_event *e, uint32_t id)
+{
+	uint64_t replaced = 0;
+	struct u64_slot *s;
+
+	if (e->kind == KIND_REALLOC)
+		replaced = e->old_addr;
+	else if (e->kind == KIND_FREE)
+		replaced = e->addr;
+	if (replaced && (s = u64_table_get(&t->live, replaced))) {
+		e->prev_id = s->b;
+		if (!e->old_size)
+			e->old_size = s->a;
+		/* A failed GC_realloc (NULL for a non-zero size) leaves the old
+		 * block allocated; realloc to 0 frees it. */
+		if (!(e->kind == KIND_REALLOC && !e->addr && e->size))
+			u64_table_remove(&t->live, replaced);
+	}
+	/* The collector reuses blocks without a GC_free: an allocation at a
+	 * known address simply replaces the older entry. */
+	if (e->kind != KIND_FREE && e->addr)
+		u64_table_put(&t->live, e->addr, e->size, id);
+}
+
+static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace *t = r->t;
+	struct trace_event e = { 0 };
+	uint64_t kind = 0, tid = 0, gc_no = 0;
+	uint32_t stack_id = 0;
+
+	if (n < ALYS_EVENT_FIELDS)
+		return bad(r, "event record has %u fields, expected %d", n,
+			   ALYS_EVENT_FIELDS);
+	if (want_u64(r, &f[1], "event kind", &kind) ||
+	    want_u64(r, &f[2], "event ts", &e.ts_ns) ||
+	    want_u64(r, &f[3], "event tid", &tid) ||
+	    want_u64(r, &f[4], "event size", &e.size) ||
+	    want_u64(r, &f[5], "event addr", &e.addr) ||
+	    want_u64(r, &f[6], "event old_addr", &e.old_addr) ||
+	    want_u64(r, &f[7], "event old_size", &e.old_size) ||
+	    want_u32(r, &f[8], "event stack_id", &stack_id) ||
+	    want_u64(r, &f[9], "event weight", &e.weight) ||
+	    want_u64(r, &f[10], "event gc_no", &gc_no))
+		return -1;
+	if (kind < KIND_MALLOC || kind > KIND_FREE)
+		return bad(r, "event kind %" PRIu64 " is not one of 1 (GC_malloc), "
+			   "2 (GC_malloc_atomic), 3 (GC_realloc), 4 (GC_free)", kind);
+	if (tid >> TRACE_TID_BITS)
+		return bad(r, "event tid %" PRIu64 " is not a Linux thread id", tid);
+	if (t->nr_events >= UINT32_MAX - 1)
+		return bad(r, "more than %u events; this converter stops there",
+			   UINT32_MAX - 2);
+	e.kind = (uint32_t)kind;
+	e.tid = (uint32_t)tid;
+	if (gc_no > UINT32_MAX) {
+		t->gc_no_saturated++;
+		gc_no = UINT32_MAX;
+	}
+	e.gc_no = (uint32_t)gc_no;
+	if (stack_id) {
+		const struct u64_slot *s = u64_table_get(&t->stack_by_id, stack_id);
+
+		if (s) {
+			e.stack = (uint32_t)s->a + 1;
+		} else if (!t->undefined_stack_refs++) {
+			t->first_undefined_stack = stack_id;
+			t->first_undefined_stack_at = r->rec_off;
+		}
+	}
+	link_event(t, &e, (uint32_t)t->nr_events + 1);
+	t->events = grow_array(t->events, &t->cap_events, t->nr_events + 1,
+			       sizeof(*t->events));
+	t->events[t->nr_events++] = e;
+	return 0;
+}
+
+static void free_counters(struct trace *t)
+{
+	for (size_t i = 0; i < t->nr_counters; i++)
+		free(t->counters[i].name.ptr);
+	free(t->counters);
+	t->counters = NULL;
+	t->nr_counters = 0;
+}
+
+static int parse_counters(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace *t = r->t;
+	const msgpack_object *m;
+
+	if (n < 2)
+		return bad(r, "counters record has %u fields, expected 2", n);
+	m = &f[1];
+	if (m->type != MSGPACK_OBJECT_MAP)
+		return bad(r, "counters are %s, expected a map", type_name(m));
+	/* cumulative: the last record replaces all earlier ones */
+	free_counters(t);
+	t->counters = xcalloc(m->via.map.size, sizeof(*t->counters));
+	for (uint32_t i = 0; i < m->via.map.size; i++) {
+		struct trace_counter *c = &t->counters[t->nr_counters++];
+
+		if (want_str(r, &m->via.map.ptr[i].key, "counter name", &c->name) ||
+		    want_u64(r, &m->via.map.ptr[i].val, "counter value", &c->value))
+			return -1;
+	}
+	return 0;
+}
+
+static int parse_end(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace_end *end = &r->t->end;
+	const msgpack_object *m;
+
+	if (n < 2)
+		return bad(r, "end record has %u fields, expected 2", n);
+	m = &f[1];
+	if (m->type != MSGPACK_OBJECT_MAP)
+		return bad(r, "end record holds %s, expected a map", type_name(m));
+	for (uint32_t i = 0; i < m->via.map.size; i++) {
+		const msgpack_object *k = &m->via.map.ptr[i].key;
+		const msgpack_object *v = &m->via.map.ptr[i].val;
+		int err = 0;
+
+		if (key_is(k, "reason")) {
+			err = want_str(r, v, "end reason", &end->reason);
+			end->present |= END_REASON;
+		} else if (key_is(k, "exit_status")) {
+			err = want_int(r, v, "end exit_status", &end->exit_status);
+			end->present |= END_EXIT_STATUS;
+		} else if (key_is(k, "stop_ns")) {
+			err = want_u64(r, v, "end stop_ns", &end->stop_ns);
+			end->present |= END_STOP_NS;
+		} else if (key_is(k, "events")) {
+			err = want_u64(r, v, "end events", &end->events);
+			end->present |= END_EVENTS;
+		}
+		if (err)
+			return -1;
+	}
+	r->t->has_end = true;
+	return 0;
+}
+
+static int parse_record(const struct reader *r, const msgpack_object *o)
+{
+	const msgpack_object *f;
+	uint32_t n;
+	uint64_t type;
+
+	if (o->type != MSGPACK_OBJECT_ARRAY)
+		return bad(r, "record is %s, expected an array", type_name(o));
+	n = o->via.array.size;
+	f = o->via.array.ptr;
+	if (!n)
+		return bad(r, "record is an empty array, expected [type, ...]");
+	if (f[0].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+		return bad(r, "record type is %s, expected an unsigned integer",
+			   type_name(&f[0]));
+	type = f[0].via.u64;
+	switch (type) {
+	case ALYS_REC_MAPPING: return parse_mapping(r, f, n);
+	case ALYS_REC_STACK: return parse_stack(r, f, n);
+	case ALYS_REC_EVENT: return parse_event(r, f, n);
+	case ALYS_REC_COUNTERS: return parse_counters(r, f, n);
+	case ALYS_REC_END: return parse_end(r, f, n);
+	}
+	return 0;	/* a record type from a later minor version: skip */
+}
+
+/* ---- file ------------------------------------------------------------ */
+
+static int map_file(struct trace *t)
+{
+	struct stat st;
+	void *p;
+	int fd;
+
+	fd = open(t->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			errx_msg("%s: no such file; give the path of a trace written by alys-bpf",
+				 t->path);
+		else
+			errx_msg("cannot open %s: %s", t->path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st)) {
+		errx_msg("cannot stat %s: %s", t->path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errx_msg("%s is not a regular file; give the path of a .alys trace",
+			 t->path);
+		close(fd);
+		return -1;
+	}
+	if (st.st_size == 0) {
+		errx_msg("%s is empty: not an alys-bpf trace (was the tracer killed "
+			 "before it wrote the header?)", t->path);
+		close(fd);
+		return -1;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		errx_msg("cannot map %s: %s", t->path, strerror(errno));
+		return -1;
+	}
+	madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+	t->data = p;
+	t->size = (size_t)st.st_size;
+	return 0;
+}
+
+enum next_result { NEXT_OK, NEXT_EOF, NEXT_SHORT, NEXT_ERROR };
+
+/* Decode the object at *off into up, advancing *off past it. */
+static enum next_result next_object(struct reader *r, msgpack_unpacked *up,
+				    size_t *off)
+{
+	const struct trace *t = r->t;
+	const char *why;
+	size_t span, pos = *off;
+
+	r->rec_off = pos;
+	if (pos >= t->size)
+		return NEXT_EOF;
+	switch (mp_scan_object(t->data + pos, t->size - pos, &span, &why)) {
+	case MP_SCAN_SHORT:
+		return NEXT_SHORT;
+	case MP_SCAN_BAD:
+		bad(r, "not a MessagePack object: %s", why);
+		return NEXT_ERROR;
+	case MP_SCAN_OK:
+		break;
+	}
+	/* Hand msgpack-c exactly the checked span: it cannot read beyond. */
+	if (msgpack_unpack_next(up, (const char *)t->data, pos + span, &pos) !=
+	    MSGPACK_UNPACK_SUCCESS || pos != *off + span) {
+		bad(r, "msgpack-c cannot decode this object (out of memory?)");
+		return NEXT_ERROR;
+	}
+	*off = pos;
+	return NEXT_OK;
+}
+
+static void report_read_warnings(const struct trace *t)
+{
+	if (t->undefined_stack_refs)
+		warnx_msg("%s: %" PRIu64 " events refer to stacks not defined before them "
+			  "(first: stack id %u at byte %" PRIu64 "); they are shown without a stack",
+			  t->path, t->undefined_stack_refs, t->first_undefined_stack,
+			  t->first_undefined_stack_at);
+	if (t->gc_no_saturated)
+		warnx_msg("%s: %" PRIu64 " events have a gc_no above %u; shown as %u",
+			  t->path, t->gc_no_saturated, UINT32_MAX, UINT32_MAX);
+}
+
+static int read_records(struct trace *t)
+{
+	struct reader r = { .t = t };
+	msgpack_unpacked up;
+	size_t off = 0;
+	int ret = -1;
+
+	msgpack_unpacked_init(&up);
+	switch (next_object(&r, &up, &off)) {
+	case NEXT_OK:
+		break;
+	case NEXT_SHORT:
+		bad(&r, "the file ends inside its header (%zu bytes): not a complete "
+		    "alys-bpf trace", t->size);
+		goto out;
+	default:
+		goto out;
+	}
+	if (parse_header(&r, &up.data))
+		goto out;
+	for (;;) {
+		enum next_result nr = next_object(&r, &up, &off);
+
+		if (nr == NEXT_ERROR)
+			goto out;
+		if (nr == NEXT_EOF || nr == NEXT_SHORT) {
+			t->cut_short = true;
+			t->cut_at = r.rec_off;
+			warnx_msg("%s: cut short at byte %" PRIu64 " (%s): using the %zu events before it",
+				  t->path, t->cut_at,
+				  nr == NEXT_EOF ? "no end record"
+						 : "the file ends inside a record, no end record",
+				  t->nr_events);
+			break;
+		}
+		if (parse_record(&r, &up.data))
+			goto out;
+		if (t->has_end) {
+			if (off < t->size)
+				warnx_msg("%s: ignoring %zu bytes after the end record at byte %" PRIu64,
+					  t->path, t->size - off, r.rec_off);
+			break;
+		}
+	}
+	report_read_warnings(t);
+	ret = 0;
+out:
+	msgpack_unpacked_destroy(&up);
+	return ret;
+}
+
+int trace_load(struct trace *t, const char *path)
+{
+	memset(t, 0, sizeof(*t));
+	t->path = path;
+	u64_table_init(&t->stack_by_id);
+	u64_table_init(&t->live);
+	if (map_file(t))
+		return -1;
+	if (read_records(t))
+		return -1;
+	/* Only needed while linking events. */
+	u64_table_free(&t->live);
+	return 0;
+}
+
+static void free_bstr(struct bstr *s)
+{
+	free(s->ptr);
+	s->ptr = NULL;
+}
+
+void trace_free(struct trace *t)
+{
+	struct trace_header *h = &t->hdr;
+
+	free_bstr(&h->exe);
+	free_bstr(&h->hostname);
+	free_bstr(&h->unwind);
+	free_bstr(&h->sample);
+	for (uint32_t i = 0; i < h->argc; i++)
+		free_bstr(&h->argv[i]);
+	free(h->argv);
+	for (size_t i = 0; i < t->nr_maps; i++) {
+		free_bstr(&t->maps[i].path);
+		free(t->maps[i].build_id);
+	}
+	free(t->maps);
+	free(t->stacks);
+	free(t->ips);
+	u64_table_free(&t->stack_by_id);
+	free(t->events);
+	u64_table_free(&t->live);
+	free_counters(t);
+	free_bstr(&t->end.reason);
+	if (t->data)
+		munmap((void *)t->data, t->size);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct trace_mapping *trace_find_mapping(const struct trace *t, uint64_t addr)
+{
+	/* Newest first: a later mapping wins where ranges overlap. Callers
+	 * cache per address, so a linear scan over a few hundred is fine. */
+	for (size_t i = t->nr_maps; i-- > 0;)
+		if (addr >= t->maps[i].start && addr < t->maps[i].end)
+			return &t->maps[i];
+	return NULL;
+}
+
+const char *trace_kind_name(unsigned int kind)
+{
+	switch (kind) {
+	case KIND_MALLOC: return "malloc";
+	case KIND_MALLOC_ATOMIC: return "malloc_atomic";
+	case KIND_REALLOC: return "realloc";
+	case KIND_FREE: return "free";
+	}
+	return "unknown";
+}

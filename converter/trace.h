@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * In-memory model of one .alys trace (docs/FORMAT.md) and its reader.
+ *
+ * Sized for ~10 million events: events are a flat array of 64-byte structs,
+ * stack frames live in one shared ip array, strings are copied out of the
+ * mapped file once per header/mapping, never per event.
+ */
+#ifndef ALYS_CONV_TRACE_H
+#define ALYS_CONV_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "u64_table.h"
+
+enum trace_kind {
+	KIND_MALLOC = 1,
+	KIND_MALLOC_ATOMIC = 2,
+	KIND_REALLOC = 3,
+	KIND_FREE = 4,
+};
+
+/* Linux thread ids stay below PID_MAX_LIMIT (2^22): 24 bits hold any. */
+#define TRACE_TID_BITS 24
+
+/* A byte string copied from the trace, NUL-terminated for convenience; the
+ * bytes may themselves hold NULs or invalid UTF-8. ptr is NULL if absent. */
+struct bstr {
+	char *ptr;
+	uint32_t len;
+};
+
+enum header_field {
+	HDR_PID = 1 << 0,
+	HDR_EXE = 1 << 1,
+	HDR_ARGV = 1 << 2,
+	HDR_START_NS = 1 << 3,
+	HDR_START_UNIX_NS = 1 << 4,
+	HDR_HOSTNAME = 1 << 5,
+	HDR_UNWIND = 1 << 6,
+	HDR_MAX_FRAMES = 1 << 7,
+	HDR_SAMPLE = 1 << 8,
+};
+
+struct trace_header {
+	unsigned int present;		/* enum header_field bits */
+	uint64_t version;
+	uint64_t pid;
+	uint64_t start_ns;
+	uint64_t start_unix_ns;
+	uint64_t max_frames;
+	struct bstr exe, hostname, unwind, sample;
+	struct bstr *argv;
+	uint32_t argc;
+};
+
+struct trace_mapping {
+	uint64_t start, end, offset;
+	struct bstr path;
+	uint8_t *build_id;
+	uint32_t build_id_len;
+};
+
+struct trace_stack {
+	uint32_t id;
+	uint32_t nr;			/* frames, innermost first */
+	size_t first;			/* index of frame 0 in trace.ips */
+};
+
+/* 64 bytes. The id of events[i] is i + 1. */
+struct trace_event {
+	uint64_t ts_ns;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t old_addr;
+	uint64_t old_size;		/* filled in from earlier events when 0 */
+	uint64_t weight;
+	uint32_t gc_no;			/* saturated at UINT32_MAX, with a warning */
+	uint32_t tid : TRACE_TID_BITS;
+	uint32_t kind : 8;
+	uint32_t stack;			/* index into trace.stacks + 1; 0: no stack */
+	uint32_t prev_id;		/* event whose block this one replaces; 0: unknown */
+};
+
+struct trace_counter {
+	struct bstr name;
+	uint64_t value;
+};
+
+enum end_field {
+	END_REASON = 1 << 0,
+	END_EXIT_STATUS = 1 << 1,
+	END_STOP_NS = 1 << 2,
+	END_EVENTS = 1 << 3,
+};
+
+struct trace_end {
+	unsigned int present;		/* enum end_field bits */
+	struct bstr reason;
+	int64_t exit_status;
+	uint64_t stop_ns;
+	uint64_t events;
+};
+
+struct trace {
+	const char *path;
+	const uint8_t *data;		/* the mapped file */
+	size_t size;
+
+	struct trace_header hdr;
+
+	struct trace_mapping *maps;
+	size_t nr_maps, cap_maps;
+
+	struct trace_stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	uint64_t *ips;
+	size_t nr_ips, cap_ips;
+	struct u64_table stack_by_id;	/* id -> index into stacks */
+
+	struct trace_event *events;
+	size_t nr_events, cap_events;
+	struct u64_table live;		/* addr -> (size, event id) */
+
+	struct trace_counter *counters;	/* the last counters record */
+	size_t nr_counters;
+
+	bool has_end;
+	struct trace_end end;
+
+	bool cut_short;			/* no end record */
+	uint64_t cut_at;		/* byte offset where usable data stops */
+
+	/* diagnostics collected while reading, reported once */
+	uint64_t undefined_stack_refs;
+	uint32_t first_undefined_stack;
+	uint64_t first_undefined_stack_at;
+	uint64_t gc_no_saturated;
+};
+
+/* Read path into t. Prints one error line and returns -1 on failure. */
+int trace_load(struct trace *t, const char *path);
+void trace_free(struct trace *t);
+
+static inline const struct trace_stack *
+trace_event_stack(const struct trace *t, const struct trace_event *e)
+{
+	return e->stack ? &t->stacks[e->stack - 1] : NULL;
+}
+
+static inline uint32_t trace_event_id(const struct trace *t,
+				      const struct trace_event *e)
+{
+	return (uint32_t)(e - t->events) + 1;
+}
+
+/* The mapping covering addr, the latest written winning; NULL if none. */
+const struct trace_mapping *trace_find_mapping(const struct trace *t,
+					       uint64_t addr);
+
+const char *trace_kind_name(unsigned int kind);
+
+#endif /* ALYS_CONV_TRACE_H */

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void out_of_memory(size_t nmemb, size_t size)
+{
+	fprintf(stderr, "%s: out of memory allocating %zu x %zu bytes; "
+		"convert on a machine with more memory or limit the trace\n",
+		PROG_NAME, nmemb, size);
+	exit(1);
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p)
+		out_of_memory(1, size);
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+
+	if (!p)
+		out_of_memory(nmemb, size);
+	return p;
+}
+
+void *xrealloc_array(void *ptr, size_t nmemb, size_t size)
+{
+	void *p;
+
+	if (size && nmemb > SIZE_MAX / size)
+		out_of_memory(nmemb, size);
+	p = realloc(ptr, nmemb && size ? nmemb * size : 1);
+	if (!p)
+		out_of_memory(nmemb, size);
+	return p;
+}
+
+char *xmemdup_str(const char *src, size_t len)
+{
+	char *s = xmalloc(len + 1);
+
+	if (len)
+		memcpy(s, src, len);
+	s[len] = '\0';
+	return s;
+}
+
+void *grow_array(void *ptr, size_t *cap, size_t need, size_t item_size)
+{
+	size_t n = *cap ? *cap : 16;
+
+	if (need <= *cap)
+		return ptr;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			out_of_memory(need, item_size);
+		n *= 2;
+	}
+	ptr = xrealloc_array(ptr, n, item_size);
+	*cap = n;
+	return ptr;
+}
+
+void warnx_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG_NAME ": warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void errx_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG_NAME ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers shared by the converter: allocation that cannot fail
+ * silently, and the one place that formats diagnostics.
+ */
+#ifndef ALYS_CONV_UTIL_H
+#define ALYS_CONV_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROG_NAME "alys_converter"
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc_array(void *ptr, size_t nmemb, size_t size);
+char *xmemdup_str(const char *src, size_t len);
+
+/* Grow *cap (at least doubling) so that it holds need items. */
+void *grow_array(void *ptr, size_t *cap, size_t need, size_t item_size);
+
+void warnx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void errx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* 64-bit mixer (splitmix64 finalizer) for the open-addressing tables. */
+static inline uint64_t hash_u64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+#endif /* ALYS_CONV_UTIL_H */

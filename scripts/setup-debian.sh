@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# scripts/setup-debian.sh -- prepare a fresh Debian 12 (bookworm) machine to
+# build alys-bpf, run its tests (make check), its demo (make demo) and its
+# benchmarks. Run as root. Idempotent: running it again changes nothing.
+#
+#   1. apt-get update; apt-get install -y --no-install-recommends <packages>
+#   2. mounts tracefs (/sys/kernel/tracing) and debugfs (/sys/kernel/debug)
+#      when they are not mounted (some uprobe paths use them)
+#   3. reports whether the kernel offers BTF, BPF and uprobes
+#
+# Environment: ALYS_SETUP_NO_UPDATE=1 skips `apt-get update` (offline
+# re-runs with an already fresh package index).
+set -euo pipefail
+
+log() { printf 'setup-debian: %s\n' "$*"; }
+die() { printf 'setup-debian: ERROR: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "run me as root (apt-get install, mount)"
+command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script is for Debian 12"
+if [ -r /etc/os-release ]; then
+	. /etc/os-release
+	if [ "${ID:-}" != debian ] || [ "${VERSION_ID:-}" != 12 ]; then
+		log "warning: written for Debian 12, this is ${PRETTY_NAME:-unknown}; trying anyway"
+	fi
+fi
+
+PACKAGES=(
+	# C toolchain, BPF compiler and loader, libraries of alys-bpf itself
+	build-essential pkg-config clang llvm bpftool libbpf-dev
+	libelf-dev libdw-dev zlib1g-dev libmsgpack-dev libcapstone-dev
+	binutils
+	# Crystal and what `crystal build` links. Depends: libgc-dev,
+	# libevent-dev, libpcre3-dev, pkg-config, gcc. Recommends (not pulled
+	# by --no-install-recommends, but needed as soon as a program requires
+	# http/openssl -> libssl-dev, zlib -> zlib1g-dev, yaml -> libyaml-dev,
+	# xml -> libxml2-dev, big -> libgmp-dev):
+	crystal libgc-dev libevent-dev libpcre3-dev
+	libssl-dev libyaml-dev libxml2-dev libgmp-dev
+	# tests, demo, benchmarks
+	python3 protobuf-compiler gdb linux-perf libxml2-utils procps
+)
+
+export DEBIAN_FRONTEND=noninteractive
+
+if [ "${ALYS_SETUP_NO_UPDATE:-0}" = 1 ]; then
+	log "skipping apt-get update (ALYS_SETUP_NO_UPDATE=1)"
+else
+	log "apt-get update"
+	apt-get update -q </dev/null
+fi
+
+# Every package must exist in the configured repositories (one apt-cache
+# call for all: it is slow to start).
+missing=()
+have=$(apt-cache policy "${PACKAGES[@]}" 2>/dev/null |
+	awk '/^[^ ]/ { sub(":$", "", $1); p = $1 } /^  Candidate:/ && $2 != "(none)" { print p }')
+for p in "${PACKAGES[@]}"; do
+	grep -qxF "$p" <<<"$have" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] ||
+	die "no installation candidate for: ${missing[*]} (is the bookworm main repository configured?)"
+
+to_install=()
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>/dev/null |
+	awk '$NF == "installed" { print $1 }')
+for p in "${PACKAGES[@]}"; do
+	grep -qxF "$p" <<<"$installed" || to_install+=("$p")
+done
+log "apt-get install -y --no-install-recommends ${#PACKAGES[@]} packages (${#to_install[@]} not yet installed${to_install:+: ${to_install[*]}})"
+apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" </dev/null
+
+# tracefs and debugfs
+mount_if_needed() {
+	local type=$1 dir=$2
+	if mountpoint -q "$dir" 2>/dev/null ||
+		awk -v d="$dir" -v t="$type" '$2 == d && $3 == t { f = 1 } END { exit !f }' /proc/mounts; then
+		log "$type already mounted on $dir"
+	elif [ -d "$dir" ] && mount -t "$type" "$type" "$dir" 2>/dev/null; then
+		log "mounted $type on $dir"
+	else
+		log "warning: could not mount $type on $dir"
+	fi
+}
+mount_if_needed debugfs /sys/kernel/debug
+mount_if_needed tracefs /sys/kernel/tracing
+
+# Report what the kernel offers (informational; the e2e tests fail loudly
+# when something is missing).
+log "kernel $(uname -r)"
+if [ -r /sys/kernel/btf/vmlinux ]; then
+	log "BTF: /sys/kernel/btf/vmlinux present"
+else
+	log "warning: /sys/kernel/btf/vmlinux missing: building the BPF program needs BTF"
+fi
+if [ -e /sys/bus/event_source/devices/uprobe/type ]; then
+	log "uprobes: available"
+else
+	log "warning: no uprobe PMU: alys-bpf cannot attach"
+fi
+if bpftool prog list >/dev/null 2>&1; then
+	log "bpf(2): works"
+else
+	log "warning: 'bpftool prog list' failed: bpf(2) unavailable or forbidden"
+fi
+log "done: $(crystal --version 2>/dev/null | head -n 1), $(clang --version | head -n 1)"

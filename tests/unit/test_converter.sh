@@ -1,0 +1,437 @@
+#!/usr/bin/env bash
+# run-all-arg: alys_converter
+# Unit tests for alys_converter: builds traces with test_converter_gen (a
+# msgpack-c writer driven by a small script) whose stacks point into real ELF
+# files compiled here, then checks the JSON and folded outputs and the
+# reader's handling of cut, broken and hostile files.
+#
+#   tests/unit/test_converter.sh bin/alys_converter
+#   tests/unit/test_converter.sh bin-san/alys_converter
+set -euo pipefail
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+	echo "usage: $0 PATH/TO/alys_converter" >&2
+	exit 2
+fi
+CONV=$(realpath "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# one directory per converter build so both can run at once
+W=$ROOT/tests/build/converter-$(basename "$(dirname "$CONV")")
+rm -rf "$W"
+mkdir -p "$W"
+
+# Sanitizer reports get their own exit codes, never 0/1/2 which the
+# converter itself uses.
+export ASAN_OPTIONS=exitcode=99:abort_on_error=0:detect_leaks=1
+export UBSAN_OPTIONS=halt_on_error=1:exitcode=98:print_stacktrace=1
+export LSAN_OPTIONS=exitcode=97
+
+PASS=0
+FAIL=0
+ok() { echo "ok - $1"; PASS=$((PASS + 1)); }
+not_ok() {
+	echo "not ok - $1"
+	FAIL=$((FAIL + 1))
+	if [ -s "$W/err" ]; then sed 's/^/#   stderr: /' "$W/err" | head -20; fi
+}
+# check NAME COMMAND...: one test line from a command's status
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name"; fi
+}
+
+# run ARGS...: run the converter, stdout to $W/out, stderr to $W/err, status in RC
+run() {
+	set +e
+	"$CONV" "$@" >"$W/out" 2>"$W/err"
+	RC=$?
+	set -e
+}
+clean_run() { ! grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$W/err" && [ "$RC" -lt 3 ]; }
+err_has() { grep -qF -- "$1" "$W/err"; }
+err_lines() { wc -l <"$W/err"; }
+
+# ---- helpers: generator, test ELF files ----------------------------------
+gcc -O1 -Wall -Werror -o "$W/gen" "$HERE/test_converter_gen.c" -lmsgpackc
+gcc -g -O0 -fno-omit-frame-pointer -fPIE -pie -o "$W/prog" "$HERE/test_converter_prog.c"
+gcc -g -O0 -fno-omit-frame-pointer -no-pie -o "$W/prog_nopie" "$HERE/test_converter_prog.c"
+gcc -g -O0 -shared -fPIC -o "$W/libhelper.so" "$HERE/test_converter_lib.c"
+
+sym_addr() { nm "$1" | awk -v s="$2" '$3 == s { print "0x" $1; exit }'; }
+sym_size() { nm -S "$1" | awk -v s="$2" '$4 == s { print "0x" $2; exit }'; }
+build_id() { readelf -n "$1" | awk '/Build ID/ { print $3; exit }'; }
+# ip0 FILE BASE SYM: an address inside SYM (the probed function itself)
+ip0() { printf '0x%x' $(($2 + $(sym_addr "$1" "$3") + 1)); }
+# ret FILE BASE SYM: a return address in the middle of SYM
+ret() { printf '0x%x' $(($2 + $(sym_addr "$1" "$3") + $(sym_size "$1" "$3") / 2)); }
+# mapping FILE BASE [BUILDID]: the mapping record of FILE's executable segment
+mapping() {
+	local off vaddr memsz
+	read -r off vaddr memsz < <(readelf -lW "$1" | awk '$1 == "LOAD" && / R E / { print $2, $3, $6; exit }')
+	printf 'mapping 0x%x 0x%x 0x%x %s %s\n' \
+		$(($2 + (vaddr & ~0xfff))) $((($2 + vaddr + memsz + 0xfff) & ~0xfff)) \
+		$((off & ~0xfff)) "$1" "${3:-$(build_id "$1")}"
+}
+
+PIE=0x555555554000
+LIB=0x7f1234560000
+P=$W/prog
+N=$W/prog_nopie
+L=$W/libhelper.so
+START=1000000000
+
+header() { echo "header ${1:-alys-bpf} ${2:-1} 4242 $P $START"; }
+
+# the complete trace: PIE, shared library, non-PIE, missing and no mapping
+{
+	header
+	mapping "$P" $PIE
+	mapping "$L" $LIB
+	mapping "$N" 0
+	echo "mapping 0x7f0000000000 0x7f0000010000 0x2000 /nonexistent/libgone.so -"
+	echo "counters ringbuf_drop_event=0 stack_map_full=2"
+	echo "stack 1 $(ip0 "$P" $PIE GC_malloc) $(ret "$P" $PIE make_widget) $(ret "$P" $PIE main)"
+	echo "stack 2 $(ip0 "$P" $PIE GC_malloc_atomic) $(ret "$P" $PIE parse_line) $(ret "$L" $LIB lib_helper) $(ret "$P" $PIE main)"
+	echo "event 1 $((START + 1000)) 100 100 0x10000 0 0 1 100 3"
+	echo "event 2 $((START + 2000)) 100 200 0x20000 0 0 2 200 3"
+	echo "stack 3 $(ip0 "$P" $PIE GC_realloc) $(ret "$P" $PIE grow_buffer) $(ret "$P" $PIE main)"
+	echo "event 3 $((START + 3000)) 101 300 0x30000 0x10000 0 3 300 4"
+	echo "stack 4 $(ip0 "$P" $PIE GC_free) $(ret "$P" $PIE main)"
+	echo "event 4 $((START + 4000)) 101 0 0x20000 0 0 4 0 4"
+	echo "future"
+	echo "stack 5 $(ip0 "$P" $PIE GC_malloc) 0x7f0000001234 0xdeadbeef000"
+	echo "event 1 $((START + 5000)) 102 50 0x50000 0 0 5 50 5"
+	echo "event 1 $((START + 6000)) 102 60 0x60000 0 0 0 60 5"
+	echo "stack 6 $(ip0 "$N" 0 GC_malloc) $(ret "$N" 0 make_widget) $(ret "$N" 0 main)"
+	echo "event 1 $((START + 7000)) 103 70 0x70000 0 0 6 70 6"
+	echo "event 2 $((START + 8000)) 100 80 0x80000 0 0 2 80 6"
+	echo "counters ringbuf_drop_event=0 stack_map_full=5"
+	echo "end exit 0 $((START + 9000)) 8"
+} >"$W/full.script"
+"$W/gen" -i "$W/full.index" <"$W/full.script" >"$W/full.alys"
+
+# ---- complete trace -> JSON ------------------------------------------------
+run -o "$W/full.json" "$W/full.alys"
+check "complete trace converts to json, exit 0, no warnings but the missing file" \
+	eval '[ $RC -eq 0 ] && clean_run && [ "$(err_lines)" -eq 1 ] && err_has "/nonexistent/libgone.so"'
+
+check_full_json() {
+	python3 - "$W/full.json" "$P" "$L" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+prog, lib = sys.argv[2], sys.argv[3]
+ev = doc["events"]
+def eq(what, got, want):
+    if got != want:
+        sys.exit(f"{what}: got {got!r}, want {want!r}")
+eq("top keys", sorted(doc), ["counters", "end", "events", "header", "mappings"])
+eq("header pid", doc["header"]["pid"], 4242)
+eq("header version", doc["header"]["version"], 1)
+eq("header exe", doc["header"]["exe"], prog)
+eq("header argv", doc["header"]["argv"], [prog, "--test"])
+eq("mappings", len(doc["mappings"]), 4)
+eq("counters (last record wins)", doc["counters"], {"ringbuf_drop_event": 0, "stack_map_full": 5})
+eq("end", doc["end"], {"reason": "exit", "exit_status": 0, "stop_ns": 1000009000, "events": 8})
+eq("event count", len(ev), 8)
+eq("ids", [e["id"] for e in ev], list(range(1, 9)))
+eq("kinds", [e["kind"] for e in ev],
+   ["malloc", "malloc_atomic", "realloc", "free", "malloc", "malloc", "malloc", "malloc_atomic"])
+eq("sizes", [e["size"] for e in ev], [100, 200, 300, 0, 50, 60, 70, 80])
+eq("time_ns", [e["time_ns"] for e in ev], [1000 * i for i in range(1, 9)])
+eq("addr", ev[0]["addr"], "0x10000")
+eq("tids", [e["tid"] for e in ev[:4]], [100, 100, 101, 101])
+eq("gc_no", ev[2]["gc_no"], 4)
+# realloc of event 1's block: old_size filled in from it
+eq("realloc prev", (ev[2]["prev_addr"], ev[2]["prev_size"], ev[2]["prev_id"]), ("0x10000", 100, 1))
+eq("free prev", (ev[3]["prev_addr"], ev[3]["prev_size"], ev[3]["prev_id"]), ("0x20000", 200, 2))
+eq("malloc has no prev", "prev_id" in ev[0], False)
+names = lambda e: [f["name"] for f in e["stack"]]
+eq("stack 1", names(ev[0]), ["GC_malloc", "make_widget", "main"])
+eq("stack 2 (shared library)", names(ev[1]), ["GC_malloc_atomic", "parse_line", "lib_helper", "main"])
+eq("stack 3", names(ev[2]), ["GC_realloc", "grow_buffer", "main"])
+eq("stack 4", names(ev[3]), ["GC_free", "main"])
+eq("stack 5 (missing file, no mapping)", names(ev[4]), ["GC_malloc", "[libgone.so+0x3234]", "0xdeadbeef000"])
+eq("lost stack", (ev[5]["stack_id"], ev[5]["stack"]), (0, []))
+eq("stack 6 (non-PIE)", names(ev[6]), ["GC_malloc", "make_widget", "main"])
+eq("stack ids", [e["stack_id"] for e in ev], [1, 2, 3, 4, 5, 0, 6, 2])
+f = ev[0]["stack"][1]
+if not f.get("file", "").endswith("test_converter_prog.c") or not f.get("line", 0) > 0:
+    sys.exit(f"no file:line for make_widget: {f}")
+if ev[1]["stack"][2].get("file", "").endswith("test_converter_lib.c") is False:
+    sys.exit(f"no file for lib_helper: {ev[1]['stack'][2]}")
+if not all(fr["ip"].startswith("0x") for e in ev for fr in e["stack"]):
+    sys.exit("ip not hex")
+PY
+}
+check "json: counts, kinds, sizes, prev links and names are right" check_full_json
+
+# line of make_widget's call must be the GC_malloc line in the source
+want_line=$(grep -n 'void \*p = GC_malloc(16' "$HERE/test_converter_prog.c" | cut -d: -f1)
+check "json: return address resolves to the calling line" \
+	python3 -c "import json,sys; f=json.load(open('$W/full.json'))['events'][0]['stack'][1]; sys.exit(f['line'] != $want_line)"
+
+run -o "$W/full-indent.json" --indent "$W/full.alys"
+check "json --indent parses to the same document" \
+	python3 -c "import json,sys; sys.exit(json.load(open('$W/full.json')) != json.load(open('$W/full-indent.json')))"
+
+run -o - --depth 2 "$W/full.alys"
+check "json --depth 2 keeps the 2 innermost frames" \
+	python3 -c "import json,sys; d=json.load(open('$W/out')); sys.exit(not all(len(e['stack'])<=2 for e in d['events']) or d['events'][0]['stack'][1]['name']!='make_widget')"
+
+# ---- folded stacks -----------------------------------------------------------
+run -f folded-stacks -o "$W/full.folded" "$W/full.alys"
+check "folded-stacks converts, exit 0" eval '[ $RC -eq 0 ] && clean_run'
+check "folded: root-first lines ending in the GC function" \
+	grep -qxF "main;make_widget;GC_malloc 2" "$W/full.folded"
+check "folded: shared library frame and lost stacks" \
+	eval 'grep -qxF "main;lib_helper;parse_line;GC_malloc_atomic 2" "$W/full.folded" && grep -qxF "[stack lost];GC_malloc 1" "$W/full.folded"'
+check "folded: frees excluded" eval '! grep -q GC_free "$W/full.folded"'
+totals_match() {
+	python3 - "$W/full.json" "$W/full.folded" "$1" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["events"]
+key = sys.argv[3]
+want = sum(1 if key == "count" else e["weight"] for e in ev if e["kind"] != "free")
+got = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]))
+sys.exit(0 if got == want else f"folded total {got}, json total {want}")
+PY
+}
+check "folded count total equals json allocation events" totals_match count
+run -f folded-stacks --value bytes -o "$W/full.folded" "$W/full.alys"
+check "folded --value bytes total equals json weights" totals_match bytes
+check "folded: lines are unique" eval '[ "$(cut -d" " -f1 "$W/full.folded" | sort | uniq -d | wc -l)" -eq 0 ]'
+run -f folded-stacks --depth 1 -o - "$W/full.alys"
+check "folded --depth 1 leaves only GC functions" \
+	eval '[ $RC -eq 0 ] && ! grep -v "^\[stack lost\]" "$W/out" | grep -q ";"'
+
+# ---- default output names, CLI errors ---------------------------------------
+cp "$W/full.alys" "$W/named.alys"
+run "$W/named.alys"
+check "default output: trace.alys -> trace.json" eval '[ $RC -eq 0 ] && [ -s "$W/named.json" ]'
+run -f folded-stacks "$W/named.alys"
+check "default output: trace.alys -> trace.folded" eval '[ $RC -eq 0 ] && [ -s "$W/named.folded" ]'
+run -f svg "$W/full.alys"
+check "unknown format lists the valid ones" eval '[ $RC -eq 2 ] && err_has "valid formats: json, folded-stacks"'
+run "$W/does-not-exist.alys"
+check "missing trace file says so" eval '[ $RC -eq 1 ] && err_has "no such file" && clean_run'
+run -o "$W/full.alys" "$W/full.alys"
+check "refuses to overwrite the input" eval '[ $RC -eq 1 ] && err_has "is the input trace"'
+run --depth x "$W/full.alys"
+check "bad --depth is rejected" eval '[ $RC -eq 2 ] && err_has "--depth x"'
+
+# ---- cut short traces --------------------------------------------------------
+size=$(stat -c %s "$W/full.alys")
+# cut_test INDEX_LINE: cut one byte into the record on that line of the index
+cut_test() {
+	local off kind events
+	read -r off kind < <(sed -n "${1}p" "$W/full.index")
+	events=$(head -n $(($1 - 1)) "$W/full.index" | grep -c ' event$' || true)
+	head -c $((off + 1)) "$W/full.alys" >"$W/cut.alys"
+	run -o - "$W/cut.alys"
+	[ $RC -eq 0 ] && clean_run && [ "$(grep -c 'cut short' "$W/err")" -eq 1 ] &&
+		err_has "warning: $W/cut.alys: cut short at byte $off (" &&
+		err_has "using the $events events before it" &&
+		python3 -c "import json,sys; d=json.load(open('$W/out')); sys.exit(len(d['events']) != $events or d['end'] is not None)"
+}
+nrec=$(wc -l <"$W/full.index")
+for line in 1 6 $((nrec / 2)) $((nrec - 1)) $nrec; do
+	check "cut inside record $line of $nrec: warning names the offset, earlier events kept" cut_test $line
+done
+for cut in 5 $((size - 1)) $((size - 3)); do
+	head -c $cut "$W/full.alys" >"$W/cut.alys"
+	run -o - "$W/cut.alys"
+	check "cut at byte $cut of $size: no crash, exit 0 or 1 with a message" \
+		eval 'clean_run && [ -s "$W/err" ] && { [ $RC -eq 0 ] || [ $RC -eq 1 ]; }'
+done
+head -c 5 "$W/full.alys" >"$W/cut.alys"
+run -o - "$W/cut.alys"
+check "cut inside the header: error" eval '[ $RC -eq 1 ] && err_has "ends inside its header"'
+
+grep -v '^end' "$W/full.script" | "$W/gen" >"$W/noend.alys"
+run -o "$W/noend.json" "$W/noend.alys"
+check "no end record: one warning naming the file size, all events kept" \
+	eval '[ $RC -eq 0 ] && err_has "cut short at byte $(stat -c %s "$W/noend.alys") (no end record): using the 8 events before it"'
+
+# ---- broken and hostile input ------------------------------------------------
+{ header NOT-ALYS; echo "end exit 0 0 0"; } | "$W/gen" >"$W/magic.alys"
+run -o - "$W/magic.alys"
+check "bad magic: exit 1, not an alys-bpf trace" \
+	eval '[ $RC -eq 1 ] && err_has "magic.alys: byte 0: not an alys-bpf trace" && [ ! -s "$W/out" ]'
+
+{ header alys-bpf 2; echo "end exit 0 0 0"; } | "$W/gen" >"$W/v2.alys"
+run -o - "$W/v2.alys"
+check "version 2: message names both versions" \
+	eval '[ $RC -eq 1 ] && err_has "trace format version 2, this converter reads version 1"'
+
+printf '\x00' >"$W/tiny.alys"
+run -o - "$W/tiny.alys"
+check "a lone byte is not a trace" eval '[ $RC -eq 1 ] && err_has "not an alys-bpf trace" && clean_run'
+: >"$W/empty.alys"
+run -o - "$W/empty.alys"
+check "empty file: exit 1 with a message" eval '[ $RC -eq 1 ] && err_has "is empty" && clean_run'
+
+{ header; echo "event 9 1 1 1 1 0 0 0 1 0"; } | "$W/gen" -i "$W/kind.index" >"$W/kind.alys"
+run -o - "$W/kind.alys"
+check "malformed record: one line naming file, byte and problem" \
+	eval '[ $RC -eq 1 ] && [ "$(err_lines)" -eq 1 ] && err_has "kind.alys: byte $(cut -d" " -f1 "$W/kind.index"): event kind 9 is not one of"'
+
+{ header; echo "raw 93030102"; } | "$W/gen" >"$W/short-ev.alys"
+run -o - "$W/short-ev.alys"
+check "event with too few fields is malformed" eval '[ $RC -eq 1 ] && err_has "event record has 3 fields, expected 11"'
+
+{ header; echo "raw 9203a3616263"; } | "$W/gen" >"$W/strkind.alys"
+run -o - "$W/strkind.alys"
+check "wrong field type is malformed" eval '[ $RC -eq 1 ] && err_has "event record has 2 fields" || err_has "expected an unsigned integer"'
+
+# an array claiming 4 billion elements must not be believed
+{ header; echo "raw ddffffffff01"; } | "$W/gen" >"$W/huge.alys"
+run -o - "$W/huge.alys"
+check "huge array count: treated as cut short, no allocation" \
+	eval '[ $RC -eq 0 ] && clean_run && err_has "cut short at byte"'
+{ header; echo "raw 9302ceffffffffdbffffffff"; } | "$W/gen" >"$W/huge2.alys"
+run -o - "$W/huge2.alys"
+check "huge string length: treated as cut short" eval '[ $RC -eq 0 ] && clean_run && err_has "cut short"'
+{ header; echo "raw 91919191919191919191919191919191919101"; } | "$W/gen" >"$W/deep.alys"
+run -o - "$W/deep.alys"
+check "deep nesting: exit 1, no crash" eval '[ $RC -eq 1 ] && clean_run && err_has "nested"'
+{ header; echo "raw c1"; } | "$W/gen" >"$W/c1.alys"
+run -o - "$W/c1.alys"
+check "byte 0xc1: exit 1 with a message" eval '[ $RC -eq 1 ] && clean_run && err_has "not valid MessagePack"'
+
+{ header; echo "event 1 5 1 8 0x100 0 0 77 8 0"; echo "end exit 0 0 1"; } | "$W/gen" >"$W/undef.alys"
+run -o - "$W/undef.alys"
+check "event with an undefined stack: warning, shown without stack" \
+	eval '[ $RC -eq 0 ] && err_has "stack id 77" && python3 -c "import json,sys; sys.exit(json.load(open(\"$W/out\"))[\"events\"][0][\"stack\"] != [])"'
+
+# strings with quotes, control characters and invalid UTF-8 must still give JSON
+{ echo "header alys-bpf 1 1 x:22415c0a01ff80c3a8e282ac 1"; echo "end x:0a3b3b 0 0 0"; } | "$W/gen" >"$W/esc.alys"
+run -o - "$W/esc.alys"
+check "json escapes quotes, control bytes and invalid UTF-8" \
+	python3 -c "import json,sys; d=json.load(open('$W/out')); sys.exit(d['header']['exe'] != '\"A\\\\\n\x01\ufffd\ufffd\u00e8\u20ac' or d['end']['reason'] != '\n;;')"
+
+garbage_test() {
+	python3 -c "import random,sys; r=random.Random($1); sys.stdout.buffer.write(bytes(r.randrange(256) for _ in range(r.randrange(1,4000))))" >"$W/garbage.alys"
+	run -o - "$W/garbage.alys"
+	[ $RC -eq 1 ] && clean_run && [ "$(err_lines)" -eq 1 ]
+}
+for seed in 1 2 3 4 5; do
+	check "garbage bytes (seed $seed): exit 1, one message, no crash" garbage_test $seed
+done
+
+# flip bytes all over a valid trace: any outcome but a crash or sanitizer report
+mutate_test() {
+	local bad=0 seed
+	# one python start for all files: it is the slow part
+	python3 - "$W/full.alys" "$W/mut" "$1" <<'PY'
+import random, sys
+src = open(sys.argv[1], "rb").read()
+for seed in range(1, int(sys.argv[3]) + 1):
+    r = random.Random(seed)
+    b = bytearray(src)
+    for _ in range(r.randrange(1, 6)):
+        b[r.randrange(len(b))] = r.randrange(256)
+    if r.random() < 0.3:
+        del b[r.randrange(len(b)):]
+    open(f"{sys.argv[2]}-{seed}.alys", "wb").write(b)
+PY
+	for seed in $(seq 1 "$1"); do
+		run -o - "$W/mut-$seed.alys"
+		if ! clean_run; then
+			echo "# mutation seed $seed: status $RC"
+			bad=1
+			break
+		fi
+		run -f folded-stacks -o - "$W/mut-$seed.alys"
+		if ! clean_run; then
+			echo "# mutation seed $seed (folded): status $RC"
+			bad=1
+			break
+		fi
+	done
+	return $bad
+}
+check "300 mutated traces: no crash, no sanitizer report" mutate_test 300
+
+# ---- build ids ---------------------------------------------------------------
+{
+	header
+	mapping "$P" $PIE 0123456789abcdef0123456789abcdef01234567
+	echo "stack 1 $(ip0 "$P" $PIE GC_malloc) $(ret "$P" $PIE make_widget)"
+	echo "event 1 5 1 8 0x100 0 0 1 8 0"
+	echo "end exit 0 0 1"
+} | "$W/gen" >"$W/bid.alys"
+run -o - "$W/bid.alys"
+real_id=$(build_id "$P")
+check "build id mismatch: one warning with file and both ids" \
+	eval '[ $RC -eq 0 ] && [ "$(err_lines)" -eq 1 ] && err_has "$P: build id 0123456789abcdef0123456789abcdef01234567 in the trace, $real_id on this machine"'
+check "build id mismatch: frames stay as [file+0xoffset]" \
+	python3 -c "import json,sys; s=json.load(open('$W/out'))['events'][0]['stack']; sys.exit(not all(f['name'].startswith('[prog+0x') for f in s))"
+
+# mappings written later win where they overlap: remap the library's range
+{
+	header
+	mapping "$P" $PIE
+	echo "stack 1 $(ip0 "$P" $PIE GC_malloc) $(ret "$L" $PIE lib_helper)"
+	mapping "$L" $PIE
+	echo "event 1 5 1 8 0x100 0 0 1 8 0"
+	echo "end exit 0 0 1"
+} | "$W/gen" >"$W/overlap.alys"
+run -f folded-stacks -o - "$W/overlap.alys"
+check "a later overlapping mapping wins" eval '[ $RC -eq 0 ] && grep -q "^lib_helper;" "$W/out"'
+
+# ---- a real Crystal binary --------------------------------------------------
+# Crystal names (*Foo(T)::new<Int32>:Foo(Int32)) pass through untouched, and
+# its DWARF, which has no address ranges on compile units, still gives lines.
+# Built once into tests/build/converter-crystal (slow), reused by later runs.
+crystal_test() {
+	local cw=$ROOT/tests/build/converter-crystal
+	local x=$cw/alloc gc
+	mkdir -p "$cw"
+	cat >"$cw/alloc.cr.new" <<'CR'
+class Foo(T)
+  def initialize(@v : T); end
+end
+
+def build(n)
+  Array.new(n) { |i| Foo.new(i) }
+end
+
+p build(ARGV.size + 3).size
+CR
+	if ! cmp -s "$cw/alloc.cr.new" "$cw/alloc.cr" || [ ! -x "$x" ]; then
+		mv "$cw/alloc.cr.new" "$cw/alloc.cr"
+		(cd "$cw" && crystal build -o alloc alloc.cr >build.log 2>&1) || return 1
+	fi
+	gc=$(ldd "$x" | awk '$1 ~ /^libgc\.so/ { print $3; exit }')
+	{
+		echo "header alys-bpf 1 1 $x 0"
+		mapping "$x" $PIE
+		[ -z "$gc" ] || mapping "$gc" $LIB
+		echo "stack 1 $( [ -n "$gc" ] && printf '0x%x' $((LIB + 0x$(nm -D "$gc" | awk '$3 == "GC_malloc" { print $1 }'))) || echo 0x1) $(ret "$x" $PIE '*Foo(T)::new<Int32>:Foo(Int32)') $(ret "$x" $PIE main)"
+		echo "event 1 5 1 16 0x100 0 0 1 16 0"
+		echo "end exit 0 0 1"
+	} | "$W/gen" >"$W/crystal.alys"
+	run -o - "$W/crystal.alys"
+	[ $RC -eq 0 ] && clean_run &&
+		python3 - "$W/out" "${gc:+GC_malloc}" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["events"][0]["stack"]
+want = ([sys.argv[2]] if sys.argv[2] else []) + ["*Foo(T)::new<Int32>:Foo(Int32)", "main"]
+got = [f["name"] for f in s][-len(want):]
+if got != want:
+    sys.exit(f"names {got}, want {want}")
+f = s[-2]
+if not f.get("file", "").endswith("alloc.cr") or f.get("line") != 2:
+    sys.exit(f"file:line {f.get('file')}:{f.get('line')}, want alloc.cr:2")
+PY
+}
+if command -v crystal >/dev/null; then
+	check "crystal binary: names kept as written, file:line from its DWARF" crystal_test
+else
+	echo "ok - crystal binary # SKIP crystal not installed"
+fi
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]

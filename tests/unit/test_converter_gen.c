@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Test helper: writes a .alys trace from a line-oriented script on stdin,
+ * so tests can build valid and deliberately broken traces.
+ *
+ *   header MAGIC VERSION PID EXE START_NS      (a full header map)
+ *   mapping START END OFFSET PATH BUILDID       (BUILDID: hex, or '-' for none)
+ *   stack ID IP...
+ *   event KIND TS TID SIZE ADDR OLD_ADDR OLD_SIZE STACK_ID WEIGHT GC_NO
+ *   counters NAME=VALUE...
+ *   end REASON EXIT_STATUS STOP_NS EVENTS
+ *   future                                       (a record type 99)
+ *   raw HEX                                      (bytes as they are)
+ *
+ * Numbers take C syntax (0x...). A string written x:HEX is decoded from hex.
+ * With -i FILE, the byte offset of every record is written to FILE, one
+ * "OFFSET KIND" line per record, for tests that cut traces.
+ */
+#include <msgpack.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static msgpack_packer pk;
+static msgpack_sbuffer sb;
+
+static unsigned long long num(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s) {
+		fprintf(stderr, "gen: missing number\n");
+		exit(2);
+	}
+	v = strtoull(s, &end, 0);
+	if (*end) {
+		fprintf(stderr, "gen: bad number '%s'\n", s);
+		exit(2);
+	}
+	return v;
+}
+
+static size_t unhex(const char *s, unsigned char *out, size_t max)
+{
+	size_t n = 0;
+
+	while (s[0] && s[1] && n < max) {
+		unsigned int b;
+
+		sscanf(s, "%2x", &b);
+		out[n++] = (unsigned char)b;
+		s += 2;
+	}
+	return n;
+}
+
+static void str(const char *s)
+{
+	unsigned char buf[4096];
+	size_t n;
+
+	if (!s)
+		s = "";
+	if (!strncmp(s, "x:", 2)) {
+		n = unhex(s + 2, buf, sizeof(buf));
+		msgpack_pack_str(&pk, n);
+		msgpack_pack_str_body(&pk, buf, n);
+		return;
+	}
+	msgpack_pack_str(&pk, strlen(s));
+	msgpack_pack_str_body(&pk, s, strlen(s));
+}
+
+static void header(char **a)
+{
+	msgpack_pack_map(&pk, 12);
+	str("magic"); str(a[0]);
+	str("version"); msgpack_pack_uint64(&pk, num(a[1]));
+	str("pid"); msgpack_pack_uint64(&pk, num(a[2]));
+	str("exe"); str(a[3]);
+	str("argv"); msgpack_pack_array(&pk, 2); str(a[3]); str("--test");
+	str("start_ns"); msgpack_pack_uint64(&pk, num(a[4]));
+	str("start_unix_ns"); msgpack_pack_uint64(&pk, 1700000000000000000ULL);
+	str("hostname"); str("testhost");
+	str("unwind"); str("fp");
+	str("max_frames"); msgpack_pack_uint32(&pk, 127);
+	str("sample"); str("all");
+	str("future_key"); msgpack_pack_array(&pk, 1); msgpack_pack_nil(&pk);
+}
+
+int main(int argc, char **argv)
+{
+	FILE *index = NULL;
+	char line[65536];
+
+	if (argc == 3 && !strcmp(argv[1], "-i"))
+		index = fopen(argv[2], "w");
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	while (fgets(line, sizeof(line), stdin)) {
+		char *a[300] = { 0 };
+		int n = 0;
+		char *save, *tok;
+
+		for (tok = strtok_r(line, " \t\n", &save); tok && n < 299;
+		     tok = strtok_r(NULL, " \t\n", &save))
+			a[n++] = tok;
+		if (!n || a[0][0] == '#')
+			continue;
+		if (index && strcmp(a[0], "header"))
+			fprintf(index, "%zu %s\n", sb.size, a[0]);
+		if (!strcmp(a[0], "header")) {
+			header(a + 1);
+		} else if (!strcmp(a[0], "mapping")) {
+			unsigned char id[256];
+			size_t idn = strcmp(a[5], "-") ? unhex(a[5], id, sizeof(id)) : 0;
+
+			msgpack_pack_array(&pk, 6);
+			msgpack_pack_uint8(&pk, 1);
+			msgpack_pack_uint64(&pk, num(a[1]));
+			msgpack_pack_uint64(&pk, num(a[2]));
+			msgpack_pack_uint64(&pk, num(a[3]));
+			str(a[4]);
+			msgpack_pack_bin(&pk, idn);
+			msgpack_pack_bin_body(&pk, id, idn);
+		} else if (!strcmp(a[0], "stack")) {
+			msgpack_pack_array(&pk, 3);
+			msgpack_pack_uint8(&pk, 2);
+			msgpack_pack_uint64(&pk, num(a[1]));
+			msgpack_pack_array(&pk, (size_t)(n - 2));
+			for (int i = 2; i < n; i++)
+				msgpack_pack_uint64(&pk, num(a[i]));
+		} else if (!strcmp(a[0], "event")) {
+			msgpack_pack_array(&pk, 11);
+			msgpack_pack_uint8(&pk, 3);
+			for (int i = 1; i <= 10; i++)
+				msgpack_pack_uint64(&pk, num(a[i]));
+		} else if (!strcmp(a[0], "counters")) {
+			msgpack_pack_array(&pk, 2);
+			msgpack_pack_uint8(&pk, 4);
+			msgpack_pack_map(&pk, (size_t)(n - 1));
+			for (int i = 1; i < n; i++) {
+				char *eq = strchr(a[i], '=');
+
+				*eq = '\0';
+				str(a[i]);
+				msgpack_pack_uint64(&pk, num(eq + 1));
+			}
+		} else if (!strcmp(a[0], "end")) {
+			msgpack_pack_array(&pk, 2);
+			msgpack_pack_uint8(&pk, 5);
+			msgpack_pack_map(&pk, 4);
+			str("reason"); str(a[1]);
+			str("exit_status"); msgpack_pack_int64(&pk, strtoll(a[2], NULL, 0));
+			str("stop_ns"); msgpack_pack_uint64(&pk, num(a[3]));
+			str("events"); msgpack_pack_uint64(&pk, num(a[4]));
+		} else if (!strcmp(a[0], "future")) {
+			msgpack_pack_array(&pk, 3);
+			msgpack_pack_uint8(&pk, 99);
+			str("from a later version");
+			msgpack_pack_map(&pk, 1);
+			str("k");
+			msgpack_pack_double(&pk, 1.5);
+		} else if (!strcmp(a[0], "raw")) {
+			unsigned char buf[32768];
+			size_t len = unhex(a[1], buf, sizeof(buf));
+
+			msgpack_sbuffer_write(&sb, (const char *)buf, len);
+		} else {
+			fprintf(stderr, "gen: unknown line '%s'\n", a[0]);
+			return 2;
+		}
+	}
+	fwrite(sb.data, 1, sb.size, stdout);
+	if (index)
+		fclose(index);
+	msgpack_sbuffer_destroy(&sb);
+	return 0;
+}
