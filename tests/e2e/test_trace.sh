@@ -41,6 +41,16 @@ done
 check_match "static variant has libgc inside the executable" \
 	"$(nm "$ALYS_PROGS/alloc_known-static" | grep -c ' T GC_malloc$')" '^1$'
 
+# --- probes sit on instructions the kernel emulates, arguments intact -------
+out=$("$BIN/alys-bpf" -v -o "$T/v.alys" -- "$ALYS_PROGS/alloc_known" 1 2>&1 >/dev/null)
+for f in GC_malloc GC_malloc_atomic GC_realloc GC_free; do
+	check_match "probe on $f is at an emulated instruction" \
+		"$(printf '%s\n' "$out" | grep "uprobe $f+")" "uprobe $f\+0x[0-9a-f]+ \((push|jmp|je|jne|call|nop)"
+done
+check_eq "no probe is single-stepped" "$(printf '%s\n' "$out" | grep -c 'single-stepped')" 0
+check_match "Debian libgc: GC_malloc probed at its jmp (+5, after mov \$1,%esi)" \
+	"$(printf '%s\n' "$out" | grep 'uprobe GC_malloc+')" 'GC_malloc\+0x5 \(jmp'
+
 # --- every event carries its fields ------------------------------------------
 check_eq "events carry kind, tid, time, size, addr, stack" \
 	"$(json_query "$T/alloc_known.json" "all(e['tid'] > 0 and e['time_ns'] >= 0 and int(e['addr'], 16) > 0 and e['stack'] for e in events if e['kind'] != 'free')")" 1

@@ -75,6 +75,17 @@ check_ge "--max-frames 4: truncation counted" \
 out=$("$BIN/alys-bpf" --max-frames 129 -- true 2>&1)
 check_match "--max-frames above the cap is refused, naming the cap" "$out" '1\.\.128'
 
+# --- a library loaded with dlopen gets its rows while the target runs ------
+F=$ALYS_ROOT/tests/e2e/fixtures
+gcc -O2 -fomit-frame-pointer -shared -fPIC -o "$T/libdlalloc.so" "$F/dlopen_lib.c" -lgc
+gcc -O2 -fomit-frame-pointer -o "$T/dlopen_main" "$F/dlopen_main.c" -lgc -ldl
+"$BIN/alys-bpf" -q -o "$T/dlopen.alys" -- "$T/dlopen_main" "$T/libdlalloc.so" 1000 >/dev/null
+"$BIN/alys_converter" -f json -o "$T/dlopen.json" "$T/dlopen.alys"
+check_eq "dlopen: stacks go through the library into main" \
+	"$(json_query "$T/dlopen.json" "count(kind='malloc_atomic', size=56, frames=['lib_leaf', 'lib_entry', 'main', '_start'])")" 1000
+check_eq "dlopen: the library's mapping is in the trace" \
+	"$(json_query "$T/dlopen.json" "sum(1 for m in d['mappings'] if m['path'].endswith('libdlalloc.so'))")" 1
+
 # --- fibers run on their own stacks ----------------------------------------
 cat >"$T/fibers.cr" <<'CR'
 class Leaf
