@@ -11,13 +11,13 @@
 #include <time.h>
 
 __asm__(".text\n"
-	".globl f_push\nf_push: push %rbp\n pop %rbp\n ret\n"
-	".globl f_nop\nf_nop: nop\n ret\n"
-	".globl f_nop5\nf_nop5: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n ret\n"
-	".globl f_jmp\nf_jmp: jmp 1f\n1: ret\n"
-	".globl f_jmp32\nf_jmp32: .byte 0xe9\n .long 0\n ret\n"
-	".globl f_mov\nf_mov: mov $1, %esi\n ret\n"
-	".globl f_xor\nf_xor: xor %esi, %esi\n ret\n");
+	".globl f_push\n.type f_push, @function\nf_push: push %rbp\n pop %rbp\n ret\n"
+	".globl f_nop\n.type f_nop, @function\nf_nop: nop\n ret\n"
+	".globl f_nop5\n.type f_nop5, @function\nf_nop5: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n ret\n"
+	".globl f_jmp\n.type f_jmp, @function\nf_jmp: jmp 1f\n1: ret\n"
+	".globl f_jmp32\n.type f_jmp32, @function\nf_jmp32: .byte 0xe9\n .long 0\n ret\n"
+	".globl f_mov\n.type f_mov, @function\nf_mov: mov $1, %esi\n ret\n"
+	".globl f_xor\n.type f_xor, @function\nf_xor: xor %esi, %esi\n ret\n");
 void f_push(void), f_nop(void), f_nop5(void), f_jmp(void), f_jmp32(void),
 	f_mov(void), f_xor(void);
 

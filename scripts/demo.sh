@@ -60,8 +60,9 @@ echo "demo printed $(wc -l <"$OUT/demo.stdout") lines (in $OUT/demo.stdout);" \
 
 step "converting"
 "$BIN/alys_converter" -f folded-stacks -o "$OUT/demo.folded" "$OUT/demo.alys"
-"$BIN/alys_converter" -f json -o "$OUT/demo.json" "$OUT/demo.alys"
-echo "$OUT/demo.folded ($(du -h "$OUT/demo.folded" | cut -f1)), $OUT/demo.json ($(du -h "$OUT/demo.json" | cut -f1))"
+# Every event with its stack is large (GBs for this trace): keep 8 frames.
+"$BIN/alys_converter" -f json --depth 8 -o "$OUT/demo.json" "$OUT/demo.alys"
+echo "$OUT/demo.folded ($(du -h "$OUT/demo.folded" | cut -f1)), $OUT/demo.json ($(du -h "$OUT/demo.json" | cut -f1), 8 frames per stack)"
 
 step "per GC function (from $OUT/demo.folded)"
 awk '{ n = $NF; k = split(substr($0, 1, length($0) - length(n) - 1), f, ";")
@@ -69,14 +70,15 @@ awk '{ n = $NF; k = split(substr($0, 1, length($0) - length(n) - 1), f, ";")
      END { for (g in by) printf "  %-20s %12d\n", g, by[g]; printf "  %-20s %12d\n", "total", total }' \
 	"$OUT/demo.folded"
 
-step "top 10 folded stacks (count; innermost 5 frames)"
-awk '{ n = $NF; print n "\t" substr($0, 1, length($0) - length(n) - 1) }' "$OUT/demo.folded" |
-	sort -t "$(printf '\t')" -k1,1nr | head -n 10 |
-	awk -F '\t' '{
-		k = split($2, f, ";"); s = ""
-		for (i = (k > 5 ? k - 4 : 1); i <= k; i++) s = s (s == "" ? "" : ";") f[i]
-		printf "%10d  %s%s\n", $1, (k > 5 ? "...;" : ""), s
-	}'
+step "top 10 allocation sites (count; innermost 5 frames, stacks merged on them)"
+# awk sums per site; sort reads everything, so the head that follows cannot
+# cut a writer short (SIGPIPE under pipefail).
+awk '{ n = $NF; k = split(substr($0, 1, length($0) - length(n) - 1), f, ";"); s = ""
+       for (i = (k > 5 ? k - 4 : 1); i <= k; i++) s = s (s == "" ? "" : ";") f[i]
+       by[(k > 5 ? "...;" : "") s] += n }
+     END { for (s in by) printf "%10d  %s\n", by[s], s }' "$OUT/demo.folded" |
+	sort -k1,1nr >"$OUT/sites.txt"
+head -n 10 "$OUT/sites.txt"
 
 # --- PLANNED: flamegraph --------------------------------------------------
 # Once the converter can write one, render $OUT/demo.svg here, e.g.
