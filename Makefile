@@ -24,7 +24,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CPPFLAGS := -Iinclude -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 
-DAEMON_LIBS    := -lbpf -lelf -lz -lmsgpackc -lcapstone -ldw
+DAEMON_LIBS    := -lbpf -lelf -lz -lmsgpackc -lcapstone -ldw -lm
 CONVERTER_LIBS := -ldw -lelf -lz -lmsgpackc -lm
 
 DAEMON_SRCS    := $(wildcard src/*.c)

@@ -22,6 +22,11 @@ const volatile __u64 probe_vaddr[ALYS_KIND_FREE + 1];
 const volatile __u64 gc_no_vaddr;
 /* Ring-buffer bytes pending above which the consumer is woken at once. */
 const volatile __u64 wakeup_bytes = 1 << 20;
+/* Sampling: 0 records every call; else the mean of the exponentially
+ * distributed byte intervals between samples (see sample.h). */
+const volatile __u64 sample_mean;
+/* Attached as uprobe sessions: an entry that returns 1 has no return. */
+const volatile bool session_mode;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -61,7 +66,8 @@ struct pending_call {
 
 struct thread_state {
 	__u32 depth;
-	__u32 pad;
+	__u32 sampling_started;
+	__s64 bytes_until_sample;	/* per thread, as tcmalloc and Go do */
 	struct pending_call calls[ALYS_MAX_DEPTH];
 	/* The stack being walked: too big for the 512-byte BPF stack, and
 	 * per-task rather than per-CPU because uprobe programs can be
@@ -88,6 +94,7 @@ static __always_inline void count(enum alys_counter c)
 
 #include "unwind_fp.h"
 #include "unwind_dwarf.h"
+#include "sample.h"
 
 static __always_inline __u64 hash_ips(struct stack_val *s)
 {
@@ -221,7 +228,7 @@ static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
 	e->size = size;
 	e->addr = addr;
 	e->old_addr = old_addr;
-	e->weight = size;
+	e->weight = 0;	/* filled in by the daemon, which has floating point */
 	e->gc_no = 0;
 	if (gc_no_addr)
 		bpf_probe_read_user(&e->gc_no, sizeof(__u32), (void *)gc_no_addr);
@@ -242,18 +249,32 @@ static __always_inline __u64 gc_no_addr_of(struct pt_regs *regs, __u8 kind)
 	return PT_REGS_IP(regs) - pv + gc_no_vaddr;
 }
 
+/* Returns what a session entry returns: 1 when no return probe is needed. */
 static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 				    __u64 size, __u64 old_addr)
 {
 	struct thread_state *st;
 	struct pending_call *c;
+	bool nested_in_realloc, sampled;
 	__u32 d;
 
 	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st)
-		return 0;
+		return 1;
 	d = st->depth;
+	/* GC_realloc frees and allocates through the same entry points: those
+	 * inner calls are part of the realloc event. Finalizers that allocate
+	 * inside a collection are real allocations and are kept. */
+	nested_in_realloc = d > 0 && d <= ALYS_MAX_DEPTH &&
+		st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind == ALYS_KIND_REALLOC;
+	sampled = !nested_in_realloc && sample_call(st, size);
+	if (kind == ALYS_KIND_REALLOC && !sampled && !nested_in_realloc && sample_mean)
+		forget_sampled(regs, st, old_addr, d);
+	/* Without its return the call need not be tracked at all; a realloc
+	 * is, so that what it calls knows it is inside one. */
+	if (session_mode && !sampled && kind != ALYS_KIND_REALLOC)
+		return 1;
 	st->depth = d + 1;
 	if (d >= ALYS_MAX_DEPTH) {
 		count(ALYS_CNT_DEPTH_OVERFLOW);
@@ -263,11 +284,7 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 	c->kind = kind;
 	c->size = size;
 	c->old_addr = old_addr;
-	/* GC_realloc frees and allocates through the same entry points: those
-	 * inner calls are part of the realloc event. Finalizers that allocate
-	 * inside a collection are real allocations and are kept. */
-	c->skip = d > 0 &&
-		  st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind == ALYS_KIND_REALLOC;
+	c->skip = !sampled;
 	if (c->skip)
 		return 0;
 	c->gc_no_addr = gc_no_addr_of(regs, kind);
@@ -291,27 +308,34 @@ static __always_inline int on_return(struct pt_regs *regs)
 	c = &st->calls[d & (ALYS_MAX_DEPTH - 1)];
 	if (c->skip)
 		return 0;
+	if (c->kind == ALYS_KIND_REALLOC && sample_mean)
+		unmark_sampled(c->old_addr);
 	submit_event(c->kind, d, c->size, PT_REGS_RC(regs), c->old_addr,
 		     c->stack_id, c->gc_no_addr);
+	if (sample_mean)
+		mark_sampled(PT_REGS_RC(regs));
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(gc_malloc_entry, __u64 size)
 {
-	return on_entry(ctx, ALYS_KIND_MALLOC, size, 0);
+	on_entry(ctx, ALYS_KIND_MALLOC, size, 0);
+	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(gc_malloc_atomic_entry, __u64 size)
 {
-	return on_entry(ctx, ALYS_KIND_MALLOC_ATOMIC, size, 0);
+	on_entry(ctx, ALYS_KIND_MALLOC_ATOMIC, size, 0);
+	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(gc_realloc_entry, __u64 old_addr, __u64 size)
 {
-	return on_entry(ctx, ALYS_KIND_REALLOC, size, old_addr);
+	on_entry(ctx, ALYS_KIND_REALLOC, size, old_addr);
+	return 0;
 }
 
 SEC("uretprobe")
@@ -325,7 +349,7 @@ SEC("uprobe")
 int BPF_KPROBE(gc_free_entry, __u64 addr)
 {
 	struct thread_state *st;
-	__u32 d = 0;
+	__u32 d;
 
 	if (!addr)
 		return 0;
@@ -333,15 +357,49 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st)
 		return 0;
-	if (st->depth > 0) {
-		d = st->depth;
-		if (st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind ==
-		    ALYS_KIND_REALLOC)
-			return 0;
-	}
+	d = st->depth;
+	if (d > 0 && d <= ALYS_MAX_DEPTH &&
+	    st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind == ALYS_KIND_REALLOC)
+		return 0;
+	/* Sampled: only the frees of sampled blocks matter. */
+	if (sample_mean && !unmark_sampled(addr))
+		return 0;
 	submit_event(ALYS_KIND_FREE, d, 0, addr, 0, collect_stack(ctx, st),
 		     gc_no_addr_of(ctx, ALYS_KIND_FREE));
 	return 0;
+}
+
+/*
+ * The same entry points attached as uprobe sessions (Linux 6.13+): one
+ * program runs at entry and, unless the entry returned 1, at return, so an
+ * unsampled call costs no return probe at all.
+ */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+static __always_inline int session(struct pt_regs *ctx, __u8 kind, __u64 size,
+				   __u64 old_addr)
+{
+	if (bpf_session_is_return())
+		return on_return(ctx);
+	return on_entry(ctx, kind, size, old_addr);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(gc_malloc_session, __u64 size)
+{
+	return session(ctx, ALYS_KIND_MALLOC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(gc_malloc_atomic_session, __u64 size)
+{
+	return session(ctx, ALYS_KIND_MALLOC_ATOMIC, size, 0);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(gc_realloc_session, __u64 old_addr, __u64 size)
+{
+	return session(ctx, ALYS_KIND_REALLOC, size, old_addr);
 }
 
 /* --empty-probes: the same probes doing nothing, the floor benchmarks

@@ -3,8 +3,10 @@
  * alys-bpf: trace the Boehm GC allocations of an unmodified Crystal program
  * with uprobes and write them to a .alys trace.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,9 @@ static void usage(FILE *out)
 "      --unwind MODE    dwarf (default: .eh_frame tables, no frame pointers needed)\n"
 "                       or fp (frame pointers, for code built with them)\n"
 "      --max-frames N   stack depth, 1..%d (default %d)\n"
+"      --sample MODE    all (default): record every call; bytes:N: sample,\n"
+"                       about one call per N bytes allocated (e.g. bytes:512K),\n"
+"                       each with the weight that keeps totals unbiased\n"
 "      --as-root        under sudo, run COMMAND as root instead of the invoking user\n"
 "      --empty-probes   attach the same probes doing nothing (benchmark floor)\n"
 "  -q, --quiet          print nothing but errors\n"
@@ -49,7 +54,38 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return errno || !*s || *end || *s == '-' || *out > max ? -1 : 0;
 }
 
-enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES };
+enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE };
+
+/* "all", or "bytes:N" with N in bytes, optionally with a k/K/KiB, m/M/MiB
+ * suffix (powers of 1024). */
+static int parse_sample(const char *s, uint64_t *mean)
+{
+	unsigned long long n;
+	char *end;
+
+	if (!strcmp(s, "all")) {
+		*mean = 0;
+		return 0;
+	}
+	if (strncmp(s, "bytes:", 6) || !isdigit((unsigned char)s[6]))
+		return -1;
+	errno = 0;
+	n = strtoull(s + 6, &end, 10);
+	if (errno)
+		return -1;
+	if (!strcmp(end, "k") || !strcmp(end, "K") || !strcmp(end, "KiB"))
+		n <<= 10;
+	else if (!strcmp(end, "m") || !strcmp(end, "M") || !strcmp(end, "MiB"))
+		n <<= 20;
+	else if (*end)
+		return -1;
+	/* The BPF side scales a 2^20 fixed-point log by the mean: keep it in
+	 * 64 bits. */
+	if (n == 0 || n > (1ULL << 36))
+		return -1;
+	*mean = n;
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -60,6 +96,7 @@ int main(int argc, char **argv)
 		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "empty-probes", no_argument, NULL, OPT_EMPTY_PROBES },
+		{ "sample", required_argument, NULL, OPT_SAMPLE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -108,6 +145,13 @@ int main(int argc, char **argv)
 			break;
 		case OPT_EMPTY_PROBES:
 			o.empty_probes = true;
+			break;
+		case OPT_SAMPLE:
+			if (parse_sample(optarg, &o.sample_bytes)) {
+				fprintf(stderr, "alys-bpf: --sample takes all or bytes:N (N bytes, "
+					"e.g. bytes:65536, bytes:64K, bytes:1M), not '%s'\n", optarg);
+				return 2;
+			}
 			break;
 		case 'q':
 			o.quiet = true;

@@ -140,7 +140,7 @@ void trace_writer_stack(struct trace_writer *w, uint32_t id, const uint64_t *ips
 }
 
 void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
-			uint64_t old_size)
+			uint64_t old_size, uint64_t weight)
 {
 	msgpack_packer *pk = &w->pk;
 
@@ -154,7 +154,7 @@ void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 	msgpack_pack_uint64(pk, e->old_addr);
 	msgpack_pack_uint64(pk, old_size);
 	msgpack_pack_uint32(pk, e->stack_id);
-	msgpack_pack_uint64(pk, e->weight);
+	msgpack_pack_uint64(pk, weight);
 	msgpack_pack_uint64(pk, e->gc_no);
 	w->events++;
 }

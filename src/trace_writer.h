@@ -42,7 +42,7 @@ void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 void trace_writer_stack(struct trace_writer *w, uint32_t id, const uint64_t *ips,
 			uint32_t nr);
 void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
-			uint64_t old_size);
+			uint64_t old_size, uint64_t weight);
 /* names[i] for counts[i]; written as one cumulative record. */
 void trace_writer_counters(struct trace_writer *w, const char *const *names,
 			   const uint64_t *counts, size_t n);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@
 #include "ldso_list.h"
 #include "mmap_watch.h"
 #include "proc_maps.h"
+#include "session_link.h"
 #include "size_table.h"
 #include "trace_writer.h"
 #include "unwind_maps.h"
@@ -54,6 +56,9 @@ struct tracer {
 	struct ring_buffer *rb;
 	struct bpf_link *links[8];
 	int nlinks;
+	int session_fds[4];	/* uprobe-session links */
+	int nsessions;
+	bool session;		/* attached as sessions: see bpf/alys.bpf.c */
 	struct gc_probes gp;
 	struct lib_list libs;		/* launched: what the loader will map */
 	struct unwind_maps um;
@@ -167,6 +172,39 @@ static void build_unwind_tables(struct tracer *t)
 		    unwind_maps_rows(&t->um), t->um.build_ns / 1e6);
 }
 
+/* -ln(u) for u in [1/2, 1), 2^20 fixed point: see bpf/sample.h. */
+static void fill_neg_log_table(volatile __u32 *table, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		table[j] = (__u32)lround(-log((n + j + 0.5) / (2.0 * n)) * (1 << 20));
+}
+
+/* Sampled calls with an unsampled majority are cheapest as uprobe
+ * sessions: the kernel skips the return probe of calls the entry did not
+ * sample. The sessions' programs, or the classic entry and return ones, are
+ * loaded, not both. */
+static void choose_programs(struct tracer *t)
+{
+	struct alys_bpf *s = t->skel;
+	struct bpf_program *session[] = { s->progs.gc_malloc_session,
+		s->progs.gc_malloc_atomic_session, s->progs.gc_realloc_session };
+	struct bpf_program *classic[] = { s->progs.gc_malloc_entry,
+		s->progs.gc_malloc_atomic_entry, s->progs.gc_realloc_entry,
+		s->progs.gc_alloc_return };
+
+	for (size_t i = 0; i < sizeof(session) / sizeof(session[0]); i++) {
+		bpf_program__set_autoload(session[i], t->session);
+		if (t->session)
+			bpf_program__set_expected_attach_type(session[i],
+				(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_SESSION);
+	}
+	for (size_t i = 0; i < sizeof(classic) / sizeof(classic[0]); i++)
+		bpf_program__set_autoload(classic[i], !t->session);
+	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
+	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
+	t->skel->rodata->session_mode = t->session;
+}
+
 static int open_bpf(struct tracer *t)
 {
 	const struct gc_probes *gp = &t->gp;
@@ -178,6 +216,11 @@ static int open_bpf(struct tracer *t)
 		fail("cannot open the BPF program: %s\n", strerror(errno));
 		return -1;
 	}
+	choose_programs(t);
+	t->skel->rodata->sample_mean = t->o->sample_bytes;
+	fill_neg_log_table(t->skel->rodata->neg_log_table,
+			   sizeof(t->skel->rodata->neg_log_table) /
+			   sizeof(t->skel->rodata->neg_log_table[0]));
 	t->skel->rodata->max_frames = t->o->max_frames;
 	t->skel->rodata->unwind_mode = t->o->unwind;
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
@@ -185,6 +228,15 @@ static int open_bpf(struct tracer *t)
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
 	bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
 	err = alys_bpf__load(t->skel);
+	if (err && t->session) {
+		/* This kernel has no uprobe sessions (before Linux 6.13). */
+		alys_bpf__destroy(t->skel);
+		t->skel = NULL;
+		t->session = false;
+		if (t->o->verbose)
+			say(t, "uprobe sessions unavailable: every call gets a return probe\n");
+		return open_bpf(t);
+	}
 	if (err) {
 		fail("cannot load the BPF program into the kernel: %s.\n"
 		     "  Is BPF enabled (CONFIG_BPF_SYSCALL) and not locked down? "
@@ -237,9 +289,30 @@ static int attach_probes(struct tracer *t)
 		[ALYS_KIND_FREE] = s->progs.gc_free_entry,
 	};
 
+	struct bpf_program *session[ALYS_KIND_FREE + 1] = {
+		[ALYS_KIND_MALLOC] = s->progs.gc_malloc_session,
+		[ALYS_KIND_MALLOC_ATOMIC] = s->progs.gc_malloc_atomic_session,
+		[ALYS_KIND_REALLOC] = s->progs.gc_realloc_session,
+	};
+
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++) {
 		if (!f[k].found)
 			continue;
+		if (t->session && session[k]) {
+			int fd = session_link_create(bpf_program__fd(session[k]), t->gp.path,
+						     f[k].probe_file_off, t->pid);
+
+			if (fd < 0) {
+				fail("cannot attach a uprobe session to %s in %s: %s\n",
+				     f[k].name, t->gp.path, strerror(-fd));
+				return -1;
+			}
+			t->session_fds[t->nsessions++] = fd;
+			if (t->o->verbose)
+				say(t, "uprobe session %s+0x%lx (%s)\n", f[k].name,
+				    (unsigned long)f[k].place.offset, f[k].place.insn);
+			continue;
+		}
 		if (attach_one(t, t->o->empty_probes ? s->progs.empty_entry : entry[k],
 			       &f[k], false))
 			return -1;
@@ -321,6 +394,20 @@ static void cover_stack(struct tracer *t, const uint64_t *ips, uint32_t nr)
 	}
 }
 
+/* Bytes an event stands for. Sampled, a call of s bytes was recorded with
+ * probability 1 - exp(-s/N): weighting it by the inverse keeps totals
+ * unbiased (as Go's and tcmalloc's heap profiles do). */
+static uint64_t event_weight(const struct tracer *t, const struct alys_rb_event *e)
+{
+	double n = (double)t->o->sample_bytes;
+
+	if (e->kind == ALYS_KIND_FREE)
+		return 0;
+	if (!t->o->sample_bytes || !e->size)
+		return e->size;
+	return (uint64_t)llround((double)e->size / -expm1(-(double)e->size / n));
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct tracer *t = ctx;
@@ -352,7 +439,7 @@ static int on_record(void *ctx, void *data, size_t len)
 		default:
 			size_table_put(&t->sizes, e->addr, e->size);
 		}
-		trace_writer_event(&t->w, e, old_size);
+		trace_writer_event(&t->w, e, old_size, event_weight(t, e));
 	}
 	return 0;
 }
@@ -523,11 +610,16 @@ static int resolve_target(struct tracer *t)
 static int start(struct tracer *t)
 {
 	char err[PATH_MAX + 256];
+	char sample[64] = "all";
 	struct trace_header h = {
 		.unwind = t->o->unwind == ALYS_UNWIND_FP ? "fp" : "dwarf",
 		.max_frames = t->o->max_frames,
-		.sample = "all",
+		.sample = sample,
 	};
+
+	if (t->o->sample_bytes)
+		snprintf(sample, sizeof(sample), "bytes:%llu",
+			 (unsigned long long)t->o->sample_bytes);
 
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
 	if (!t->rb) {
@@ -587,6 +679,9 @@ static void finish(struct tracer *t)
 	for (int i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
 	t->nlinks = 0;
+	for (int i = 0; i < t->nsessions; i++)
+		close(t->session_fds[i]);
+	t->nsessions = 0;
 	/* Everything submitted before the detach is still in the buffers. */
 	mmap_watch_drain(&t->mw, on_mapping, t);
 	ring_buffer__consume(t->rb);
@@ -615,6 +710,8 @@ static void cleanup(struct tracer *t)
 {
 	for (int i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
+	for (int i = 0; i < t->nsessions; i++)
+		close(t->session_fds[i]);
 	ring_buffer__free(t->rb);
 	alys_bpf__destroy(t->skel);
 	proc_maps_free(&t->maps);
@@ -647,6 +744,9 @@ int tracer_run(const struct tracer_opts *o)
 	if (ret)
 		goto out;
 	build_unwind_tables(&t);
+	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
+	 * sessions (tests and benchmarks compare the two). */
+	t.session = o->sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");
 	if (setup_signals(&t) || open_bpf(&t)) {
 		ret = 1;
 		goto out;

@@ -4,6 +4,7 @@
 #define ALYS_TRACER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct tracer_opts {
@@ -16,6 +17,7 @@ struct tracer_opts {
 	bool quiet;
 	bool verbose;
 	bool empty_probes;	/* benchmark floor: probes that record nothing */
+	uint64_t sample_bytes;	/* 0: every call; else mean bytes between samples */
 };
 
 /* Returns the process exit status to use for alys-bpf itself. */

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#include "session_link.h"
+
+#include <errno.h>
+#include <linux/bpf.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* union bpf_attr's link_create with the uprobe_multi member, laid out as in
+ * Linux 6.6+ include/uapi/linux/bpf.h (Debian 12's headers lack it). */
+struct link_create_uprobe_multi {
+	uint32_t prog_fd;
+	uint32_t target_fd;
+	uint32_t attach_type;
+	uint32_t flags;
+	uint64_t path;
+	uint64_t offsets;
+	uint64_t ref_ctr_offsets;
+	uint64_t cookies;
+	uint32_t cnt;
+	uint32_t multi_flags;
+	uint32_t pid;
+};
+
+int session_link_create(int prog_fd, const char *path, uint64_t offset, pid_t pid)
+{
+	union {
+		struct link_create_uprobe_multi lc;
+		char bytes[sizeof(union bpf_attr) > 128 ? sizeof(union bpf_attr) : 128];
+	} attr;
+	unsigned long offsets[1] = { offset };
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.lc.prog_fd = prog_fd;
+	attr.lc.attach_type = ALYS_BPF_TRACE_UPROBE_SESSION;
+	attr.lc.path = (uint64_t)(uintptr_t)path;
+	attr.lc.offsets = (uint64_t)(uintptr_t)offsets;
+	attr.lc.cnt = 1;
+	attr.lc.pid = (uint32_t)pid;
+	fd = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
