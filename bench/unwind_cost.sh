@@ -17,15 +17,13 @@ REPS=${2:-3}
 PERF_COUNT=$((COUNT / 10))
 ALYS=$ROOT/bin/alys-bpf
 W=$(mktemp -d /tmp/alys-bench.XXXXXX)
-trap 'rm -rf "$W"; perf probe -q -d "probe_libgc:*" >/dev/null 2>&1 || true' EXIT
+. "$ROOT/bench/perf_probes.sh"
+trap 'rm -rf "$W"; perf_probes_del' EXIT
 
 gcc -O2 -fomit-frame-pointer -o "$W/alloc_depth" "$ROOT/bench/alloc_depth.c" -lgc
-LIBGC=$(ldd "$W/alloc_depth" | awk '/libgc/ { print $3 }')
-# perf's probe on the instruction alys-bpf probes (the entry one is single-stepped).
-OFF=$("$ALYS" -v --empty-probes -o "$W/x.alys" -- "$W/alloc_depth" 1 1 2>&1 |
-	sed -n 's/.*uprobe GC_malloc_atomic+\(0x[0-9a-f]*\).*/\1/p' | head -n 1)
-perf probe -q -d "probe_libgc:*" >/dev/null 2>&1 || true
-perf probe -q -x "$LIBGC" -a "GC_malloc_atomic+$((OFF))" >/dev/null
+# perf's probes on the instructions alys-bpf probes (the entry ones are
+# single-stepped).
+perf_probes_add "$ALYS" "$W/alloc_depth" 1 1
 
 ns() { sed -n 's/^ns_per_call=//p'; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -37,7 +35,7 @@ run() { # MODE DEPTH N -> ns per call
 	floor) "$ALYS" -q --empty-probes -o "$W/t.alys" -- "$W/alloc_depth" "$depth" "$n" | ns ;;
 	fp) "$ALYS" -q --unwind fp -o "$W/t.alys" -- "$W/alloc_depth" "$depth" "$n" | ns ;;
 	dwarf) "$ALYS" -q -o "$W/t.alys" -- "$W/alloc_depth" "$depth" "$n" | ns ;;
-	perf) perf record -q -o "$W/perf.data" -e "probe_libgc:GC_malloc_atomic" \
+	perf) perf record -q -o "$W/perf.data" -e "$PERF_EVENTS" \
 		--call-graph dwarf -- "$W/alloc_depth" "$depth" "$n" 2>/dev/null | ns ;;
 	esac
 }
