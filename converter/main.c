@@ -130,7 +130,7 @@ static int convert(const char *input, const char *output,
 			return 1;
 		}
 	}
-	sym = symbolizer_new(&t, fmt->want_lines);
+	sym = symbolizer_new(&t, &(struct symbolizer_options){ .want_dwarf = true });
 	outbuf_init(&o, fd);
 	fmt->write(&t, sym, &o, opt);
 	err = outbuf_flush(&o);

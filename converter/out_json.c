@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "output.h"
+#include "progress.h"
 #include "util.h"
 
 /* Nesting of a frame object: top { events [ event { stack [ frame. */
@@ -199,33 +200,62 @@ struct frame_cache {
 	size_t cap;
 };
 
-static void render_entry(const struct sym_entry *e, bool pretty, struct outbuf *mem)
+static void frame_members(struct json *j, const struct sym_frame *f)
+{
+	key(j, "name");
+	cstr_value(j, f->name);
+	if (f->file) {
+		key(j, "file");
+		cstr_value(j, f->file);
+	}
+	if (f->line)
+		key_u64(j, "line", true, f->line);
+}
+
+/*
+ * One recorded address: the function holding it, with the calls inlined
+ * there under "inlined" (innermost first); or, split, every inlined call
+ * as a frame object of its own before the function's, all with the same ip.
+ */
+static void render_entry(const struct sym_entry *e, bool pretty, bool split,
+			 struct outbuf *mem)
 {
 	struct json j = { .o = mem, .pretty = pretty, .level = FRAME_LEVEL };
+	const struct sym_frame *outer = &e->frames[e->nr_frames - 1];
 
-	for (uint32_t i = 0; i < e->nr_frames; i++) {
-		const struct sym_frame *f = &e->frames[i];
-
-		if (i) {	/* inlined frames follow as separate objects */
-			outbuf_char(mem, ',');
-			newline(&j);
+	if (split) {
+		for (uint32_t i = 0; i < e->nr_frames; i++) {
+			if (i) {
+				outbuf_char(mem, ',');
+				newline(&j);
+			}
+			open_(&j, '{');
+			key_hex(&j, "ip", e->ip);
+			frame_members(&j, &e->frames[i]);
+			close_(&j, '}');
 		}
-		open_(&j, '{');
-		key_hex(&j, "ip", e->ip);
-		key(&j, "name");
-		cstr_value(&j, f->name);
-		if (f->file) {
-			key(&j, "file");
-			cstr_value(&j, f->file);
-		}
-		if (f->line)
-			key_u64(&j, "line", true, f->line);
-		close_(&j, '}');
+		return;
 	}
+	open_(&j, '{');
+	key_hex(&j, "ip", e->ip);
+	frame_members(&j, outer);
+	if (e->nr_frames > 1) {
+		key(&j, "inlined");
+		open_(&j, '[');
+		for (uint32_t i = 0; i + 1 < e->nr_frames; i++) {
+			elem(&j);
+			open_(&j, '{');
+			frame_members(&j, &e->frames[i]);
+			close_(&j, '}');
+		}
+		close_(&j, ']');
+	}
+	close_(&j, '}');
 }
 
 static void frame_text(struct frame_cache *fc, struct symbolizer *sym,
-		       uint32_t idx, bool pretty, const char **text, uint32_t *len)
+		       uint32_t idx, const struct output_options *opt,
+		       const char **text, uint32_t *len)
 {
 	if (idx >= fc->cap) {
 		size_t old = fc->cap;
@@ -241,7 +271,7 @@ static void frame_text(struct frame_cache *fc, struct symbolizer *sym,
 		struct outbuf mem;
 
 		outbuf_init(&mem, -1);
-		render_entry(symbolizer_entry(sym, idx), pretty, &mem);
+		render_entry(symbolizer_entry(sym, idx), opt->indent, opt->split_inline, &mem);
 		fc->text[idx] = mem.buf;	/* keeps the buffer */
 		fc->len[idx] = (uint32_t)mem.len;
 	}
@@ -250,8 +280,10 @@ static void frame_text(struct frame_cache *fc, struct symbolizer *sym,
 }
 
 static void write_event(struct json *j, const struct trace *t, const struct trace_event *e,
-			struct symbolizer *sym, struct frame_cache *fc, uint32_t max_depth)
+			struct symbolizer *sym, struct frame_cache *fc,
+			const struct output_options *opt)
 {
+	uint32_t max_depth = opt->depth;
 	const struct trace_stack *st = trace_event_stack(t, e);
 	uint64_t start = t->hdr.start_ns;
 
@@ -285,7 +317,7 @@ static void write_event(struct json *j, const struct trace *t, const struct trac
 			const char *text;
 			uint32_t len;
 
-			frame_text(fc, sym, idx, j->pretty, &text, &len);
+			frame_text(fc, sym, idx, opt, &text, &len);
 			elem(j);
 			outbuf_write(j->o, text, len);
 		}
@@ -294,11 +326,12 @@ static void write_event(struct json *j, const struct trace *t, const struct trac
 	close_(j, '}');
 }
 
-void write_json(const struct trace *t, struct symbolizer *sym,
-		struct outbuf *o, const struct output_options *opt)
+void write_json(struct profile *p, struct outbuf *o, const struct output_options *opt)
 {
+	const struct trace *t = p->t;
 	struct json j = { .o = o, .pretty = opt->indent };
 	struct frame_cache fc = { 0 };
+	struct progress bar;
 
 	open_(&j, '{');
 	write_header(&j, &t->hdr);
@@ -307,8 +340,13 @@ void write_json(const struct trace *t, struct symbolizer *sym,
 	write_end(&j, t);
 	key(&j, "events");
 	open_(&j, '[');
-	for (size_t i = 0; i < t->nr_events; i++)
-		write_event(&j, t, &t->events[i], sym, &fc, opt->depth);
+	progress_begin(&bar, "writing", t->nr_events);
+	for (size_t i = 0; i < t->nr_events; i++) {
+		progress_tick(&bar, i);
+		if (profile_selected(p, i))
+			write_event(&j, t, &t->events[i], p->sym, &fc, opt);
+	}
+	progress_end(&bar);
 	close_(&j, ']');
 	close_(&j, '}');
 	outbuf_char(o, '\n');
