@@ -28,8 +28,9 @@ static bool split_method(const char *name, struct method_name *m)
 			depth--;
 		} else if (depth) {
 			continue;
-		} else if (*p == '@' && !sep) {
-			at = p;
+		} else if (*p == '@') {
+			if (!at)
+				at = p;	/* "Type@Generic": the first '@' ends the type */
 		} else if (p[0] == ':' && p[1] == ':') {
 			sep = p;
 			sep_len = 2;
@@ -44,6 +45,8 @@ static bool split_method(const char *name, struct method_name *m)
 	if (!sep || sep == s)
 		return false;
 	end = p;
+	if (at && at > sep)
+		at = NULL;
 	m->type = s;
 	m->type_len = (size_t)((at ? at : sep) - s);
 	m->method = sep + sep_len;
@@ -87,14 +90,12 @@ static bool has_prefix(const char *s, const char *prefix)
 bool is_allocator_frame(const char *name)
 {
 	static const char *const exact[] = {
-		"malloc", "malloc_atomic", "realloc", "free", "new", "initialize",
-		"allocate", "[stack lost]",
+		"malloc", "malloc_atomic", "realloc", "free", "calloc", "[stack lost]",
 	};
 	struct method_name m;
 
 	if (has_prefix(name, "GC_") || has_prefix(name, "GC::") || has_prefix(name, "*GC::") ||
 	    has_prefix(name, "__crystal_malloc") || has_prefix(name, "__crystal_realloc") ||
-	    has_prefix(name, "*Pointer(") || has_prefix(name, "Pointer(") ||
 	    has_prefix(name, "[libgc"))
 		return true;
 	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
@@ -102,6 +103,12 @@ bool is_allocator_frame(const char *name)
 			return true;
 	if (!split_method(name, &m))
 		return false;
-	return method_is(&m, "malloc") || method_is(&m, "realloc") || method_is(&m, "new") ||
-	       method_is(&m, "initialize") || method_is(&m, "allocate");
+	/* Pointer(T).malloc, Pointer(T)#realloc, GC.malloc_atomic, ... */
+	return method_is(&m, "malloc") || method_is(&m, "malloc_atomic") ||
+	       method_is(&m, "realloc");
+}
+
+bool is_bare_constructor(const char *name)
+{
+	return !strcmp(name, "new") || !strcmp(name, "initialize") || !strcmp(name, "allocate");
 }

@@ -26,10 +26,13 @@ bool crystal_constructed_type(const char *name, char *out, size_t outlen);
 
 /*
  * Frames that belong to the allocator rather than to the program: the GC
- * functions, Crystal's malloc wrappers and GC module, Pointer.malloc, and
- * the constructors themselves. An allocation site is the first frame, from
- * the innermost, that is none of these.
+ * functions, Crystal's malloc wrappers and GC module, Pointer.malloc and
+ * realloc. Constructors are not among them (see profile_site()).
  */
 bool is_allocator_frame(const char *name);
+
+/* "new", "initialize" or "allocate" alone: an inlined constructor whose
+ * owner is unknown (its source file was not readable here). */
+bool is_bare_constructor(const char *name);
 
 #endif /* ALYS_CONV_CRYSTAL_NAMES_H */

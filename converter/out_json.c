@@ -213,44 +213,28 @@ static void frame_members(struct json *j, const struct sym_frame *f)
 }
 
 /*
- * One recorded address: the function holding it, with the calls inlined
- * there under "inlined" (innermost first); or, split, every inlined call
- * as a frame object of its own before the function's, all with the same ip.
+ * One recorded address: every call inlined there as a frame object of its
+ * own ("inlined": true), innermost first, then the function holding the
+ * code; all with the same ip.
  */
-static void render_entry(const struct sym_entry *e, bool pretty, bool split,
-			 struct outbuf *mem)
+static void render_entry(const struct sym_entry *e, bool pretty, struct outbuf *mem)
 {
 	struct json j = { .o = mem, .pretty = pretty, .level = FRAME_LEVEL };
-	const struct sym_frame *outer = &e->frames[e->nr_frames - 1];
 
-	if (split) {
-		for (uint32_t i = 0; i < e->nr_frames; i++) {
-			if (i) {
-				outbuf_char(mem, ',');
-				newline(&j);
-			}
-			open_(&j, '{');
-			key_hex(&j, "ip", e->ip);
-			frame_members(&j, &e->frames[i]);
-			close_(&j, '}');
+	for (uint32_t i = 0; i < e->nr_frames; i++) {
+		if (i) {
+			outbuf_char(mem, ',');
+			newline(&j);
 		}
-		return;
-	}
-	open_(&j, '{');
-	key_hex(&j, "ip", e->ip);
-	frame_members(&j, outer);
-	if (e->nr_frames > 1) {
-		key(&j, "inlined");
-		open_(&j, '[');
-		for (uint32_t i = 0; i + 1 < e->nr_frames; i++) {
-			elem(&j);
-			open_(&j, '{');
-			frame_members(&j, &e->frames[i]);
-			close_(&j, '}');
+		open_(&j, '{');
+		key_hex(&j, "ip", e->ip);
+		frame_members(&j, &e->frames[i]);
+		if (i + 1 < e->nr_frames) {
+			key(&j, "inlined");
+			outbuf_str(mem, "true");
 		}
-		close_(&j, ']');
+		close_(&j, '}');
 	}
-	close_(&j, '}');
 }
 
 static void frame_text(struct frame_cache *fc, struct symbolizer *sym,
@@ -271,7 +255,7 @@ static void frame_text(struct frame_cache *fc, struct symbolizer *sym,
 		struct outbuf mem;
 
 		outbuf_init(&mem, -1);
-		render_entry(symbolizer_entry(sym, idx), opt->indent, opt->split_inline, &mem);
+		render_entry(symbolizer_entry(sym, idx), opt->indent, &mem);
 		fc->text[idx] = mem.buf;	/* keeps the buffer */
 		fc->len[idx] = (uint32_t)mem.len;
 	}

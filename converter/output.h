@@ -19,12 +19,10 @@ enum value_kind {
 
 struct output_options {
 	bool indent;			/* json: pretty-print */
-	bool split_inline;		/* json: inlined calls as frames of their own */
 	bool markdown;			/* report: Markdown instead of plain text */
 	uint32_t depth;			/* frames kept per stack, innermost first; 0: all */
 	uint64_t min_bytes;		/* aggregated formats: drop stacks/sites below */
 	enum value_kind value;		/* folded-stacks, flamegraph */
-	const char *title;		/* flamegraph, report: what was traced */
 };
 
 /* p has been built (profile_build); p->t and p->sym are the trace. */

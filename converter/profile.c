@@ -10,9 +10,22 @@
 
 #define MAX_TYPE_NAME 1024
 
-static bool is_alloc(unsigned int kind)
+/*
+ * An allocation event adds a block. A GC_realloc that returned NULL for a
+ * non-zero size (failed: the old block stays) or was asked for 0 bytes (a
+ * free) adds none.
+ */
+bool event_allocates(const struct trace_event *e)
 {
-	return kind == KIND_MALLOC || kind == KIND_MALLOC_ATOMIC || kind == KIND_REALLOC;
+	if (e->kind == KIND_MALLOC || e->kind == KIND_MALLOC_ATOMIC)
+		return true;
+	return e->kind == KIND_REALLOC && e->addr && e->size;
+}
+
+/* A free, or a realloc that did not fail, gives back the block it replaces. */
+static bool event_releases(const struct trace_event *e)
+{
+	return e->kind == KIND_FREE || (e->kind == KIND_REALLOC && !(!e->addr && e->size));
 }
 
 const char *kind_function(unsigned int kind)
@@ -45,6 +58,8 @@ void profile_init(struct profile *p, const struct trace *t, struct symbolizer *s
 	p->nr_buckets = t->nr_stacks + 1 + KIND_REALLOC;
 	p->stats = xcalloc(p->nr_buckets, sizeof(*p->stats));
 	p->type_of = xcalloc(p->nr_buckets, sizeof(*p->type_of));
+	p->site_of = xcalloc(p->nr_buckets, sizeof(*p->site_of));
+	p->classified = xcalloc(p->nr_buckets, 1);
 	p->selected = xcalloc(t->nr_events ? t->nr_events : 1, 1);
 }
 
@@ -63,26 +78,31 @@ static bool in_time(const struct profile *p, const struct trace_event *e)
 	       (!p->filter.has_to || rel <= p->filter.to_ns);
 }
 
-/* A free (or the release half of a realloc) gives back what it replaced. */
+/* The allocation event e gives back, if it was counted and not given back yet. */
 static void give_back(struct profile *p, const struct trace_event *e)
 {
 	const struct trace_event *old;
 	struct alloc_stats *st;
-	uint64_t objs;
+	size_t oi;
 
-	if (!e->prev_id || e->prev_id > p->t->nr_events || !p->selected[e->prev_id - 1])
+	if (!e->prev_id || e->prev_id > p->t->nr_events)
 		return;
-	old = &p->t->events[e->prev_id - 1];
-	if (!is_alloc(old->kind) || p->selected[e->prev_id - 1] != 1)
+	oi = e->prev_id - 1;
+	old = &p->t->events[oi];
+	if (p->selected[oi] != SEL_COUNTED || !event_allocates(old))
 		return;
-	p->selected[e->prev_id - 1] = 2;	/* counted as given back once */
+	p->selected[oi] = SEL_GIVEN_BACK;
 	st = &p->stats[profile_bucket_of(p, old)];
-	objs = event_objects(old);
-	st->inuse_objects -= objs;
+	st->inuse_objects -= event_objects(old);
 	st->inuse_space -= old->weight;
 	p->frees_matched++;
 }
 
+/*
+ * One pass in file order. Events outside --time are ignored altogether: a
+ * block freed after the window is still in use at its end. With --type, a
+ * free or realloc is shown when the block it gives back was selected.
+ */
 void profile_build(struct profile *p)
 {
 	const struct trace *t = p->t;
@@ -91,29 +111,29 @@ void profile_build(struct profile *p)
 	progress_begin(&bar, "profiling", t->nr_events);
 	for (size_t i = 0; i < t->nr_events; i++) {
 		const struct trace_event *e = &t->events[i];
+		bool prev_selected = e->prev_id && e->prev_id <= t->nr_events &&
+				     p->selected[e->prev_id - 1];
 		struct alloc_stats *st;
 		uint64_t objs;
 		size_t b;
 
 		progress_tick(&bar, i);
-		if (!is_alloc(e->kind)) {
-			/* a free is shown when the block it frees is */
-			if (e->kind == KIND_FREE && (!p->filter.has_to || in_time(p, e)) &&
-			    (!p->filter.type || (e->prev_id && p->selected[e->prev_id - 1]))) {
-				give_back(p, e);
-				p->selected[i] = in_time(p, e);
-				p->free_events += p->selected[i];
-			}
-			continue;
-		}
-		if (e->kind == KIND_REALLOC && (!p->filter.has_to || in_time(p, e)))
-			give_back(p, e);
 		if (!in_time(p, e))
 			continue;
+		if (event_releases(e)) {
+			if (e->kind == KIND_FREE)
+				p->free_events++;
+			give_back(p, e);
+		}
+		if (!event_allocates(e)) {
+			if (!p->filter.type || prev_selected)
+				p->selected[i] = SEL_SHOWN;
+			continue;
+		}
 		b = profile_bucket_of(p, e);
 		if (p->filter.type && strcmp(profile_type(p, b), p->filter.type))
 			continue;
-		p->selected[i] = 1;
+		p->selected[i] = SEL_COUNTED;
 		objs = event_objects(e);
 		st = &p->stats[b];
 		st->alloc_objects += objs;
@@ -166,29 +186,73 @@ size_t profile_frames(struct profile *p, size_t b, const struct sym_frame ***fra
 	return n;
 }
 
-const char *profile_type(struct profile *p, size_t b)
+/* Frame k (flattened, innermost first, whole stack) of bucket b. */
+struct frame_walk {
+	const struct trace_stack *st;
+	uint32_t i, k;
+};
+
+static const struct sym_frame *next_frame(struct profile *p, struct frame_walk *w)
 {
-	const struct trace *t = p->t;
-	char type[MAX_TYPE_NAME] = "";
+	while (w->i < w->st->nr) {
+		const struct sym_entry *e = symbolizer_entry(
+			p->sym, symbolizer_resolve(p->sym, p->t->ips[w->st->first + w->i], w->i));
 
-	if (p->type_of[b])
-		return p->type_of[b];
-	if (b <= t->nr_stacks) {
-		const struct trace_stack *st = &t->stacks[b - 1];
-		bool found = false;
+		if (w->k < e->nr_frames)
+			return &e->frames[w->k++];
+		w->i++;
+		w->k = 0;
+	}
+	return NULL;
+}
 
-		/* innermost constructor frame, over the whole stack */
-		for (uint32_t i = 0; i < st->nr && !found; i++) {
-			const struct sym_entry *e = symbolizer_entry(
-				p->sym, symbolizer_resolve(p->sym, t->ips[st->first + i], i));
+/*
+ * Walk out of the allocator: GC functions and Crystal's malloc wrappers,
+ * then the constructor frames of the type being built (T::new,
+ * T#initialize, T.allocate). The type is that of the innermost constructor
+ * when only allocator frames lie below it; the site is the first frame
+ * that is neither.
+ */
+static void classify(struct profile *p, size_t b)
+{
+	char type[MAX_TYPE_NAME] = "", other[MAX_TYPE_NAME];
+	const struct sym_frame *f, *site = NULL;
+	struct frame_walk w = { 0 };
 
-			for (uint32_t k = 0; k < e->nr_frames && !found; k++)
-				found = crystal_constructed_type(e->frames[k].name, type,
-								 sizeof(type));
+	if (b <= p->t->nr_stacks) {
+		w.st = &p->t->stacks[b - 1];
+		while ((f = next_frame(p, &w))) {
+			if (is_allocator_frame(f->name) || is_bare_constructor(f->name))
+				continue;
+			if (crystal_constructed_type(f->name, other, sizeof(other))) {
+				if (!type[0]) {
+					memcpy(type, other, sizeof(type));
+					continue;
+				}
+				if (!strcmp(type, other))
+					continue;
+			}
+			site = f;
+			break;
 		}
 	}
 	p->type_of[b] = xmemdup_str(type, strlen(type));
+	p->site_of[b] = site;
+	p->classified[b] = 1;
+}
+
+const char *profile_type(struct profile *p, size_t b)
+{
+	if (!p->classified[b])
+		classify(p, b);
 	return p->type_of[b];
+}
+
+const struct sym_frame *profile_site(struct profile *p, size_t b)
+{
+	if (!p->classified[b])
+		classify(p, b);
+	return p->site_of[b];
 }
 
 void profile_free(struct profile *p)
@@ -196,6 +260,8 @@ void profile_free(struct profile *p)
 	for (size_t b = 0; b < p->nr_buckets; b++)
 		free(p->type_of[b]);
 	free(p->type_of);
+	free(p->site_of);
+	free(p->classified);
 	free(p->stats);
 	free(p->selected);
 	free(p->frames);

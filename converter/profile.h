@@ -47,12 +47,21 @@ struct profile {
 	uint64_t alloc_events, free_events, frees_matched;
 
 	char **type_of;			/* per bucket, lazily; "" when none */
-	uint8_t *selected;		/* per event: passed the filters */
+	const struct sym_frame **site_of; /* per bucket, lazily; NULL when none */
+	uint8_t *classified;		/* per bucket: type_of and site_of are set */
+	uint8_t *selected;		/* per event: enum selection */
 
 	/* scratch for profile_frames() */
 	const struct sym_frame **frames;
 	size_t cap_frames;
 	struct sym_frame lost[2];
+};
+
+enum selection {
+	SEL_NO,
+	SEL_SHOWN,		/* passes the filters, allocates nothing */
+	SEL_COUNTED,		/* an allocation counted in stats */
+	SEL_GIVEN_BACK,		/* ... and freed or reallocated since */
 };
 
 void profile_init(struct profile *p, const struct trace *t, struct symbolizer *sym,
@@ -67,7 +76,12 @@ static inline bool profile_selected(const struct profile *p, size_t i)
 	return p->selected[i];
 }
 
-/* Objects an allocation event stands for: weight / size, at least 1. */
+/* Whether e adds a block: malloc, malloc_atomic, a realloc that did not
+ * fail and was not to size 0. */
+bool event_allocates(const struct trace_event *e);
+
+/* Objects an allocation event stands for: weight / size rounded, at least 1
+ * (1 when every call is recorded). */
 uint64_t event_objects(const struct trace_event *e);
 
 size_t profile_bucket_of(const struct profile *p, const struct trace_event *e);
@@ -80,8 +94,16 @@ size_t profile_bucket_of(const struct profile *p, const struct trace_event *e);
  */
 size_t profile_frames(struct profile *p, size_t b, const struct sym_frame ***frames);
 
-/* The Crystal type bucket b constructs ("" if no frame says), full stack. */
+/*
+ * The Crystal type bucket b constructs ("" if none): the innermost
+ * T::new, T#initialize or T.allocate frame with only allocator frames
+ * (GC_*, malloc wrappers, Pointer.malloc) below it. Over the whole stack.
+ */
 const char *profile_type(struct profile *p, size_t b);
+
+/* The allocation site of bucket b: its innermost frame that is neither an
+ * allocator frame nor a constructor of that type; NULL if none. */
+const struct sym_frame *profile_site(struct profile *p, size_t b);
 
 /* The GC function name of an allocation kind. */
 const char *kind_function(unsigned int kind);

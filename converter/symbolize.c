@@ -344,11 +344,12 @@ static void warn_if_stripped(struct symbolizer *s, struct sym_module *mod, Elf *
 	dwfl_module_info(mod->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
 	if (debugfile && file_has_symtab(debugfile))
 		return;
+	/* Debian's libgc.so.1 is stripped: a note, once per file, not a warning.
+	 * Its exported GC_* entry points, all a stack needs there, still resolve. */
 	if (warn_once(s, mod->path))
-		warnx_msg("%s has no symbol table (stripped): only its exported functions "
-			  "are named (from .dynsym), others show as the nearest exported one "
-			  "or [%s+0xOFFSET]; install its debug symbols or give --debug-dir",
-			  mod->path, base_name(mod->path));
+		note_msg("%s is stripped: only its exported functions are named "
+			 "(from .dynsym); give --debug-dir or install its debug symbols "
+			 "for the others", mod->path);
 }
 
 static int open_module(struct symbolizer *s, const struct trace_mapping *m)

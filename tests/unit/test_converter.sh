@@ -212,8 +212,8 @@ run "$W/named.alys"
 check "default output: trace.alys -> trace.json" eval '[ $RC -eq 0 ] && [ -s "$W/named.json" ]'
 run -f folded-stacks "$W/named.alys"
 check "default output: trace.alys -> trace.folded" eval '[ $RC -eq 0 ] && [ -s "$W/named.folded" ]'
-run -f svg "$W/full.alys"
-check "unknown format lists the valid ones" eval '[ $RC -eq 2 ] && err_has "valid formats: json, folded-stacks"'
+run -f svgz "$W/full.alys"
+check "unknown format lists the valid ones" eval '[ $RC -eq 2 ] && err_has "valid formats: json, pprof, folded-stacks, flamegraph, report"'
 run "$W/does-not-exist.alys"
 check "missing trace file says so" eval '[ $RC -eq 1 ] && err_has "no such file" && clean_run'
 run -o "$W/full.alys" "$W/full.alys"
