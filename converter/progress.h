@@ -2,7 +2,7 @@
 /*
  * A progress bar on stderr for conversions that take more than a second.
  * Shown only when stderr is a terminal (never in logs or pipes), and only
- * once a phase has run for a second, so quick conversions print nothing.
+ * once the conversion has run for a second, so quick ones print nothing.
  * Callers tick it from their loops; ticks are a compare until the next
  * checkpoint, so the hot loops stay hot.
  */
