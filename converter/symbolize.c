@@ -19,6 +19,7 @@
 #include "crystal_source.h"
 #include "inline_index.h"
 #include "line_index.h"
+#include "symbol_index.h"
 #include "u64_table.h"
 #include "util.h"
 
@@ -37,6 +38,7 @@ struct sym_module {
 	Dwfl_Module *mod;
 	struct line_index lines;	/* fallback when libdw finds no CU */
 	struct inline_index inlines;
+	struct symbol_index symbols;
 };
 
 struct symbolizer {
@@ -491,7 +493,9 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 	if (!mod)
 		goto unresolved;
 	daddr = addr - mod->bias + mod->dwfl_bias;
-	name = dwfl_module_addrname(mod->mod, daddr);
+	name = symbol_index_lookup(&mod->symbols, mod->mod, daddr);
+	if (!name)
+		name = dwfl_module_addrname(mod->mod, daddr);
 	if (!name || !*name)
 		goto unresolved;
 	if (s->opt.want_dwarf) {
@@ -608,6 +612,7 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nr_modules; i++) {
 		line_index_free(&s->modules[i].lines);
 		inline_index_free(&s->modules[i].inlines);
+		symbol_index_free(&s->modules[i].symbols);
 		dwfl_end(s->modules[i].dwfl);
 	}
 	for (size_t i = 0; i < s->nr_found; i++)

@@ -619,6 +619,10 @@ int trace_load(struct trace *t, const char *path)
 	u64_table_init(&t->live);
 	if (map_file(t))
 		return -1;
+	/* An event record takes 30 to 40 bytes; most blocks stay live (the
+	 * collector frees without telling), so the live table ends up about
+	 * as large as the event count. */
+	u64_table_reserve(&t->live, t->size / 40);
 	if (read_records(t))
 		return -1;
 	/* Only needed while linking events. */
