@@ -81,7 +81,8 @@ static void build(struct inline_index *ix, Dwfl_Module *mod)
 			scan_children(ix, &cap, &cu, bias, 0);
 		off = next;
 	}
-	qsort(ix->ranges, ix->nr, sizeof(*ix->ranges), by_low);
+	if (ix->nr > 1)	/* ranges is NULL when there are none */
+		qsort(ix->ranges, ix->nr, sizeof(*ix->ranges), by_low);
 }
 
 static const struct subprog_range *find(const struct inline_index *ix, uint64_t addr)

@@ -194,7 +194,8 @@ static void site_table(struct outbuf *o, struct rows *sites, const struct alloc_
 {
 	size_t shown = 0;
 
-	qsort(sites->r, sites->nr, sizeof(*sites->r), order);
+	if (sites->nr > 1)	/* r is NULL when there are none */
+		qsort(sites->r, sites->nr, sizeof(*sites->r), order);
 	heading(o, md, title);
 	if (md)
 		outbuf_str(o, "| # | bytes | % | objects | % | avg size | site |\n"
@@ -229,7 +230,8 @@ static void type_table(struct outbuf *o, struct rows *types, const struct alloc_
 {
 	size_t shown = 0;
 
-	qsort(types->r, types->nr, sizeof(*types->r), by_bytes);
+	if (types->nr > 1)
+		qsort(types->r, types->nr, sizeof(*types->r), by_bytes);
 	heading(o, md, "Allocations by type");
 	if (md)
 		outbuf_str(o, "| type | objects | % | bytes | % | avg size | biggest site |\n"

@@ -49,7 +49,8 @@ static void build(struct symbol_index *ix, Dwfl_Module *mod)
 		e->rank = (sym.st_size ? 8 : 0) + (type != STT_NOTYPE ? 4 : 0) +
 			  (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0);
 	}
-	qsort(ix->syms, ix->nr, sizeof(*ix->syms), by_start);
+	if (ix->nr > 1)	/* syms is NULL when there are none */
+		qsort(ix->syms, ix->nr, sizeof(*ix->syms), by_start);
 }
 
 const char *symbol_index_lookup(struct symbol_index *ix, Dwfl_Module *mod, uint64_t addr)
