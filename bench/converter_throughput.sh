@@ -13,6 +13,8 @@
 # distinct addresses than a real program's trace usually has. Any TRACE
 # given (e.g. one taken with alys-bpf of a heavy program) is measured too.
 # Output goes to /dev/null: the numbers are the converter's, not the disk's.
+# Events per second are per CPU second (user + system): on a shared machine
+# the wall time also counts the waits for a CPU.
 # ALYS_BENCH_SYNTHETIC=FILE keeps the synthetic trace in FILE (reused when it
 # exists: generating it takes a while).
 set -euo pipefail
@@ -81,20 +83,21 @@ measure() {
 	n=$("$CONV" -q -f report -o - --no-symbols "$trace" |
 		sed -n 's/^  Trace: .*, \([0-9]*\) events,.*/\1/p')
 	echo "# $(basename "$trace"): $n events, $(($(stat -c %s "$trace") / 1048576)) MiB"
-	printf "%-14s %-8s %9s %12s %10s\n" format symbols seconds events/s "peak MiB"
+	printf "%-14s %-8s %8s %8s %12s %9s\n" format symbols "wall s" "CPU s" "events/CPU s" "peak MiB"
 	for fmt in json folded-stacks pprof flamegraph report; do
 		for sym in yes no; do
 			local opt=()
 			[ $sym = no ] && opt=(--no-symbols)
 			: >"$W/times"
 			for _ in $(seq "$REPS"); do
-				/usr/bin/time -f "%e %M" -o "$W/time" "$CONV" -q -f $fmt "${opt[@]}" \
+				/usr/bin/time -f "%e %M %U %S" -o "$W/time" "$CONV" -q -f $fmt "${opt[@]}" \
 					-o /dev/null "$trace"
 				cat "$W/time" >>"$W/times"
 			done
-			secs=$(awk '{ print $1 }' "$W/times" | median)
+			wall=$(awk '{ print $1 }' "$W/times" | median)
 			rss=$(awk '{ print $2 }' "$W/times" | median)
-			printf "%-14s %-8s %9s %12s %10s\n" $fmt $sym "$secs" \
+			secs=$(awk '{ printf "%.2f\n", $3 + $4 }' "$W/times" | median)
+			printf "%-14s %-8s %8s %8s %12s %9s\n" $fmt $sym "$wall" "$secs" \
 				"$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }')" \
 				$((rss / 1024))
 		done
