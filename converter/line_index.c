@@ -68,7 +68,8 @@ static void build(struct line_index *li, Dwfl_Module *mod)
 			add_cu_lines(li, &cap, &cu, bias);
 		off = next;
 	}
-	qsort(li->rows, li->nr, sizeof(*li->rows), by_addr);
+	if (li->nr > 1)	/* rows is NULL when there are none */
+		qsort(li->rows, li->nr, sizeof(*li->rows), by_addr);
 }
 
 int line_index_lookup(struct line_index *li, Dwfl_Module *mod, uint64_t addr,

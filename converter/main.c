@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * alys_converter: turn a .alys trace into JSON or folded stacks.
+ * alys_converter: turn a .alys trace into JSON, pprof, folded stacks, a
+ * flamegraph or a report.
  * Options and dispatch only; see trace.c, symbolize.c, out_*.c.
  */
 #include <errno.h>
@@ -14,6 +15,8 @@
 
 #include "alys_format.h"
 #include "output.h"
+#include "profile.h"
+#include "progress.h"
 #include "symbolize.h"
 #include "trace.h"
 #include "util.h"
@@ -21,35 +24,55 @@
 struct format {
 	const char *name;
 	const char *extension;
-	bool want_lines;	/* file:line is only shown by JSON */
-	void (*write)(const struct trace *, struct symbolizer *, struct outbuf *,
-		      const struct output_options *);
+	void (*write)(struct profile *, struct outbuf *, const struct output_options *);
 };
 
 static const struct format formats[] = {
-	{ "json", ".json", true, write_json },
-	{ "folded-stacks", ".folded", false, write_folded },
+	{ "json", ".json", write_json },
+	{ "pprof", ".pb.gz", write_pprof },
+	{ "folded-stacks", ".folded", write_folded },
+	{ "flamegraph", ".svg", write_flamegraph },
+	{ "report", ".txt", write_report },
 };
 
-#define FORMAT_LIST "json, folded-stacks"
+#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [-f json|folded-stacks] [-o OUT] [--indent] [--depth N]\n"
-		"                      [--value count|bytes] TRACE.alys\n"
+		"usage: %s [-f FORMAT] [-o OUT] [options] TRACE.alys\n"
 		"\n"
 		"Convert an alys-bpf trace (format version %d), symbolizing stacks with the\n"
-		"binaries and libraries found at the traced paths on this machine.\n"
+		"binaries and libraries found at the traced paths on this machine (or by\n"
+		"build id under --debug-dir). Formats are described in docs/FORMAT.md.\n"
 		"\n"
-		"  -f, --format FMT   json (default) or folded-stacks (for flamegraph.pl,\n"
-		"                     inferno, speedscope)\n"
+		"  -f, --format FMT   json (default): every event with its stack\n"
+		"                     pprof: gzipped profile.proto for go tool pprof, Parca,\n"
+		"                       Pyroscope (alloc/inuse objects and space)\n"
+		"                     folded-stacks: for flamegraph.pl, inferno, speedscope\n"
+		"                     flamegraph: interactive SVG (click to zoom, search)\n"
+		"                     report: top allocation sites and types, as text\n"
 		"  -o, --output OUT   output file; '-' for stdout. Default: TRACE with its\n"
-		"                     extension replaced by .json or .folded\n"
+		"                     extension replaced by .json, .pb.gz, .folded, .svg,\n"
+		"                     .txt (.md with --markdown)\n"
 		"      --indent       json: pretty-print\n"
-		"      --depth N      keep only the N innermost frames of each stack\n"
-		"      --value V      folded-stacks: count allocation events (default) or\n"
-		"                     sum their bytes (weights)\n"
+		"      --markdown     report: Markdown tables instead of plain text\n"
+		"      --depth N      keep only the N innermost recorded frames of each stack\n"
+		"      --value V      folded-stacks, flamegraph: count allocated objects\n"
+		"                     (default) or sum their bytes\n"
+		"      --min-bytes N  folded-stacks, flamegraph, report, pprof: leave out\n"
+		"                     stacks (report: sites, types) that allocated fewer bytes\n"
+		"      --type NAME    only allocations of Crystal type NAME (from the\n"
+		"                     T::new, T#initialize or T.allocate frame); the report\n"
+		"                     then lists their top call stacks\n"
+		"      --time FROM..TO  only events in this window since the trace start;\n"
+		"                     either end may be left out; units ns, us, ms, s\n"
+		"                     (a bare number is seconds): --time 1.5s..3s\n"
+		"      --debug-dir DIR  also look for binaries and debug files here, by build\n"
+		"                     id (DIR/xx/rest.debug, DIR/.build-id/xx/rest.debug) or\n"
+		"                     by file name\n"
+		"      --no-symbols   do not symbolize: frames as [file+0xoffset] (fast)\n"
+		"  -q, --quiet        no notes and no progress bar (warnings stay)\n"
 		"  -h, --help         this text\n",
 		PROG_NAME, ALYS_FORMAT_VERSION);
 }
@@ -102,102 +125,221 @@ static bool same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
-static int convert(const char *input, const char *output,
-		   const struct format *fmt, const struct output_options *opt)
+struct run {
+	const char *input, *output;
+	const struct format *fmt;
+	struct output_options opt;
+	struct event_filter filter;
+	struct symbolizer_options sym;
+};
+
+static int convert(const struct run *r)
 {
 	struct symbolizer *sym = NULL;
+	struct profile p;
 	struct outbuf o;
 	struct trace t;
-	bool to_stdout = !strcmp(output, "-");
+	bool to_stdout = !strcmp(r->output, "-");
 	int fd, ret = 1, err;
 
-	if (!to_stdout && same_file(input, output)) {
-		errx_msg("output %s is the input trace; choose another -o OUT", output);
+	if (!to_stdout && same_file(r->input, r->output)) {
+		errx_msg("output %s is the input trace; choose another -o OUT", r->output);
 		return 1;
 	}
-	if (trace_load(&t, input)) {
+	if (trace_load(&t, r->input)) {
 		trace_free(&t);
 		return 1;
 	}
 	if (to_stdout) {
 		fd = STDOUT_FILENO;
 	} else {
-		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = open(r->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			errx_msg("cannot create %s: %s; choose another -o OUT",
-				 output, strerror(errno));
+				 r->output, strerror(errno));
 			trace_free(&t);
 			return 1;
 		}
 	}
-	sym = symbolizer_new(&t, fmt->want_lines);
+	sym = symbolizer_new(&t, &r->sym);
+	profile_init(&p, &t, sym, &r->filter, r->opt.depth);
+	profile_build(&p);
+	if (r->filter.type && !p.alloc_events)
+		warnx_msg("no allocation of type '%s' in %s; the report format lists the "
+			  "types found", r->filter.type, r->input);
 	outbuf_init(&o, fd);
-	fmt->write(&t, sym, &o, opt);
+	r->fmt->write(&p, &o, &r->opt);
 	err = outbuf_flush(&o);
 	if (!to_stdout && close(fd) && !err)
 		err = errno;
 	if (err) {
-		errx_msg("cannot write %s: %s", to_stdout ? "standard output" : output,
+		errx_msg("cannot write %s: %s", to_stdout ? "standard output" : r->output,
 			 strerror(err));
 		if (!to_stdout)
-			unlink(output);	/* a partial file would look valid */
+			unlink(r->output);	/* a partial file would look valid */
 	} else {
 		ret = 0;
 	}
 	outbuf_release(&o);
+	profile_free(&p);
 	symbolizer_free(sym);
 	trace_free(&t);
 	return ret;
 }
 
+/* "1.5s", "200ms", "10us", "7ns", "2" (seconds) -> ns; -1 if malformed. */
+static int parse_duration(const char *s, size_t len, int64_t *ns)
+{
+	static const struct { const char *unit; double scale; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1e9 },
+	};
+	char buf[64], *end;
+	double v;
+
+	if (!len || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	v = strtod(buf, &end);
+	if (end == buf || errno || v < 0 || v > 1e10)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit)) {
+			*ns = (int64_t)(v * units[i].scale + 0.5);
+			return 0;
+		}
+	return -1;
+}
+
+static int parse_time(const char *arg, struct event_filter *f)
+{
+	const char *dots = strstr(arg, "..");
+
+	if (!dots || !strcmp(arg, ".."))
+		goto bad;
+	if (dots > arg) {
+		if (parse_duration(arg, (size_t)(dots - arg), &f->from_ns))
+			goto bad;
+		f->has_from = true;
+	}
+	if (dots[2]) {
+		if (parse_duration(dots + 2, strlen(dots + 2), &f->to_ns))
+			goto bad;
+		f->has_to = true;
+	}
+	if (f->has_from && f->has_to && f->from_ns > f->to_ns)
+		goto bad;
+	return 0;
+bad:
+	errx_msg("--time %s: expected FROM..TO since the trace start, e.g. 0.5s..2s, "
+		 "100ms.. or ..3s (units ns, us, ms, s; FROM <= TO)", arg);
+	return -1;
+}
+
+static int parse_bytes(const char *arg, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(arg, &end, 10);
+	if (!*arg || *end || errno || arg[0] == '-') {
+		errx_msg("--min-bytes %s: expected a number of bytes", arg);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	enum { OPT_INDENT = 256, OPT_DEPTH, OPT_VALUE };
+	enum {
+		OPT_INDENT = 256, OPT_DEPTH, OPT_VALUE, OPT_MARKDOWN, OPT_MIN_BYTES,
+		OPT_TYPE, OPT_TIME, OPT_DEBUG_DIR, OPT_NO_SYMBOLS,
+	};
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "indent", no_argument, NULL, OPT_INDENT },
+		{ "markdown", no_argument, NULL, OPT_MARKDOWN },
 		{ "depth", required_argument, NULL, OPT_DEPTH },
 		{ "value", required_argument, NULL, OPT_VALUE },
+		{ "min-bytes", required_argument, NULL, OPT_MIN_BYTES },
+		{ "type", required_argument, NULL, OPT_TYPE },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct output_options opt = { 0 };
-	const struct format *fmt = &formats[0];
-	const char *output = NULL;
+	struct run r = { .fmt = &formats[0], .sym = { .want_dwarf = true } };
 	char *default_out = NULL;
+	struct stat st;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			fmt = find_format(optarg);
-			if (!fmt) {
+			r.fmt = find_format(optarg);
+			if (!r.fmt) {
 				errx_msg("unknown format '%s'; valid formats: " FORMAT_LIST,
 					 optarg);
 				return 2;
 			}
 			break;
 		case 'o':
-			output = optarg;
+			r.output = optarg;
 			break;
 		case OPT_INDENT:
-			opt.indent = true;
+			r.opt.indent = true;
+			break;
+		case OPT_MARKDOWN:
+			r.opt.markdown = true;
 			break;
 		case OPT_DEPTH:
-			if (parse_depth(optarg, &opt.depth))
+			if (parse_depth(optarg, &r.opt.depth))
 				return 2;
 			break;
 		case OPT_VALUE:
-			if (!strcmp(optarg, "count")) {
-				opt.value = VALUE_COUNT;
+			if (!strcmp(optarg, "count") || !strcmp(optarg, "objects")) {
+				r.opt.value = VALUE_COUNT;
 			} else if (!strcmp(optarg, "bytes")) {
-				opt.value = VALUE_BYTES;
+				r.opt.value = VALUE_BYTES;
 			} else {
 				errx_msg("unknown --value '%s'; valid values: count, bytes",
 					 optarg);
 				return 2;
 			}
+			break;
+		case OPT_MIN_BYTES:
+			if (parse_bytes(optarg, &r.opt.min_bytes))
+				return 2;
+			break;
+		case OPT_TYPE:
+			if (!*optarg) {
+				errx_msg("--type needs a Crystal type name, e.g. --type Point");
+				return 2;
+			}
+			r.filter.type = optarg;
+			break;
+		case OPT_TIME:
+			if (parse_time(optarg, &r.filter))
+				return 2;
+			break;
+		case OPT_DEBUG_DIR:
+			if (stat(optarg, &st) || !S_ISDIR(st.st_mode)) {
+				errx_msg("--debug-dir %s: not a directory; give the directory "
+					 "holding the binaries or their .debug files", optarg);
+				return 2;
+			}
+			r.sym.debug_dir = optarg;
+			break;
+		case OPT_NO_SYMBOLS:
+			r.sym.no_symbols = true;
+			r.sym.want_dwarf = false;
+			break;
+		case 'q':
+			quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -216,9 +358,13 @@ int main(int argc, char **argv)
 	/* Symbolization reads local files only: never fetch debug info over
 	 * the network from inside a converter run. */
 	unsetenv("DEBUGINFOD_URLS");
-	if (!output)
-		output = default_out = default_output(argv[optind], fmt->extension);
-	ret = convert(argv[optind], output, fmt, &opt);
+	progress_enable(!quiet && isatty(STDERR_FILENO));
+	r.input = argv[optind];
+	if (!r.output)
+		r.output = default_out = default_output(
+			r.input, r.fmt->write == write_report && r.opt.markdown ? ".md"
+										  : r.fmt->extension);
+	ret = convert(&r);
 	free(default_out);
 	return ret;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "output.h"
+#include "progress.h"
 #include "util.h"
 
 /* Nesting of a frame object: top { events [ event { stack [ frame. */
@@ -197,35 +198,49 @@ struct frame_cache {
 	char **text;
 	uint32_t *len;
 	size_t cap;
+	struct stack_cache *stacks;
 };
 
+static void frame_members(struct json *j, const struct sym_frame *f)
+{
+	key(j, "name");
+	cstr_value(j, f->name);
+	if (f->file) {
+		key(j, "file");
+		cstr_value(j, f->file);
+	}
+	if (f->line)
+		key_u64(j, "line", true, f->line);
+}
+
+/*
+ * One recorded address: every call inlined there as a frame object of its
+ * own ("inlined": true), innermost first, then the function holding the
+ * code; all with the same ip.
+ */
 static void render_entry(const struct sym_entry *e, bool pretty, struct outbuf *mem)
 {
 	struct json j = { .o = mem, .pretty = pretty, .level = FRAME_LEVEL };
 
 	for (uint32_t i = 0; i < e->nr_frames; i++) {
-		const struct sym_frame *f = &e->frames[i];
-
-		if (i) {	/* inlined frames follow as separate objects */
+		if (i) {
 			outbuf_char(mem, ',');
 			newline(&j);
 		}
 		open_(&j, '{');
 		key_hex(&j, "ip", e->ip);
-		key(&j, "name");
-		cstr_value(&j, f->name);
-		if (f->file) {
-			key(&j, "file");
-			cstr_value(&j, f->file);
+		frame_members(&j, &e->frames[i]);
+		if (i + 1 < e->nr_frames) {
+			key(&j, "inlined");
+			outbuf_str(mem, "true");
 		}
-		if (f->line)
-			key_u64(&j, "line", true, f->line);
 		close_(&j, '}');
 	}
 }
 
 static void frame_text(struct frame_cache *fc, struct symbolizer *sym,
-		       uint32_t idx, bool pretty, const char **text, uint32_t *len)
+		       uint32_t idx, const struct output_options *opt,
+		       const char **text, uint32_t *len)
 {
 	if (idx >= fc->cap) {
 		size_t old = fc->cap;
@@ -241,7 +256,7 @@ static void frame_text(struct frame_cache *fc, struct symbolizer *sym,
 		struct outbuf mem;
 
 		outbuf_init(&mem, -1);
-		render_entry(symbolizer_entry(sym, idx), pretty, &mem);
+		render_entry(symbolizer_entry(sym, idx), opt->indent, &mem);
 		fc->text[idx] = mem.buf;	/* keeps the buffer */
 		fc->len[idx] = (uint32_t)mem.len;
 	}
@@ -249,8 +264,69 @@ static void frame_text(struct frame_cache *fc, struct symbolizer *sym,
 	*len = fc->len[idx];
 }
 
+/*
+ * A stack's frames as one text, made once per stack and copied into every
+ * event that has it: one memcpy per event instead of a lookup per frame.
+ * Past STACK_CACHE_MAX bytes of such texts, further stacks are assembled
+ * per event from the frame texts (traces with millions of distinct stacks).
+ */
+#define STACK_CACHE_MAX (256u << 20)
+
+struct stack_cache {
+	char **text;		/* per trace stack, NULL until made */
+	uint32_t *len;
+	size_t bytes;
+};
+
+static void render_frames(struct json *j, const struct trace *t, const struct trace_stack *st,
+			  struct symbolizer *sym, struct frame_cache *fc,
+			  const struct output_options *opt)
+{
+	uint32_t n = st->nr;
+
+	if (opt->depth && n > opt->depth)
+		n = opt->depth;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t idx = symbolizer_resolve(sym, t->ips[st->first + i], i);
+		const char *text;
+		uint32_t len;
+
+		frame_text(fc, sym, idx, opt, &text, &len);
+		elem(j);
+		outbuf_write(j->o, text, len);
+	}
+}
+
+static void write_frames(struct json *j, const struct trace *t, const struct trace_stack *st,
+			 struct symbolizer *sym, struct frame_cache *fc,
+			 const struct output_options *opt)
+{
+	struct stack_cache *sc = fc->stacks;
+	size_t si = (size_t)(st - t->stacks);
+
+	if (!sc->text[si] && sc->bytes < STACK_CACHE_MAX) {
+		struct json m = { .pretty = j->pretty, .level = j->level };
+		struct outbuf mem;
+
+		outbuf_init(&mem, -1);
+		m.o = &mem;
+		render_frames(&m, t, st, sym, fc, opt);
+		sc->text[si] = mem.buf ? mem.buf : xmemdup_str("", 0);
+		sc->len[si] = (uint32_t)mem.len;
+		sc->bytes += mem.len;
+	}
+	if (!sc->text[si]) {
+		render_frames(j, t, st, sym, fc, opt);
+		return;
+	}
+	outbuf_write(j->o, sc->text[si], sc->len[si]);
+	if (sc->len[si])
+		j->need_comma = true;
+}
+
 static void write_event(struct json *j, const struct trace *t, const struct trace_event *e,
-			struct symbolizer *sym, struct frame_cache *fc, uint32_t max_depth)
+			struct symbolizer *sym, struct frame_cache *fc,
+			const struct output_options *opt)
 {
 	const struct trace_stack *st = trace_event_stack(t, e);
 	uint64_t start = t->hdr.start_ns;
@@ -275,30 +351,23 @@ static void write_event(struct json *j, const struct trace *t, const struct trac
 	key_u64(j, "stack_id", true, st ? st->id : 0);
 	key(j, "stack");
 	open_(j, '[');
-	if (st) {
-		uint32_t n = st->nr;
-
-		if (max_depth && n > max_depth)
-			n = max_depth;
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t idx = symbolizer_resolve(sym, t->ips[st->first + i], i);
-			const char *text;
-			uint32_t len;
-
-			frame_text(fc, sym, idx, j->pretty, &text, &len);
-			elem(j);
-			outbuf_write(j->o, text, len);
-		}
-	}
+	if (st)
+		write_frames(j, t, st, sym, fc, opt);
 	close_(j, ']');
 	close_(j, '}');
 }
 
-void write_json(const struct trace *t, struct symbolizer *sym,
-		struct outbuf *o, const struct output_options *opt)
+void write_json(struct profile *p, struct outbuf *o, const struct output_options *opt)
 {
+	const struct trace *t = p->t;
 	struct json j = { .o = o, .pretty = opt->indent };
 	struct frame_cache fc = { 0 };
+	struct stack_cache sc = { 0 };
+	struct progress bar;
+
+	sc.text = xcalloc(t->nr_stacks ? t->nr_stacks : 1, sizeof(*sc.text));
+	sc.len = xcalloc(t->nr_stacks ? t->nr_stacks : 1, sizeof(*sc.len));
+	fc.stacks = &sc;
 
 	open_(&j, '{');
 	write_header(&j, &t->hdr);
@@ -307,8 +376,13 @@ void write_json(const struct trace *t, struct symbolizer *sym,
 	write_end(&j, t);
 	key(&j, "events");
 	open_(&j, '[');
-	for (size_t i = 0; i < t->nr_events; i++)
-		write_event(&j, t, &t->events[i], sym, &fc, opt->depth);
+	progress_begin(&bar, "writing", t->nr_events);
+	for (size_t i = 0; i < t->nr_events; i++) {
+		progress_tick(&bar, i);
+		if (profile_selected(p, i))
+			write_event(&j, t, &t->events[i], p->sym, &fc, opt);
+	}
+	progress_end(&bar);
 	close_(&j, ']');
 	close_(&j, '}');
 	outbuf_char(o, '\n');
@@ -317,4 +391,8 @@ void write_json(const struct trace *t, struct symbolizer *sym,
 		free(fc.text[i]);
 	free(fc.text);
 	free(fc.len);
+	for (size_t i = 0; i < t->nr_stacks; i++)
+		free(sc.text[i]);
+	free(sc.text);
+	free(sc.len);
 }

@@ -7,23 +7,29 @@
 #include <stdint.h>
 
 #include "outbuf.h"
+#include "profile.h"
 #include "symbolize.h"
 #include "trace.h"
 
-enum folded_value {
-	VALUE_COUNT,	/* number of allocation events */
-	VALUE_BYTES,	/* sum of their weights */
+enum value_kind {
+	VALUE_DEFAULT,	/* the format's own default */
+	VALUE_COUNT,	/* allocated objects (weight / size per event) */
+	VALUE_BYTES,	/* allocated bytes (sum of weights) */
 };
 
 struct output_options {
 	bool indent;			/* json: pretty-print */
+	bool markdown;			/* report: Markdown instead of plain text */
 	uint32_t depth;			/* frames kept per stack, innermost first; 0: all */
-	enum folded_value value;	/* folded-stacks only */
+	uint64_t min_bytes;		/* aggregated formats: drop stacks/sites below */
+	enum value_kind value;		/* folded-stacks, flamegraph */
 };
 
-void write_json(const struct trace *t, struct symbolizer *sym,
-		struct outbuf *o, const struct output_options *opt);
-void write_folded(const struct trace *t, struct symbolizer *sym,
-		  struct outbuf *o, const struct output_options *opt);
+/* p has been built (profile_build); p->t and p->sym are the trace. */
+void write_json(struct profile *p, struct outbuf *o, const struct output_options *opt);
+void write_folded(struct profile *p, struct outbuf *o, const struct output_options *opt);
+void write_pprof(struct profile *p, struct outbuf *o, const struct output_options *opt);
+void write_flamegraph(struct profile *p, struct outbuf *o, const struct output_options *opt);
+void write_report(struct profile *p, struct outbuf *o, const struct output_options *opt);
 
 #endif /* ALYS_CONV_OUTPUT_H */

@@ -16,7 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crystal_source.h"
+#include "inline_index.h"
 #include "line_index.h"
+#include "symbol_index.h"
 #include "u64_table.h"
 #include "util.h"
 
@@ -28,17 +31,24 @@ enum module_state {
 
 /* One file at one load bias: several mapping records may share it. */
 struct sym_module {
-	const char *path;		/* owned by the trace */
+	const char *path;		/* owned by the trace, or by found_paths */
 	uint64_t bias;			/* runtime address - ELF vaddr, from the trace */
 	uint64_t dwfl_bias;		/* the same as libdwfl placed the module */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct line_index lines;	/* fallback when libdw finds no CU */
+	struct inline_index inlines;
+	struct symbol_index symbols;
 };
 
 struct symbolizer {
 	const struct trace *t;
-	bool want_lines;
+	struct symbolizer_options opt;
+	struct source_cache sources;	/* for Crystal inlined-method names */
+
+	/* files found under --debug-dir, kept for the modules' paths */
+	char **found_paths;
+	size_t nr_found, cap_found;
 
 	/* per trace mapping: index into modules, or -1 if unavailable */
 	int *module_of_map;
@@ -57,9 +67,36 @@ struct symbolizer {
 	size_t nr_entries, cap_entries;
 };
 
+/* libdwfl callbacks carry no context of ours: the one --debug-dir. */
+static const char *debug_dir;
+
+static void hex_id(char *out, size_t outlen, const uint8_t *id, size_t len);
+static int open_by_build_id(const char *dir, const uint8_t *id, size_t len,
+			    char **found);
+
+/* A separate debug file under --debug-dir first, then the usual places. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name,
+			  const char *debuglink_file, GElf_Word debuglink_crc,
+			  char **debuginfo_file_name)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len, fd;
+
+	if (debug_dir && (len = dwfl_module_build_id(mod, &bits, &vaddr)) > 0) {
+		fd = open_by_build_id(debug_dir, bits, (size_t)len, debuginfo_file_name);
+		if (fd >= 0)
+			return fd;
+	}
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc,
+					    debuginfo_file_name);
+}
+
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -123,44 +160,39 @@ static int mapping_bias(Elf *elf, const struct trace_mapping *m, uint64_t *bias)
 	return found;
 }
 
-/* Open m's file, check it is the one traced, and work out its bias. */
-static int inspect_file(struct symbolizer *s, const struct trace_mapping *m,
-			uint64_t *bias)
+enum file_check {
+	FILE_OK,
+	FILE_MISSING,		/* cannot open; errno in *err */
+	FILE_NOT_ELF,
+	FILE_OTHER_BUILD_ID,	/* build id in *have */
+};
+
+/* Open path and compare its build id with the trace's; set *bias for m. */
+static enum file_check check_file(const char *path, const struct trace_mapping *m,
+				  uint64_t *bias, int *err, char *have, size_t havelen)
 {
-	const char *path = m->path.ptr;
 	const void *file_id = NULL;
 	ssize_t file_id_len;
-	int ret = -1, fd;
+	enum file_check ret = FILE_NOT_ELF;
 	Elf *elf;
+	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		if (warn_once(s, path))
-			warnx_msg("cannot open %s (%s): its frames stay unresolved as [%s+0xOFFSET]; "
-				  "convert on the machine that took the trace, or copy the file there",
-				  path, strerror(errno), base_name(path));
-		return -1;
+		*err = errno;
+		return FILE_MISSING;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (warn_once(s, path))
-			warnx_msg("%s is not an ELF file: its frames stay unresolved", path);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto out;
-	}
 	file_id_len = dwelf_elf_gnu_build_id(elf, &file_id);
 	if (file_id_len < 0)
 		file_id_len = 0;
 	if (m->build_id_len &&
 	    ((size_t)file_id_len != m->build_id_len ||
 	     memcmp(file_id, m->build_id, m->build_id_len))) {
-		char want[2 * 64 + 1] = "", have[2 * 64 + 1] = "";
-
-		hex_id(want, sizeof(want), m->build_id, m->build_id_len);
-		hex_id(have, sizeof(have), file_id, (size_t)file_id_len);
-		if (warn_once(s, path))
-			warnx_msg("%s: build id %s in the trace, %s on this machine: the file "
-				  "changed since tracing, so its frames stay unresolved as [%s+0xOFFSET]",
-				  path, want, have, base_name(path));
+		hex_id(have, havelen, file_id, (size_t)file_id_len);
+		ret = FILE_OTHER_BUILD_ID;
 		goto out;
 	}
 	if (mapping_bias(elf, m, bias)) {
@@ -168,7 +200,7 @@ static int inspect_file(struct symbolizer *s, const struct trace_mapping *m,
 		 * as they do for the first segment of common linkers' output. */
 		*bias = m->start - m->offset;
 	}
-	ret = 0;
+	ret = FILE_OK;
 out:
 	if (elf)
 		elf_end(elf);
@@ -176,16 +208,164 @@ out:
 	return ret;
 }
 
+/* DIR/xx/yyyy.debug or DIR/.build-id/xx/yyyy.debug; returns an fd or -1. */
+static int open_by_build_id(const char *dir, const uint8_t *id, size_t len,
+			    char **found)
+{
+	static const char *const layouts[] = { "%s/%.2s/%s.debug", "%s/.build-id/%.2s/%s.debug" };
+	char hex[2 * 64 + 1] = "";
+
+	if (len < 2 || len > 64)
+		return -1;
+	hex_id(hex, sizeof(hex), id, len);
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		char *path;
+		int fd;
+
+		if (asprintf(&path, layouts[i], dir, hex, hex + 2) < 0)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			*found = path;
+			return fd;
+		}
+		free(path);
+	}
+	return -1;
+}
+
+/* A copy of m's file under --debug-dir with the traced build id, or NULL. */
+static char *find_in_debug_dir(const struct trace_mapping *m, uint64_t *bias)
+{
+	char have[2 * 64 + 1];
+	char *path = NULL;
+	int err, fd;
+
+	if (m->build_id_len) {
+		fd = open_by_build_id(debug_dir, m->build_id, m->build_id_len, &path);
+		if (fd >= 0) {
+			close(fd);
+			if (check_file(path, m, bias, &err, have, sizeof(have)) == FILE_OK)
+				return path;
+			free(path);
+		}
+	}
+	if (asprintf(&path, "%s/%s", debug_dir, base_name(m->path.ptr)) < 0)
+		return NULL;
+	if (check_file(path, m, bias, &err, have, sizeof(have)) == FILE_OK)
+		return path;
+	free(path);
+	return NULL;
+}
+
+/*
+ * The file to symbolize m with: its traced path if that is the traced file,
+ * else a copy under --debug-dir. A mismatch or a missing file is reported
+ * once per path, never used.
+ */
+static const char *inspect_file(struct symbolizer *s, const struct trace_mapping *m,
+				uint64_t *bias)
+{
+	const char *path = m->path.ptr;
+	char have[2 * 64 + 1] = "", want[2 * 64 + 1] = "";
+	const char *hint = s->opt.debug_dir ? " (nor under --debug-dir)" : "";
+	enum file_check c;
+	char *found;
+	int err = 0;
+
+	c = check_file(path, m, bias, &err, have, sizeof(have));
+	if (c == FILE_OK)
+		return path;
+	if (s->opt.debug_dir && (found = find_in_debug_dir(m, bias))) {
+		s->found_paths = grow_array(s->found_paths, &s->cap_found, s->nr_found + 1,
+					    sizeof(*s->found_paths));
+		s->found_paths[s->nr_found++] = found;
+		return found;
+	}
+	if (!warn_once(s, path))
+		return NULL;
+	switch (c) {
+	case FILE_MISSING:
+		warnx_msg("cannot open %s (%s)%s: its frames stay unresolved as [%s+0xOFFSET]; "
+			  "convert on the machine that took the trace, or copy the file there "
+			  "or into a --debug-dir", path, strerror(err), hint, base_name(path));
+		break;
+	case FILE_NOT_ELF:
+		warnx_msg("%s is not an ELF file: its frames stay unresolved", path);
+		break;
+	case FILE_OTHER_BUILD_ID:
+		hex_id(want, sizeof(want), m->build_id, m->build_id_len);
+		warnx_msg("%s: build id %s in the trace, %s on this machine%s: the file "
+			  "changed since tracing, so its frames stay unresolved as [%s+0xOFFSET]",
+			  path, want, have, hint, base_name(path));
+		break;
+	case FILE_OK:
+		break;
+	}
+	return NULL;
+}
+
+static bool has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
+
+		if (sh && sh->sh_type == SHT_SYMTAB)
+			return true;
+	}
+	return false;
+}
+
+static bool file_has_symtab(const char *path)
+{
+	bool ret = false;
+	Elf *elf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf)
+		ret = has_symtab(elf);
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/* A stripped file still names its exported functions (.dynsym): say so. */
+static void warn_if_stripped(struct symbolizer *s, struct sym_module *mod, Elf *elf)
+{
+	const char *debugfile = NULL;
+	Dwarf_Addr dwbias;
+
+	if (has_symtab(elf))
+		return;
+	dwfl_module_getdwarf(mod->mod, &dwbias);	/* looks for a debug file */
+	dwfl_module_info(mod->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+	if (debugfile && file_has_symtab(debugfile))
+		return;
+	/* Debian's libgc.so.1 is stripped: a note, once per file, not a warning.
+	 * Its exported GC_* entry points, all a stack needs there, still resolve. */
+	if (warn_once(s, mod->path))
+		note_msg("%s is stripped: only its exported functions are named "
+			 "(from .dynsym); give --debug-dir or install its debug symbols "
+			 "for the others", mod->path);
+}
+
 static int open_module(struct symbolizer *s, const struct trace_mapping *m)
 {
-	struct sym_module mod = { .path = m->path.ptr };
+	struct sym_module mod = { 0 };
 	GElf_Addr dwbias = 0;
+	Elf *elf;
 
 	/* "[vdso]", "[heap]", anonymous code: nothing on disk to read. A path
 	 * with an embedded NUL would open some other file. */
 	if (!m->path.len || m->path.ptr[0] != '/' || strlen(m->path.ptr) != m->path.len)
 		return -1;
-	if (inspect_file(s, m, &mod.bias))
+	mod.path = inspect_file(s, m, &mod.bias);
+	if (!mod.path)
 		return -1;
 	for (size_t i = 0; i < s->nr_modules; i++)
 		if (s->modules[i].bias == mod.bias && !strcmp(s->modules[i].path, mod.path))
@@ -198,7 +378,7 @@ static int open_module(struct symbolizer *s, const struct trace_mapping *m)
 	mod.mod = dwfl_report_elf(mod.dwfl, base_name(mod.path), mod.path, -1,
 				  mod.bias, true);
 	dwfl_report_end(mod.dwfl, NULL, NULL);
-	if (!mod.mod || !dwfl_module_getelf(mod.mod, &dwbias)) {
+	if (!mod.mod || !(elf = dwfl_module_getelf(mod.mod, &dwbias))) {
 		if (warn_once(s, mod.path))
 			warnx_msg("libdwfl cannot load %s (%s): its frames stay unresolved",
 				  mod.path, dwfl_errmsg(-1));
@@ -206,6 +386,7 @@ static int open_module(struct symbolizer *s, const struct trace_mapping *m)
 		return -1;
 	}
 	mod.dwfl_bias = dwbias;
+	warn_if_stripped(s, &mod, elf);
 	s->modules = grow_array(s->modules, &s->cap_modules, s->nr_modules + 1,
 				sizeof(*s->modules));
 	s->modules[s->nr_modules] = mod;
@@ -216,6 +397,8 @@ static struct sym_module *module_for(struct symbolizer *s, const struct trace_ma
 {
 	size_t mi = (size_t)(m - s->t->maps);
 
+	if (s->map_state[mi] == MOD_UNTRIED && s->opt.no_symbols)
+		s->map_state[mi] = MOD_UNAVAILABLE;
 	if (s->map_state[mi] == MOD_UNTRIED) {
 		s->module_of_map[mi] = open_module(s, m);
 		s->map_state[mi] = s->module_of_map[mi] < 0 ? MOD_UNAVAILABLE : MOD_READY;
@@ -237,7 +420,8 @@ static char *format_name(const char *fmt, ...)
 	return out;
 }
 
-static void lookup_line(struct sym_module *mod, uint64_t daddr, struct sym_frame *f)
+static void lookup_line(struct sym_module *mod, uint64_t daddr, const char **file,
+			uint32_t *lineout)
 {
 	Dwfl_Line *line = dwfl_module_getsrc(mod->mod, daddr);
 	Dwarf_Addr lbias;
@@ -253,8 +437,13 @@ static void lookup_line(struct sym_module *mod, uint64_t daddr, struct sym_frame
 	} else if (line_index_lookup(&mod->lines, mod->mod, daddr, &src, &lineno)) {
 		return;
 	}
-	f->file = xmemdup_str(src, strlen(src));
-	f->line = lineno;
+	*file = src;
+	*lineout = lineno;
+}
+
+static const char *dup_or_null(const char *s)
+{
+	return s ? xmemdup_str(s, strlen(s)) : NULL;
 }
 
 /*
@@ -278,34 +467,68 @@ static size_t unversioned_len(const char *name)
 	return (size_t)(at - name);
 }
 
-static void lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
-		   struct sym_frame *f)
+/*
+ * Frames for ip, innermost first, into *frames (malloc'd); returns how many.
+ * Inlined calls come first, the symbol's function last.
+ */
+static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
+		       struct sym_frame **frames)
 {
 	uint64_t addr = return_addr ? ip - 1 : ip;
 	const struct trace_mapping *m = trace_find_mapping(s->t, addr);
+	struct inline_call calls[INLINE_MAX_DEPTH];
+	const char *name, *file = NULL;
 	struct sym_module *mod;
-	const char *name;
+	struct sym_frame *f;
+	uint32_t line = 0;
 	uint64_t daddr;
+	int n = 0;
 
 	if (!m) {
+		f = *frames = xcalloc(1, sizeof(*f));
 		f->name = format_name("0x%" PRIx64, ip);
-		return;
+		return 1;
 	}
 	mod = module_for(s, m);
 	if (!mod)
 		goto unresolved;
 	daddr = addr - mod->bias + mod->dwfl_bias;
-	name = dwfl_module_addrname(mod->mod, daddr);
+	name = symbol_index_lookup(&mod->symbols, mod->mod, daddr);
+	if (!name)
+		name = dwfl_module_addrname(mod->mod, daddr);
 	if (!name || !*name)
 		goto unresolved;
-	f->name = xmemdup_str(name, unversioned_len(name));
-	f->resolved = true;
-	if (s->want_lines)
-		lookup_line(mod, daddr, f);
-	return;
+	if (s->opt.want_dwarf) {
+		lookup_line(mod, daddr, &file, &line);
+		n = inline_index_lookup(&mod->inlines, mod->mod, daddr, calls,
+					INLINE_MAX_DEPTH);
+	}
+	f = *frames = xcalloc((size_t)n + 1, sizeof(*f));
+	for (int i = 0; i <= n; i++) {
+		if (i < n) {
+			f[i].name = crystal_qualify(&s->sources, calls[i].name,
+						    calls[i].decl_file, calls[i].decl_line);
+			if (!f[i].name)
+				f[i].name = xmemdup_str(calls[i].name, strlen(calls[i].name));
+		} else {
+			f[i].name = xmemdup_str(name, unversioned_len(name));
+		}
+		f[i].resolved = true;
+		/* the innermost runs at addr; each outer one at its call site */
+		if (i == 0) {
+			f[i].file = dup_or_null(file);
+			f[i].line = line;
+		} else {
+			f[i].file = dup_or_null(calls[i - 1].call_file);
+			f[i].line = calls[i - 1].call_line;
+		}
+	}
+	return (uint32_t)n + 1;
 unresolved:
+	f = *frames = xcalloc(1, sizeof(*f));
 	f->name = format_name("[%s+0x%" PRIx64 "]", base_name(m->path.ptr),
 			      ip - m->start + m->offset);
+	return 1;
 }
 
 uint32_t symbolizer_resolve(struct symbolizer *s, uint64_t ip, uint32_t depth)
@@ -327,13 +550,11 @@ uint32_t symbolizer_resolve(struct symbolizer *s, uint64_t ip, uint32_t depth)
 			 UINT32_MAX);
 		exit(1);
 	}
-	f = xcalloc(1, sizeof(*f));
-	lookup(s, ip, depth > 0, f);
 	s->entries = grow_array(s->entries, &s->cap_entries, s->nr_entries + 1,
 				sizeof(*s->entries));
 	e = &s->entries[s->nr_entries];
 	e->ip = ip;
-	e->nr_frames = 1;
+	e->nr_frames = lookup(s, ip, depth > 0, &f);
 	e->frames = f;
 	if (ip)
 		u64_table_put(cache, ip, 0, (uint32_t)s->nr_entries);
@@ -352,14 +573,20 @@ uint32_t symbolizer_nr_entries(const struct symbolizer *s)
 	return (uint32_t)s->nr_entries;
 }
 
-struct symbolizer *symbolizer_new(const struct trace *t, bool want_lines)
+bool symbolizer_mapping_resolved(struct symbolizer *s, size_t map_index)
+{
+	return map_index < s->t->nr_maps && module_for(s, &s->t->maps[map_index]);
+}
+
+struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer_options *opt)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 
 	/* libelf refuses to work until told which ELF version we speak */
 	elf_version(EV_CURRENT);
 	s->t = t;
-	s->want_lines = want_lines;
+	s->opt = *opt;
+	debug_dir = opt->debug_dir;
 	s->module_of_map = xcalloc(t->nr_maps, sizeof(*s->module_of_map));
 	s->map_state = xcalloc(t->nr_maps, sizeof(*s->map_state));
 	u64_table_init(&s->exact);
@@ -384,8 +611,14 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->entries);
 	for (size_t i = 0; i < s->nr_modules; i++) {
 		line_index_free(&s->modules[i].lines);
+		inline_index_free(&s->modules[i].inlines);
+		symbol_index_free(&s->modules[i].symbols);
 		dwfl_end(s->modules[i].dwfl);
 	}
+	for (size_t i = 0; i < s->nr_found; i++)
+		free(s->found_paths[i]);
+	free(s->found_paths);
+	source_cache_free(&s->sources);
 	free(s->modules);
 	free(s->module_of_map);
 	free(s->map_state);

@@ -24,9 +24,12 @@ struct sym_frame {
 };
 
 /*
- * What one stack address stands for, innermost first. Today nr_frames is
- * always 1; inlined callers will be added as further frames, so callers
- * should loop over frames[] rather than assume one.
+ * What one stack address stands for, innermost first: the functions inlined
+ * at the address (innermost first), then the function that holds the code,
+ * named from the symbol table, last. nr_frames is 1 when nothing is inlined
+ * there. An inlined frame's file:line is where it was executing (the
+ * innermost) or where it called the next inner one; the same goes for the
+ * last frame.
  */
 struct sym_entry {
 	uint64_t ip;
@@ -36,8 +39,13 @@ struct sym_entry {
 
 struct symbolizer;
 
-/* want_lines: also look up file and line (needs DWARF, slower). */
-struct symbolizer *symbolizer_new(const struct trace *t, bool want_lines);
+struct symbolizer_options {
+	bool want_dwarf;	/* file, line and inlined frames (reads DWARF) */
+	bool no_symbols;	/* resolve nothing: every frame as [file+0xoffset] */
+	const char *debug_dir;	/* also look for files by build id here, or NULL */
+};
+
+struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer_options *opt);
 void symbolizer_free(struct symbolizer *s);
 
 /*
@@ -48,5 +56,8 @@ void symbolizer_free(struct symbolizer *s);
 uint32_t symbolizer_resolve(struct symbolizer *s, uint64_t ip, uint32_t depth);
 const struct sym_entry *symbolizer_entry(const struct symbolizer *s, uint32_t index);
 uint32_t symbolizer_nr_entries(const struct symbolizer *s);
+
+/* Whether names for trace mapping map_index come from a symbol table. */
+bool symbolizer_mapping_resolved(struct symbolizer *s, size_t map_index);
 
 #endif /* ALYS_CONV_SYMBOLIZE_H */

@@ -21,6 +21,7 @@
 
 #include "alys_format.h"
 #include "mp_scan.h"
+#include "progress.h"
 #include "util.h"
 
 _Static_assert(sizeof(struct trace_event) == 64, "keep events compact: 10M of them");
@@ -557,11 +558,13 @@ static void report_read_warnings(const struct trace *t)
 static int read_records(struct trace *t)
 {
 	struct reader r = { .t = t };
+	struct progress bar;
 	msgpack_unpacked up;
 	size_t off = 0;
 	int ret = -1;
 
 	msgpack_unpacked_init(&up);
+	progress_begin(&bar, "reading", t->size);
 	switch (next_object(&r, &up, &off)) {
 	case NEXT_OK:
 		break;
@@ -591,6 +594,7 @@ static int read_records(struct trace *t)
 		}
 		if (parse_record(&r, &up.data))
 			goto out;
+		progress_tick(&bar, off);
 		if (t->has_end) {
 			if (off < t->size)
 				warnx_msg("%s: ignoring %zu bytes after the end record at byte %" PRIu64,
@@ -598,9 +602,11 @@ static int read_records(struct trace *t)
 			break;
 		}
 	}
-	report_read_warnings(t);
 	ret = 0;
 out:
+	progress_end(&bar);
+	if (!ret)
+		report_read_warnings(t);
 	msgpack_unpacked_destroy(&up);
 	return ret;
 }
@@ -613,6 +619,10 @@ int trace_load(struct trace *t, const char *path)
 	u64_table_init(&t->live);
 	if (map_file(t))
 		return -1;
+	/* An event record takes 30 to 40 bytes; most blocks stay live (the
+	 * collector frees without telling), so the live table ends up about
+	 * as large as the event count. */
+	u64_table_reserve(&t->live, t->size / 40);
 	if (read_records(t))
 		return -1;
 	/* Only needed while linking events. */

@@ -2,14 +2,40 @@
 #include "u64_table.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "util.h"
+
+#define HUGE_PAGE (2u << 20)
+
+/*
+ * Zeroed slots. Tables of millions of addresses are probed at random: with
+ * 4 KiB pages nearly every probe is a TLB miss too, which in a VM costs
+ * more than the cache miss. Ask for transparent huge pages for big tables
+ * (a hint: without THP this is a plain allocation).
+ */
+static struct u64_slot *alloc_slots(size_t n)
+{
+	size_t bytes = n * sizeof(struct u64_slot);
+	void *p;
+
+	if (bytes < 4 * HUGE_PAGE)
+		return xcalloc(n, sizeof(struct u64_slot));
+	bytes = (bytes + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
+	p = aligned_alloc(HUGE_PAGE, bytes);
+	if (!p)
+		return xcalloc(n, sizeof(struct u64_slot));
+	madvise(p, bytes, MADV_HUGEPAGE);
+	memset(p, 0, bytes);
+	return p;
+}
 
 void u64_table_init(struct u64_table *t)
 {
 	t->mask = 63;
 	t->used = 0;
-	t->slots = xcalloc(t->mask + 1, sizeof(*t->slots));
+	t->slots = alloc_slots(t->mask + 1);
 }
 
 void u64_table_free(struct u64_table *t)
@@ -39,27 +65,47 @@ static void grow(struct u64_table *t)
 	size_t old_cap = t->mask + 1;
 
 	t->mask = old_cap * 2 - 1;
-	t->slots = xcalloc(old_cap * 2, sizeof(*t->slots));
+	t->slots = alloc_slots(old_cap * 2);
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].key)
 			insert_fresh(t, &old[i]);
 	free(old);
 }
 
-void u64_table_put(struct u64_table *t, uint64_t key, uint64_t a, uint32_t b)
+void u64_table_reserve(struct u64_table *t, size_t n)
 {
-	struct u64_slot *s = u64_table_get(t, key);
-	struct u64_slot fresh = { .key = key, .a = a, .b = b };
+	size_t cap = t->mask + 1;
 
-	if (s) {
-		s->a = a;
-		s->b = b;
+	while (n * 2 > cap)
+		cap *= 2;
+	if (cap == t->mask + 1)
+		return;
+	if (!t->used) {		/* nothing to rehash: allocate at once */
+		free(t->slots);
+		t->slots = alloc_slots(cap);
+		t->mask = cap - 1;
 		return;
 	}
+	while (t->mask + 1 < cap)
+		grow(t);
+}
+
+/* One probe run: update the key where it is, or take the first empty slot. */
+void u64_table_put(struct u64_table *t, uint64_t key, uint64_t a, uint32_t b)
+{
+	size_t i;
+
 	/* Keep the load at most 1/2: probes stay short for linear probing. */
 	if ((t->used + 1) * 2 > t->mask + 1)
 		grow(t);
-	insert_fresh(t, &fresh);
+	for (i = home_of(t, key); t->slots[i].key; i = (i + 1) & t->mask) {
+		if (t->slots[i].key == key) {
+			t->slots[i].a = a;
+			t->slots[i].b = b;
+			return;
+		}
+	}
+	t->slots[i] = (struct u64_slot){ .key = key, .a = a, .b = b };
 	t->used++;
 }
 

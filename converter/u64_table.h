@@ -28,6 +28,10 @@ struct u64_table {
 void u64_table_init(struct u64_table *t);
 void u64_table_free(struct u64_table *t);
 
+/* Make room for n entries at once: growing step by step rehashes every
+ * entry again at each doubling, a cache miss each in a big table. */
+void u64_table_reserve(struct u64_table *t, size_t n);
+
 /* Insert or overwrite. key must not be 0. */
 void u64_table_put(struct u64_table *t, uint64_t key, uint64_t a, uint32_t b);
 

@@ -81,6 +81,21 @@ void warnx_msg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int quiet;
+
+void note_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	fputs(PROG_NAME ": note: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 void errx_msg(const char *fmt, ...)
 {
 	va_list ap;

@@ -20,6 +20,10 @@ char *xmemdup_str(const char *src, size_t len);
 void *grow_array(void *ptr, size_t *cap, size_t need, size_t item_size);
 
 void warnx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Informational notes (stripped libraries and the like): one line each,
+ * silenced by -q. Warnings and errors are never silenced. */
+void note_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern int quiet;
 void errx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* 64-bit mixer (splitmix64 finalizer) for the open-addressing tables. */

@@ -8,6 +8,9 @@
 #   demo.alys       the trace
 #   demo.folded     folded stacks (alys_converter -f folded-stacks)
 #   demo.json       every event with its symbolized stack (-f json)
+#   demo.svg        interactive flamegraph (-f flamegraph), open in a browser
+#   demo.pb.gz      pprof profile (-f pprof): go tool pprof, Parca, Pyroscope
+#   demo.txt        allocation report (-f report): top sites and types
 #
 # Environment: DEMO_ORDERS (default 10000) sets the demo's workload;
 # ALYS_BIN (default bin/) where alys-bpf and alys_converter are.
@@ -70,23 +73,16 @@ awk '{ n = $NF; k = split(substr($0, 1, length($0) - length(n) - 1), f, ";")
      END { for (g in by) printf "  %-20s %12d\n", g, by[g]; printf "  %-20s %12d\n", "total", total }' \
 	"$OUT/demo.folded"
 
-step "top 10 allocation sites (count; innermost 5 frames, stacks merged on them)"
-# awk sums per site; sort reads everything, so the head that follows cannot
-# cut a writer short (SIGPIPE under pipefail).
-awk '{ n = $NF; k = split(substr($0, 1, length($0) - length(n) - 1), f, ";"); s = ""
-       for (i = (k > 5 ? k - 4 : 1); i <= k; i++) s = s (s == "" ? "" : ";") f[i]
-       by[(k > 5 ? "...;" : "") s] += n }
-     END { for (s in by) printf "%10d  %s\n", by[s], s }' "$OUT/demo.folded" |
-	sort -k1,1nr >"$OUT/sites.txt"
-head -n 10 "$OUT/sites.txt"
+"$BIN/alys_converter" -q -f flamegraph -o "$OUT/demo.svg" "$OUT/demo.alys"
+"$BIN/alys_converter" -q -f pprof -o "$OUT/demo.pb.gz" "$OUT/demo.alys"
+"$BIN/alys_converter" -q -f report -o "$OUT/demo.txt" "$OUT/demo.alys"
+echo "$OUT/demo.svg (flamegraph), $OUT/demo.pb.gz (pprof), $OUT/demo.txt (report)"
 
-# --- PLANNED: flamegraph --------------------------------------------------
-# Once the converter can write one, render $OUT/demo.svg here, e.g.
-#   "$BIN/alys_converter" -f flamegraph -o "$OUT/demo.svg" "$OUT/demo.alys"
-# ---------------------------------------------------------------------------
+step "top 10 allocation sites by count (from $OUT/demo.txt)"
+# sed reads the whole report: no SIGPIPE for a writer under pipefail
+sed -n '/^Top allocation sites by count/,/^$/p' "$OUT/demo.txt" | sed -n '3,13p'
 
-# --- PLANNED: report ------------------------------------------------------
-# Once the converter can write one, print/write the allocation report here.
-# ---------------------------------------------------------------------------
+step "allocations by type (from $OUT/demo.txt)"
+sed -n '/^Allocations by type/,/^$/p' "$OUT/demo.txt" | sed -n '3,13p'
 
 step "done: outputs in $OUT/"

@@ -38,6 +38,9 @@ PACKAGES=(
 	libssl-dev libyaml-dev libxml2-dev libgmp-dev
 	# tests, demo, benchmarks
 	python3 protobuf-compiler gdb linux-perf libxml2-utils procps
+	# profile.proto (/usr/share/gocode/src/github.com/google/pprof/proto),
+	# for decoding the converter's pprof output with protoc in the tests
+	golang-github-google-pprof-dev
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -212,8 +212,8 @@ run "$W/named.alys"
 check "default output: trace.alys -> trace.json" eval '[ $RC -eq 0 ] && [ -s "$W/named.json" ]'
 run -f folded-stacks "$W/named.alys"
 check "default output: trace.alys -> trace.folded" eval '[ $RC -eq 0 ] && [ -s "$W/named.folded" ]'
-run -f svg "$W/full.alys"
-check "unknown format lists the valid ones" eval '[ $RC -eq 2 ] && err_has "valid formats: json, folded-stacks"'
+run -f svgz "$W/full.alys"
+check "unknown format lists the valid ones" eval '[ $RC -eq 2 ] && err_has "valid formats: json, pprof, folded-stacks, flamegraph, report"'
 run "$W/does-not-exist.alys"
 check "missing trace file says so" eval '[ $RC -eq 1 ] && err_has "no such file" && clean_run'
 run -o "$W/full.alys" "$W/full.alys"
@@ -349,6 +349,17 @@ PY
 			bad=1
 			break
 		fi
+		# the other formats on every 10th, in turn (each run costs, under ASan)
+		if [ $((seed % 10)) -eq 0 ]; then
+			local fmts=(pprof flamegraph report) fmt
+			fmt=${fmts[$((seed / 10 % 3))]}
+			run -f "$fmt" -o "$W/mut.out" "$W/mut-$seed.alys"
+			if ! clean_run; then
+				echo "# mutation seed $seed ($fmt): status $RC"
+				bad=1
+				break
+			fi
+		fi
 	done
 	return $bad
 }
@@ -380,6 +391,63 @@ check "build id mismatch: frames stay as [file+0xoffset]" \
 } | "$W/gen" >"$W/overlap.alys"
 run -f folded-stacks -o - "$W/overlap.alys"
 check "a later overlapping mapping wins" eval '[ $RC -eq 0 ] && grep -q "^lib_helper;" "$W/out"'
+
+# --debug-dir: the traced path is gone, a copy is found by build id
+real_id=$(build_id "$P")
+mkdir -p "$W/dbg/.build-id/${real_id:0:2}" "$W/dbg-wrong"
+cp "$P" "$W/dbg/.build-id/${real_id:0:2}/${real_id:2}.debug"
+cp "$N" "$W/dbg-wrong/prog"	# right name, other build id: must not be used
+{
+	header
+	mapping "$P" $PIE | sed "s|$P|/gone/prog|"
+	echo "stack 1 $(ip0 "$P" $PIE GC_malloc) $(ret "$P" $PIE make_widget)"
+	echo "event 1 5 1 8 0x100 0 0 1 8 0"
+	echo "end exit 0 0 1"
+} | "$W/gen" >"$W/gone.alys"
+run -f folded-stacks -o - --debug-dir "$W/dbg" "$W/gone.alys"
+check "--debug-dir: a binary found by build id symbolizes, silently" \
+	eval '[ $RC -eq 0 ] && grep -qxF "make_widget;GC_malloc 1" "$W/out" && [ "$(err_lines)" -eq 0 ]'
+run -f folded-stacks -o - --debug-dir "$W/dbg-wrong" "$W/gone.alys"
+check "--debug-dir: a same-named file with another build id is not used" \
+	eval '[ $RC -eq 0 ] && grep -q "^\[prog+0x" "$W/out" && err_has "cannot open /gone/prog" && err_has "(nor under --debug-dir)"'
+run -f folded-stacks -o - --debug-dir "$W/nonexistent" "$W/gone.alys"
+check "--debug-dir that is not a directory: usage error" eval '[ $RC -eq 2 ] && err_has "not a directory"'
+
+# ---- pprof, flamegraph, report on the synthetic trace ---------------------------
+PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
+pprof_totals() {
+	gzip -dc "$1" | protoc --decode=perftools.profiles.Profile -I "$PROTO_DIR" "$PROTO_DIR/profile.proto" |
+		python3 -c '
+import re, sys
+t = sys.stdin.read()
+vals = [int(v) for v in re.findall(r"^\s+value: (-?\d+)$", t, re.M)]
+print(" ".join(str(sum(vals[k::4])) for k in range(4)))'
+}
+run -f pprof -o "$W/full.pb.gz" "$W/full.alys"
+check "pprof: converts, exit 0" eval '[ $RC -eq 0 ] && clean_run'
+# 7 allocations of 100+200+300+50+60+70+80 bytes; the free gives back event 2
+# (200), the realloc event 1 (100)
+check_eq_pprof() { [ "$(pprof_totals "$W/full.pb.gz")" == "7 860 5 560" ]; }
+check "pprof: protoc decodes it; totals 7 objects, 860 bytes, 5 / 560 in use" check_eq_pprof
+run -f pprof --time 0.0000025s.. -o "$W/late.pb.gz" "$W/full.alys"
+check "pprof --time 2.5us..: the realloc and later only" \
+	eval '[ $RC -eq 0 ] && [ "$(pprof_totals "$W/late.pb.gz")" == "5 560 5 560" ]'
+run -f flamegraph -o "$W/full.svg" "$W/full.alys"
+check "flamegraph: valid XML with make_widget and the total at the root" \
+	eval '[ $RC -eq 0 ] && clean_run && xmllint --noout "$W/full.svg" && grep -q "<title>make_widget (2 objects" "$W/full.svg" && grep -q "<title>all (7 objects, 100.00%)" "$W/full.svg"'
+run -f report -o - "$W/full.alys"
+check "report: totals and the top site by bytes" \
+	eval '[ $RC -eq 0 ] && clean_run && grep -q "Allocated: 7 objects, 860 bytes in 7 allocation events; 1 frees" "$W/out" && grep -A3 "^Top allocation sites by bytes" "$W/out" | grep -qE "^ +1 +300 .*grow_buffer +test_converter_prog.c:[0-9]+$"'
+run -f report --markdown -o - "$W/full.alys"
+check "report --markdown: tables" eval '[ $RC -eq 0 ] && grep -q "^| # | bytes | % | objects | % | avg size | site |$" "$W/out"'
+run -f report --time x..y "$W/full.alys"
+check "bad --time is rejected" eval '[ $RC -eq 2 ] && err_has "--time x..y: expected FROM..TO"'
+for fmt in pprof flamegraph report; do
+	cp "$W/full.alys" "$W/named.alys"
+	run -f $fmt "$W/named.alys"
+done
+check "default output names: .pb.gz, .svg, .txt" \
+	eval '[ -s "$W/named.pb.gz" ] && [ -s "$W/named.svg" ] && [ -s "$W/named.txt" ]'
 
 # ---- a real Crystal binary --------------------------------------------------
 # Crystal names (*Foo(T)::new<Int32>:Foo(Int32)) pass through untouched, and

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading Crystal symbol names, which the converter keeps as the compiler
+ * wrote them:
+ *   *Point::new<Int32>:Point
+ *   *Hash(String, Int32)@Hash(K, V)::new:Hash(String, Int32)
+ *   *Array(Point)@Array(T)#initialize<Int32>:Nil
+ *   Point::new                       (an inlined frame, see crystal_source.h)
+ * A leading '*' marks a method; "Type@Generic" names the instantiated type
+ * and the generic one that defines the method; then "::" (class method) or
+ * "#" (instance method), the method name, "<argument types>" and
+ * ":return type".
+ */
+#ifndef ALYS_CONV_CRYSTAL_NAMES_H
+#define ALYS_CONV_CRYSTAL_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * If name is a constructor frame (T::new, T#initialize, T::allocate), copy
+ * the type T (the instantiated one: "Hash(String, Int32)") into out and
+ * return true.
+ */
+bool crystal_constructed_type(const char *name, char *out, size_t outlen);
+
+/*
+ * Frames that belong to the allocator rather than to the program: the GC
+ * functions, Crystal's malloc wrappers and GC module, Pointer.malloc and
+ * realloc. Constructors are not among them (see profile_site()).
+ */
+bool is_allocator_frame(const char *name);
+
+/* "new", "initialize" or "allocate" alone: an inlined constructor whose
+ * owner is unknown (its source file was not readable here). */
+bool is_bare_constructor(const char *name);
+
+#endif /* ALYS_CONV_CRYSTAL_NAMES_H */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Full names for inlined Crystal methods, from their source.
+ *
+ * Crystal's DWARF names a method by its bare name: an inlined Point.new is
+ * just "new", with no class or namespace DIE around it and no type
+ * information in --release builds. The symbol table has the full names, but
+ * an inlined method has no symbol. Its declaration file and line are known,
+ * so when that source file is readable here, the enclosing
+ * class/struct/module lines above the declaration (by indentation) give the
+ * owner: "new" declared by `def initialize` inside `class Point` becomes
+ * "Point::new", as the symbol of a non-inlined copy would begin.
+ */
+#ifndef ALYS_CONV_CRYSTAL_SOURCE_H
+#define ALYS_CONV_CRYSTAL_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct source_file;
+
+struct source_cache {
+	struct source_file *files;
+	size_t nr, cap;
+};
+
+/*
+ * "Owner::name" (class methods, new) or "Owner#name" (instance methods), or
+ * NULL when the file is not Crystal, cannot be read, or the method is at top
+ * level. The result is malloc'd.
+ */
+char *crystal_qualify(struct source_cache *sc, const char *name,
+		      const char *decl_file, uint32_t decl_line);
+void source_cache_free(struct source_cache *sc);
+
+#endif /* ALYS_CONV_CRYSTAL_SOURCE_H */

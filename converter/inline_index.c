@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+#include "inline_index.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "util.h"
+
+struct subprog_range {
+	uint64_t low, high;	/* [low, high) in the Dwfl address space */
+	Dwarf_Off die;		/* the DW_TAG_subprogram */
+};
+
+static int by_low(const void *a, const void *b)
+{
+	const struct subprog_range *x = a, *y = b;
+
+	if (x->low != y->low)
+		return x->low < y->low ? -1 : 1;
+	return 0;
+}
+
+static void add_ranges(struct inline_index *ix, size_t *cap, Dwarf_Die *die,
+		       Dwarf_Addr bias)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &start, &end)) > 0) {
+		struct subprog_range *r;
+
+		if (end <= start)
+			continue;
+		ix->ranges = grow_array(ix->ranges, cap, ix->nr + 1, sizeof(*ix->ranges));
+		r = &ix->ranges[ix->nr++];
+		r->low = start + bias;
+		r->high = end + bias;
+		r->die = dwarf_dieoffset(die);
+	}
+}
+
+/* Subprograms are children of the CU, or of namespaces and classes (C++). */
+static void scan_children(struct inline_index *ix, size_t *cap, Dwarf_Die *parent,
+			  Dwarf_Addr bias, int level)
+{
+	Dwarf_Die child;
+
+	if (level > 8 || dwarf_child(parent, &child))
+		return;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+			add_ranges(ix, cap, &child, bias);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_module:
+			scan_children(ix, cap, &child, bias, level + 1);
+			break;
+		}
+	} while (!dwarf_siblingof(&child, &child));
+}
+
+static void build(struct inline_index *ix, Dwfl_Module *mod)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+	Dwarf_Off off = 0, next;
+	size_t header_size, cap = 0;
+
+	ix->built = 1;
+	if (!dw)
+		return;
+	while (!dwarf_nextcu(dw, off, &next, &header_size, NULL, NULL, NULL)) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(dw, off + header_size, &cu))
+			scan_children(ix, &cap, &cu, bias, 0);
+		off = next;
+	}
+	if (ix->nr > 1)	/* ranges is NULL when there are none */
+		qsort(ix->ranges, ix->nr, sizeof(*ix->ranges), by_low);
+}
+
+static const struct subprog_range *find(const struct inline_index *ix, uint64_t addr)
+{
+	size_t lo = 0, hi = ix->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->ranges[mid].low <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges do not nest, but a bad producer may overlap a few: look back */
+	for (size_t i = lo, seen = 0; i-- > 0 && seen < 4; seen++)
+		if (addr < ix->ranges[i].high)
+			return &ix->ranges[i];
+	return NULL;
+}
+
+static const char *file_of(Dwarf_Die *die, unsigned int attr_name)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word idx;
+	Dwarf_Files *files;
+	Dwarf_Die cu;
+	size_t nfiles;
+
+	if (!dwarf_attr_integrate(die, attr_name, &attr) || dwarf_formudata(&attr, &idx))
+		return NULL;
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles) ||
+	    idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static uint32_t udata_of(Dwarf_Die *die, unsigned int attr_name)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word v;
+
+	if (!dwarf_attr_integrate(die, attr_name, &attr) || dwarf_formudata(&attr, &v) ||
+	    v > UINT32_MAX)
+		return 0;
+	return (uint32_t)v;
+}
+
+static bool may_contain(Dwarf_Die *die, Dwarf_Addr pc)
+{
+	return dwarf_haspc(die, pc) > 0;
+}
+
+int inline_index_lookup(struct inline_index *ix, Dwfl_Module *mod, uint64_t addr,
+			struct inline_call *calls, int max)
+{
+	struct inline_call outer_first[INLINE_MAX_DEPTH];
+	const struct subprog_range *r;
+	Dwarf_Die scope, child;
+	Dwarf_Addr bias;
+	Dwarf *dw;
+	int n = 0;
+
+	if (!ix->built)
+		build(ix, mod);
+	r = find(ix, addr);
+	dw = r ? dwfl_module_getdwarf(mod, &bias) : NULL;
+	if (!dw || !dwarf_offdie(dw, r->die, &scope))
+		return 0;
+	if (max > INLINE_MAX_DEPTH)
+		max = INLINE_MAX_DEPTH;
+	/* descend through the innermost scopes holding pc, outermost first */
+	while (n < max && !dwarf_child(&scope, &child)) {
+		bool found = false;
+
+		do {
+			int tag = dwarf_tag(&child);
+
+			if ((tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block) ||
+			    !may_contain(&child, addr - bias))
+				continue;
+			if (tag == DW_TAG_inlined_subroutine) {
+				struct inline_call *c = &outer_first[n++];
+
+				c->name = dwarf_diename(&child);
+				if (!c->name)
+					c->name = "??";
+				c->decl_file = file_of(&child, DW_AT_decl_file);
+				c->decl_line = udata_of(&child, DW_AT_decl_line);
+				c->call_file = file_of(&child, DW_AT_call_file);
+				c->call_line = udata_of(&child, DW_AT_call_line);
+			}
+			scope = child;
+			found = true;
+			break;
+		} while (!dwarf_siblingof(&child, &child));
+		if (!found)
+			break;
+	}
+	for (int i = 0; i < n; i++)
+		calls[i] = outer_first[n - 1 - i];
+	return n;
+}
+
+void inline_index_free(struct inline_index *ix)
+{
+	free(ix->ranges);
+	ix->ranges = NULL;
+	ix->nr = 0;
+	ix->built = 0;
+}

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pprof output: a gzip-compressed perftools.profiles.Profile message
+ * (github.com/google/pprof, proto/profile.proto), as read by `go tool
+ * pprof`, `pprof -http`, Parca and Pyroscope.
+ *
+ * The protobuf encoding is written here directly: the message is a handful
+ * of varints and length-delimited fields, not worth a code generator and a
+ * runtime library. Submessages are encoded into a scratch buffer first so
+ * that their length can precede them.
+ *
+ * Tables: one Location per distinct (address, frame-0-or-return) pair the
+ * symbolizer resolved, carrying its inlined calls as extra Lines (innermost
+ * first, as profile.proto wants); one Function per distinct (name, file);
+ * one Mapping per trace mapping that a location uses.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "output.h"
+#include "util.h"
+
+/* profile.proto field numbers */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12, PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2,
+	MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4, MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7, MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9, MAPPING_HAS_INLINE_FRAMES = 10,
+	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
+	FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+};
+
+enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
+
+static void put_varint(struct outbuf *o, uint64_t v)
+{
+	char b[10];
+	size_t n = 0;
+
+	do {
+		b[n] = (char)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			b[n] |= (char)0x80;
+		n++;
+	} while (v);
+	outbuf_write(o, b, n);
+}
+
+static void put_tag(struct outbuf *o, unsigned int field, unsigned int wire)
+{
+	put_varint(o, (uint64_t)field << 3 | wire);
+}
+
+/* A varint field; proto3 leaves zero values out. */
+static void put_uint(struct outbuf *o, unsigned int field, uint64_t v)
+{
+	if (!v)
+		return;
+	put_tag(o, field, WIRE_VARINT);
+	put_varint(o, v);
+}
+
+static void put_bytes(struct outbuf *o, unsigned int field, const void *p, size_t n)
+{
+	put_tag(o, field, WIRE_LEN);
+	put_varint(o, n);
+	outbuf_write(o, p, n);
+}
+
+/* Emit the submessage built in sub as field of o, and empty sub. */
+static void put_sub(struct outbuf *o, unsigned int field, struct outbuf *sub)
+{
+	put_bytes(o, field, sub->buf, sub->len);
+	sub->len = 0;
+}
+
+/* Interned strings: index 0 is "", as profile.proto requires. */
+struct strtab {
+	char **str;
+	size_t nr, cap;
+	uint32_t *slot;		/* open addressing: index + 1, 0 empty */
+	size_t mask;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void strtab_rehash(struct strtab *st)
+{
+	size_t n = (st->mask + 1) * 2;
+
+	free(st->slot);
+	st->slot = xcalloc(n, sizeof(*st->slot));
+	st->mask = n - 1;
+	for (size_t i = 0; i < st->nr; i++) {
+		size_t h = hash_str(st->str[i]) & st->mask;
+
+		while (st->slot[h])
+			h = (h + 1) & st->mask;
+		st->slot[h] = (uint32_t)i + 1;
+	}
+}
+
+static uint64_t intern(struct strtab *st, const char *s)
+{
+	size_t h;
+
+	if (!s || !*s)
+		return 0;
+	for (h = hash_str(s) & st->mask; st->slot[h]; h = (h + 1) & st->mask)
+		if (!strcmp(st->str[st->slot[h] - 1], s))
+			return st->slot[h] - 1;
+	st->str = grow_array(st->str, &st->cap, st->nr + 1, sizeof(*st->str));
+	st->str[st->nr++] = xmemdup_str(s, strlen(s));
+	st->slot[h] = (uint32_t)st->nr;
+	if (st->nr * 2 > st->mask)
+		strtab_rehash(st);
+	return st->nr - 1;
+}
+
+static void strtab_init(struct strtab *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->mask = 1023;
+	st->slot = xcalloc(st->mask + 1, sizeof(*st->slot));
+	st->str = grow_array(NULL, &st->cap, 1, sizeof(*st->str));
+	st->str[st->nr++] = xmemdup_str("", 0);
+}
+
+static void strtab_free(struct strtab *st)
+{
+	for (size_t i = 0; i < st->nr; i++)
+		free(st->str[i]);
+	free(st->str);
+	free(st->slot);
+}
+
+/* Functions keyed by (name, file) string indexes, in a u64 table. */
+struct functions {
+	struct u64_table ids;	/* name << 32 | file -> id */
+	struct outbuf *msg;	/* where Function messages go */
+	uint64_t next_id;
+};
+
+static uint64_t function_id(struct functions *fn, struct strtab *st, const struct sym_frame *f)
+{
+	uint64_t name = intern(st, f->name), file = intern(st, f->file);
+	uint64_t key = (name << 32 | file) + 1;	/* the table reserves key 0 */
+	const struct u64_slot *hit = u64_table_get(&fn->ids, key);
+	struct outbuf sub;
+
+	if (hit)
+		return hit->a;
+	u64_table_put(&fn->ids, key, ++fn->next_id, 0);
+	outbuf_init(&sub, -1);
+	put_uint(&sub, FUNCTION_ID, fn->next_id);
+	put_uint(&sub, FUNCTION_NAME, name);
+	put_uint(&sub, FUNCTION_SYSTEM_NAME, name);
+	put_uint(&sub, FUNCTION_FILENAME, file);
+	put_sub(fn->msg, PROFILE_FUNCTION, &sub);
+	outbuf_release(&sub);
+	return fn->next_id;
+}
+
+static size_t mapping_index(const struct trace *t, const struct trace_mapping *m)
+{
+	return (size_t)(m - t->maps);
+}
+
+static void hex(char *out, const uint8_t *id, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * len] = '\0';
+}
+
+static void write_mappings(struct profile *p, struct outbuf *msg, struct strtab *st,
+			   const uint8_t *used)
+{
+	const struct trace *t = p->t;
+	struct outbuf sub;
+
+	outbuf_init(&sub, -1);
+	for (size_t i = 0; i < t->nr_maps; i++) {
+		const struct trace_mapping *m = &t->maps[i];
+		char id[2 * 64 + 1] = "";
+		bool named;
+
+		if (!used[i])
+			continue;
+		if (m->build_id_len <= 64)
+			hex(id, m->build_id, m->build_id_len);
+		named = symbolizer_mapping_resolved(p->sym, i);
+		put_uint(&sub, MAPPING_ID, i + 1);
+		put_uint(&sub, MAPPING_MEMORY_START, m->start);
+		put_uint(&sub, MAPPING_MEMORY_LIMIT, m->end);
+		put_uint(&sub, MAPPING_FILE_OFFSET, m->offset);
+		put_uint(&sub, MAPPING_FILENAME, intern(st, m->path.ptr));
+		put_uint(&sub, MAPPING_BUILD_ID, intern(st, id));
+		put_uint(&sub, MAPPING_HAS_FUNCTIONS, named);
+		put_uint(&sub, MAPPING_HAS_FILENAMES, named);
+		put_uint(&sub, MAPPING_HAS_LINE_NUMBERS, named);
+		put_uint(&sub, MAPPING_HAS_INLINE_FRAMES, named);
+		put_sub(msg, PROFILE_MAPPING, &sub);
+	}
+	outbuf_release(&sub);
+}
+
+/* Location id of symbolizer entry idx is idx + 1, written on first use. */
+static uint64_t location_id(struct profile *p, uint32_t idx, bool return_addr,
+			    uint8_t *written, uint8_t *map_used, struct functions *fn,
+			    struct strtab *st, struct outbuf *msg)
+{
+	const struct sym_entry *e = symbolizer_entry(p->sym, idx);
+	const struct trace_mapping *m;
+	struct outbuf sub, line;
+
+	if (written[idx])
+		return idx + 1;
+	written[idx] = 1;
+	/* pprof symbolizes a location's address as is: give it the call
+	 * instruction, not the return address */
+	m = trace_find_mapping(p->t, return_addr ? e->ip - 1 : e->ip);
+	outbuf_init(&sub, -1);
+	outbuf_init(&line, -1);
+	put_uint(&sub, LOCATION_ID, idx + 1);
+	if (m) {
+		map_used[mapping_index(p->t, m)] = 1;
+		put_uint(&sub, LOCATION_MAPPING_ID, mapping_index(p->t, m) + 1);
+	}
+	put_uint(&sub, LOCATION_ADDRESS, return_addr && e->ip ? e->ip - 1 : e->ip);
+	for (uint32_t k = 0; k < e->nr_frames; k++) {
+		put_uint(&line, LINE_FUNCTION_ID, function_id(fn, st, &e->frames[k]));
+		put_uint(&line, LINE_LINE, e->frames[k].line);
+		put_sub(&sub, LOCATION_LINE, &line);
+	}
+	put_sub(msg, PROFILE_LOCATION, &sub);
+	outbuf_release(&line);
+	outbuf_release(&sub);
+	return idx + 1;
+}
+
+static void put_value_type(struct outbuf *o, unsigned int field, struct strtab *st,
+			   const char *type, const char *unit)
+{
+	struct outbuf sub;
+
+	outbuf_init(&sub, -1);
+	put_uint(&sub, VALUE_TYPE_TYPE, intern(st, type));
+	put_uint(&sub, VALUE_TYPE_UNIT, intern(st, unit));
+	put_sub(o, field, &sub);
+	outbuf_release(&sub);
+}
+
+/* Append the whole of src to o through a gzip stream. */
+static void gzip_into(struct outbuf *o, const struct outbuf *src)
+{
+	z_stream zs = { 0 };
+	char out[1 << 16];
+	int rc;
+
+	/* windowBits 15 + 16: a gzip header and trailer, not zlib's */
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		errx_msg("zlib cannot start a gzip stream: %s", zs.msg ? zs.msg : "?");
+		exit(1);
+	}
+	zs.next_in = (Bytef *)src->buf;
+	zs.avail_in = (uInt)src->len;
+	if ((size_t)zs.avail_in != src->len) {
+		errx_msg("profile of %zu bytes is too large to compress in one go", src->len);
+		exit(1);
+	}
+	do {
+		zs.next_out = (Bytef *)out;
+		zs.avail_out = sizeof(out);
+		rc = deflate(&zs, Z_FINISH);
+		outbuf_write(o, out, sizeof(out) - zs.avail_out);
+	} while (rc == Z_OK || rc == Z_BUF_ERROR);
+	deflateEnd(&zs);
+	if (rc != Z_STREAM_END) {
+		errx_msg("zlib failed to compress the profile (%d)", rc);
+		exit(1);
+	}
+}
+
+/* Synthetic location for a lost stack's GC function, or "[stack lost]". */
+static uint64_t lost_location(struct profile *p, uint64_t first_free_id, unsigned int kind,
+			      bool *written, struct functions *fn, struct strtab *st,
+			      struct outbuf *msg)
+{
+	uint64_t id = first_free_id + kind;	/* kind 0: "[stack lost]" */
+	struct sym_frame f = { .name = kind ? kind_function(kind) : "[stack lost]" };
+	struct outbuf sub, line;
+
+	(void)p;
+	if (written[kind])
+		return id;
+	written[kind] = true;
+	outbuf_init(&sub, -1);
+	outbuf_init(&line, -1);
+	put_uint(&sub, LOCATION_ID, id);
+	put_uint(&line, LINE_FUNCTION_ID, function_id(fn, st, &f));
+	put_sub(&sub, LOCATION_LINE, &line);
+	put_sub(msg, PROFILE_LOCATION, &sub);
+	outbuf_release(&line);
+	outbuf_release(&sub);
+	return id;
+}
+
+static bool bucket_shown(const struct profile *p, size_t b, const struct output_options *opt)
+{
+	return p->stats[b].alloc_objects && p->stats[b].alloc_space >= opt->min_bytes;
+}
+
+static uint32_t bucket_depth(const struct profile *p, size_t b)
+{
+	uint32_t n = p->t->stacks[b - 1].nr;
+
+	return p->depth && n > p->depth ? p->depth : n;
+}
+
+void write_pprof(struct profile *p, struct outbuf *o, const struct output_options *opt)
+{
+	const struct trace *t = p->t;
+	struct outbuf msg, sub, ids;
+	struct functions fn;
+	bool lost_written[KIND_REALLOC + 1] = { false };
+	uint8_t *written, *map_used;
+	uint64_t first_free_id;
+	struct strtab st;
+	char comment[256];
+
+	strtab_init(&st);
+	u64_table_init(&fn.ids);
+	fn.next_id = 0;
+	outbuf_init(&msg, -1);
+	outbuf_init(&sub, -1);
+	outbuf_init(&ids, -1);
+	fn.msg = &msg;
+
+	put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "alloc_objects", "count");
+	put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "alloc_space", "bytes");
+	put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "inuse_objects", "count");
+	put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "inuse_space", "bytes");
+
+	/* resolve every address first: the entry count sizes the tables */
+	for (size_t b = 1; b <= t->nr_stacks; b++)
+		if (bucket_shown(p, b, opt))
+			for (uint32_t i = 0; i < bucket_depth(p, b); i++)
+				symbolizer_resolve(p->sym, t->ips[t->stacks[b - 1].first + i], i);
+	first_free_id = (uint64_t)symbolizer_nr_entries(p->sym) + 1;
+	written = xcalloc(first_free_id, 1);
+	map_used = xcalloc(t->nr_maps ? t->nr_maps : 1, 1);
+
+	/* Profile fields may come in any order: samples, locations and
+	 * functions are interleaved, each written when first needed. */
+	for (size_t b = 1; b < p->nr_buckets; b++) {
+		const struct alloc_stats *s = &p->stats[b];
+
+		if (!bucket_shown(p, b, opt))
+			continue;
+		if (b <= t->nr_stacks) {
+			const struct trace_stack *stk = &t->stacks[b - 1];
+
+			for (uint32_t i = 0; i < bucket_depth(p, b); i++) {
+				uint32_t idx = symbolizer_resolve(p->sym, t->ips[stk->first + i], i);
+
+				put_varint(&ids, location_id(p, idx, i > 0, written, map_used,
+							     &fn, &st, &msg));
+			}
+		} else {
+			unsigned int kind = (unsigned int)(b - t->nr_stacks);
+
+			put_varint(&ids, lost_location(p, first_free_id, kind, lost_written,
+						       &fn, &st, &msg));
+			put_varint(&ids, lost_location(p, first_free_id, 0, lost_written,
+						       &fn, &st, &msg));
+		}
+		put_bytes(&sub, SAMPLE_LOCATION_ID, ids.buf, ids.len);	/* packed */
+		ids.len = 0;
+		put_varint(&ids, s->alloc_objects);
+		put_varint(&ids, s->alloc_space);
+		put_varint(&ids, s->inuse_objects);
+		put_varint(&ids, s->inuse_space);
+		put_bytes(&sub, SAMPLE_VALUE, ids.buf, ids.len);
+		ids.len = 0;
+		put_sub(&msg, PROFILE_SAMPLE, &sub);
+	}
+	write_mappings(p, &msg, &st, map_used);
+
+	if (t->hdr.present & HDR_START_UNIX_NS)
+		put_uint(&msg, PROFILE_TIME_NANOS, t->hdr.start_unix_ns);
+	if (t->has_end && (t->end.present & END_STOP_NS) && t->end.stop_ns > t->hdr.start_ns)
+		put_uint(&msg, PROFILE_DURATION_NANOS, t->end.stop_ns - t->hdr.start_ns);
+	put_value_type(&msg, PROFILE_PERIOD_TYPE, &st, "space", "bytes");
+	/* values are already scaled by each event's weight */
+	put_uint(&msg, PROFILE_PERIOD, 1);
+	snprintf(comment, sizeof(comment), "alys-bpf trace of %s, sample %s",
+		 t->hdr.exe.ptr ? t->hdr.exe.ptr : "?",
+		 t->hdr.sample.ptr ? t->hdr.sample.ptr : "all");
+	put_uint(&msg, PROFILE_COMMENT, intern(&st, comment));
+	put_uint(&msg, PROFILE_COMMENT,
+		 intern(&st, "inuse_*: allocated and not freed by a GC_free or GC_realloc "
+			     "seen in the trace"));
+	put_uint(&msg, PROFILE_DEFAULT_SAMPLE_TYPE, intern(&st, "alloc_space"));
+	for (size_t i = 0; i < st.nr; i++)
+		put_bytes(&msg, PROFILE_STRING_TABLE, st.str[i], strlen(st.str[i]));
+
+	gzip_into(o, &msg);
+	free(written);
+	free(map_used);
+	outbuf_release(&ids);
+	outbuf_release(&sub);
+	outbuf_release(&msg);
+	u64_table_free(&fn.ids);
+	strtab_free(&st);
+}

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Report output: what allocates, as text or Markdown.
+ *
+ *  - Top allocation sites by bytes and by count, like perf_tools'
+ *    pretty_log_allocations: a site is the first frame, from the GC
+ *    function outwards, that is neither allocator plumbing nor a
+ *    constructor of the type being built (profile_site()), shown with the
+ *    file:line of the call.
+ *  - Allocations by Crystal type, from the T::new / T#initialize /
+ *    T.allocate frame (profile_type()), like the compiler's __trace_new
+ *    statistics, with each type's biggest site.
+ *  - With --type: that type's top call stacks.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "util.h"
+
+#define TOP_SITES 20
+#define TOP_TYPES 30
+#define TOP_STACKS 10
+#define STACK_FRAMES 24
+
+struct row {
+	char *key;			/* site: "name\tfile:line"; type: its name */
+	const struct sym_frame *site;	/* site rows, and a type's biggest site */
+	uint64_t site_bytes;		/* bytes of that biggest site */
+	struct alloc_stats s;
+};
+
+struct rows {
+	struct row *r;
+	size_t nr, cap;
+	uint32_t *slot;			/* index + 1; 0 empty */
+	size_t mask;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void rows_rehash(struct rows *rs, size_t n)
+{
+	free(rs->slot);
+	rs->slot = xcalloc(n, sizeof(*rs->slot));
+	rs->mask = n - 1;
+	for (size_t i = 0; i < rs->nr; i++) {
+		size_t h = hash_str(rs->r[i].key) & rs->mask;
+
+		while (rs->slot[h])
+			h = (h + 1) & rs->mask;
+		rs->slot[h] = (uint32_t)i + 1;
+	}
+}
+
+static struct row *row_for(struct rows *rs, const char *key)
+{
+	size_t h;
+
+	if (!rs->slot)
+		rows_rehash(rs, 256);
+	for (h = hash_str(key) & rs->mask; rs->slot[h]; h = (h + 1) & rs->mask)
+		if (!strcmp(rs->r[rs->slot[h] - 1].key, key))
+			return &rs->r[rs->slot[h] - 1];
+	rs->r = grow_array(rs->r, &rs->cap, rs->nr + 1, sizeof(*rs->r));
+	memset(&rs->r[rs->nr], 0, sizeof(rs->r[0]));
+	rs->r[rs->nr].key = xmemdup_str(key, strlen(key));
+	rs->slot[h] = (uint32_t)++rs->nr;
+	if (rs->nr * 2 > rs->mask) {
+		rows_rehash(rs, (rs->mask + 1) * 2);
+	}
+	return &rs->r[rs->nr - 1];
+}
+
+static void rows_free(struct rows *rs)
+{
+	for (size_t i = 0; i < rs->nr; i++)
+		free(rs->r[i].key);
+	free(rs->r);
+	free(rs->slot);
+}
+
+static void add(struct alloc_stats *to, const struct alloc_stats *s)
+{
+	to->alloc_objects += s->alloc_objects;
+	to->alloc_space += s->alloc_space;
+	to->inuse_objects += s->inuse_objects;
+	to->inuse_space += s->inuse_space;
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->s.alloc_space != y->s.alloc_space)
+		return x->s.alloc_space < y->s.alloc_space ? 1 : -1;
+	if (x->s.alloc_objects != y->s.alloc_objects)
+		return x->s.alloc_objects < y->s.alloc_objects ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->s.alloc_objects != y->s.alloc_objects)
+		return x->s.alloc_objects < y->s.alloc_objects ? 1 : -1;
+	return by_bytes(a, b);
+}
+
+static void printf_to(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void printf_to(struct outbuf *o, const char *fmt, ...)
+{
+	char *s;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	outbuf_write(o, s, (size_t)n);
+	free(s);
+}
+
+/* A name for a table cell: control bytes as '?', and in Markdown '|' and
+ * backquotes escaped so a Crystal name cannot break the table. */
+static void cell(struct outbuf *o, const char *s, bool md)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f)
+			outbuf_char(o, '?');
+		else if (md && (c == '|' || c == '`' || c == '*' || c == '_' || c == '<' ||
+				c == '>' || c == '\\' || c == '[' || c == ']'))
+			printf_to(o, "\\%c", c);
+		else
+			outbuf_char(o, (char)c);
+	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path;
+}
+
+static void site_text(struct outbuf *o, const struct sym_frame *f, bool md)
+{
+	if (!f) {
+		outbuf_str(o, md ? "(no site: only allocator frames)" : "(no site: only allocator frames)");
+		return;
+	}
+	cell(o, f->name, md);
+	if (f->file) {
+		outbuf_str(o, md ? " — " : "  ");
+		cell(o, base_name(f->file), md);
+		if (f->line)
+			printf_to(o, ":%" PRIu32, f->line);
+	}
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static void heading(struct outbuf *o, bool md, const char *title)
+{
+	if (md)
+		printf_to(o, "\n## %s\n\n", title);
+	else
+		printf_to(o, "\n%s\n%.*s\n", title, (int)strlen(title),
+			  "------------------------------------------------------------------------");
+}
+
+static void site_table(struct outbuf *o, struct rows *sites, const struct alloc_stats *tot,
+		       bool md, const char *title, int (*order)(const void *, const void *),
+		       uint64_t min_bytes)
+{
+	size_t shown = 0;
+
+	if (sites->nr > 1)	/* r is NULL when there are none */
+		qsort(sites->r, sites->nr, sizeof(*sites->r), order);
+	heading(o, md, title);
+	if (md)
+		outbuf_str(o, "| # | bytes | % | objects | % | avg size | site |\n"
+			      "|---:|---:|---:|---:|---:|---:|---|\n");
+	else
+		printf_to(o, "%4s %14s %6s %12s %6s %9s  %s\n", "#", "bytes", "%", "objects",
+			  "%", "avg size", "site");
+	for (size_t i = 0; i < sites->nr && shown < TOP_SITES; i++) {
+		const struct row *r = &sites->r[i];
+		uint64_t avg = r->s.alloc_objects ? r->s.alloc_space / r->s.alloc_objects : 0;
+
+		if (r->s.alloc_space < min_bytes || !r->s.alloc_objects)
+			continue;
+		shown++;
+		if (md)
+			printf_to(o, "| %zu | %" PRIu64 " | %.1f | %" PRIu64 " | %.1f | %" PRIu64 " | ",
+				  shown, r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space),
+				  r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects), avg);
+		else
+			printf_to(o, "%4zu %14" PRIu64 " %5.1f%% %12" PRIu64 " %5.1f%% %9" PRIu64 "  ",
+				  shown, r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space),
+				  r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects), avg);
+		site_text(o, r->site, md);
+		outbuf_str(o, md ? " |\n" : "\n");
+	}
+	if (!shown)
+		outbuf_str(o, md ? "\n(no allocations)\n" : "(no allocations)\n");
+}
+
+static void type_table(struct outbuf *o, struct rows *types, const struct alloc_stats *tot,
+		       bool md, uint64_t min_bytes)
+{
+	size_t shown = 0;
+
+	if (types->nr > 1)
+		qsort(types->r, types->nr, sizeof(*types->r), by_bytes);
+	heading(o, md, "Allocations by type");
+	if (md)
+		outbuf_str(o, "| type | objects | % | bytes | % | avg size | biggest site |\n"
+			      "|---|---:|---:|---:|---:|---:|---|\n");
+	else
+		printf_to(o, "%-32s %12s %6s %14s %6s %9s  %s\n", "type", "objects", "%", "bytes",
+			  "%", "avg size", "biggest site");
+	for (size_t i = 0; i < types->nr && shown < TOP_TYPES; i++) {
+		const struct row *r = &types->r[i];
+		const char *name = r->key[0] ? r->key : "(no constructor frame)";
+		uint64_t avg = r->s.alloc_objects ? r->s.alloc_space / r->s.alloc_objects : 0;
+
+		if (r->s.alloc_space < min_bytes || !r->s.alloc_objects)
+			continue;
+		shown++;
+		if (md) {
+			outbuf_str(o, "| ");
+			cell(o, name, true);
+			printf_to(o, " | %" PRIu64 " | %.1f | %" PRIu64 " | %.1f | %" PRIu64 " | ",
+				  r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects),
+				  r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space), avg);
+		} else {
+			size_t before = o->len;
+
+			cell(o, name, false);
+			if (o->len - before < 32)
+				printf_to(o, "%*s", (int)(32 - (o->len - before)), "");
+			printf_to(o, " %12" PRIu64 " %5.1f%% %14" PRIu64 " %5.1f%% %9" PRIu64 "  ",
+				  r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects),
+				  r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space), avg);
+		}
+		site_text(o, r->site, md);
+		outbuf_str(o, md ? " |\n" : "\n");
+	}
+	if (!shown)
+		outbuf_str(o, md ? "\n(no allocations)\n" : "(no allocations)\n");
+}
+
+struct bucket_rank {
+	size_t b;
+	uint64_t bytes, objects;
+};
+
+static int rank_by_bytes(const void *a, const void *b)
+{
+	const struct bucket_rank *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->b < y->b ? -1 : x->b > y->b;
+}
+
+/* --type: the biggest call stacks of that type, frames innermost first. */
+static void type_stacks(struct profile *p, struct outbuf *o, bool md, const char *type,
+			uint64_t min_bytes)
+{
+	struct bucket_rank *rank = xcalloc(p->nr_buckets, sizeof(*rank));
+	size_t nr = 0;
+	char title[256];
+
+	for (size_t b = 1; b < p->nr_buckets; b++)
+		if (p->stats[b].alloc_objects && p->stats[b].alloc_space >= min_bytes)
+			rank[nr++] = (struct bucket_rank){ b, p->stats[b].alloc_space,
+							    p->stats[b].alloc_objects };
+	qsort(rank, nr, sizeof(*rank), rank_by_bytes);
+	snprintf(title, sizeof(title), "Top call stacks of %s", type);
+	heading(o, md, title);
+	for (size_t i = 0; i < nr && i < TOP_STACKS; i++) {
+		const struct sym_frame **f;
+		size_t n = profile_frames(p, rank[i].b, &f);
+
+		printf_to(o, md ? "%zu. %" PRIu64 " bytes, %" PRIu64 " objects (%.1f%% of the bytes)\n\n"
+				: "#%zu  %" PRIu64 " bytes, %" PRIu64 " objects (%.1f%% of the bytes)\n",
+			  i + 1, rank[i].bytes, rank[i].objects,
+			  pct(rank[i].bytes, p->total.alloc_space));
+		if (md)
+			outbuf_str(o, "   ```\n");
+		for (size_t k = 0; k < n && k < STACK_FRAMES; k++) {
+			outbuf_str(o, md ? "   " : "    ");
+			cell(o, f[k]->name, false);
+			if (f[k]->file) {
+				outbuf_str(o, "  ");
+				cell(o, f[k]->file, false);
+				if (f[k]->line)
+					printf_to(o, ":%" PRIu32, f[k]->line);
+			}
+			outbuf_char(o, '\n');
+		}
+		if (n > STACK_FRAMES)
+			printf_to(o, "%s... %zu more frames\n", md ? "   " : "    ", n - STACK_FRAMES);
+		outbuf_str(o, md ? "   ```\n\n" : "\n");
+	}
+	if (!nr)
+		outbuf_str(o, "(no allocations)\n");
+	free(rank);
+}
+
+static void summary(struct profile *p, struct outbuf *o, bool md)
+{
+	const struct trace *t = p->t;
+	const char *li = md ? "- " : "  ";
+
+	outbuf_str(o, md ? "# Allocation report: " : "Allocation report: ");
+	cell(o, t->hdr.exe.ptr ? t->hdr.exe.ptr : "?", md);
+	outbuf_str(o, md ? "\n\n" : "\n");
+	outbuf_str(o, li);
+	outbuf_str(o, "Command: ");
+	for (uint32_t i = 0; i < t->hdr.argc; i++) {
+		if (i)
+			outbuf_char(o, ' ');
+		cell(o, t->hdr.argv[i].ptr ? t->hdr.argv[i].ptr : "", md);
+	}
+	if (!t->hdr.argc)
+		printf_to(o, "(attached to pid %" PRIu64 ")", t->hdr.pid);
+	outbuf_char(o, '\n');
+	outbuf_str(o, li);
+	outbuf_str(o, "Trace: ");
+	cell(o, t->path, md);
+	printf_to(o, ", %zu events, sampling %s%s\n", t->nr_events,
+		  t->hdr.sample.ptr ? t->hdr.sample.ptr : "all",
+		  t->hdr.sample.ptr && strcmp(t->hdr.sample.ptr, "all") ?
+			  " (figures are estimates scaled by each event's weight)" : "");
+	if (p->filter.has_from || p->filter.has_to) {
+		outbuf_str(o, li);
+		outbuf_str(o, "Time window: ");
+		if (p->filter.has_from)
+			printf_to(o, "%.6f s", (double)p->filter.from_ns / 1e9);
+		outbuf_str(o, " .. ");
+		if (p->filter.has_to)
+			printf_to(o, "%.6f s", (double)p->filter.to_ns / 1e9);
+		outbuf_str(o, " since the trace start\n");
+	}
+	if (p->filter.type) {
+		outbuf_str(o, li);
+		outbuf_str(o, "Type: only allocations of ");
+		cell(o, p->filter.type, md);
+		outbuf_char(o, '\n');
+	}
+	outbuf_str(o, li);
+	printf_to(o, "Allocated: %" PRIu64 " objects, %" PRIu64 " bytes in %" PRIu64
+		     " allocation events; %" PRIu64 " frees\n",
+		  p->total.alloc_objects, p->total.alloc_space, p->alloc_events, p->free_events);
+	outbuf_str(o, li);
+	printf_to(o, "Not freed by the end: %" PRIu64 " objects, %" PRIu64 " bytes (an upper "
+		     "bound: blocks the collector reclaims without GC_free are not in the trace)\n",
+		  p->total.inuse_objects, p->total.inuse_space);
+}
+
+void write_report(struct profile *p, struct outbuf *o, const struct output_options *opt)
+{
+	bool md = opt->markdown;
+	struct rows sites = { 0 }, types = { 0 };
+	struct outbuf key;
+
+	outbuf_init(&key, -1);
+	for (size_t b = 1; b < p->nr_buckets; b++) {
+		const struct alloc_stats *s = &p->stats[b];
+		const struct sym_frame *site;
+		struct row *r;
+
+		if (!s->alloc_objects)
+			continue;
+		site = profile_site(p, b);
+		key.len = 0;
+		if (site) {
+			outbuf_str(&key, site->name);
+			outbuf_char(&key, '\t');
+			if (site->file)
+				outbuf_str(&key, site->file);
+			outbuf_char(&key, ':');
+			outbuf_u64(&key, site->line);
+		}
+		outbuf_char(&key, '\0');
+		r = row_for(&sites, key.buf);
+		r->site = site;
+		add(&r->s, s);
+
+		r = row_for(&types, profile_type(p, b));
+		add(&r->s, s);
+	}
+	/* each type's biggest site: a second pass over the buckets */
+	for (size_t b = 1; b < p->nr_buckets; b++) {
+		const struct alloc_stats *s = &p->stats[b];
+		struct row *r;
+
+		if (!s->alloc_objects)
+			continue;
+		r = row_for(&types, profile_type(p, b));
+		if (s->alloc_space > r->site_bytes || !r->site) {
+			r->site_bytes = s->alloc_space;
+			r->site = profile_site(p, b);
+		}
+	}
+
+	summary(p, o, md);
+	site_table(o, &sites, &p->total, md, "Top allocation sites by bytes", by_bytes,
+		   opt->min_bytes);
+	site_table(o, &sites, &p->total, md, "Top allocation sites by count", by_count,
+		   opt->min_bytes);
+	type_table(o, &types, &p->total, md, opt->min_bytes);
+	if (p->filter.type)
+		type_stacks(p, o, md, p->filter.type, opt->min_bytes);
+
+	outbuf_release(&key);
+	rows_free(&sites);
+	rows_free(&types);
+}

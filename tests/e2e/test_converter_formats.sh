@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# End-to-end: alys_converter's formats on traces of real Crystal programs
+# (issue 4). pprof is decoded by an independent decoder (protoc with the
+# profile.proto that Debian's golang-github-google-pprof-dev ships) and its
+# totals must equal the JSON totals; folded and flamegraph totals too; the
+# SVG must be valid XML; the report must find the known site and type;
+# file:line of a known allocation site; an inlined Leaf.new in --release.
+. "$(dirname "$0")/../lib.sh"
+BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
+CONV=$BIN/alys_converter
+require_root_bpf
+make_tmpdir T
+N=2000
+PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
+for tool in protoc xmllint gzip; do
+	command -v $tool >/dev/null || fail "tool $tool" "missing: run scripts/setup-debian.sh"
+done
+[ -r "$PROTO_DIR/profile.proto" ] ||
+	fail "profile.proto" "$PROTO_DIR/profile.proto missing: apt-get install golang-github-google-pprof-dev"
+
+# totals FILE.json: "alloc_objects alloc_space inuse_objects inuse_space",
+# computed from the JSON events as docs/FORMAT.md defines them.
+totals_json() {
+	"$ALYS_PYTHON" - "$1" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["events"]
+def allocates(e):
+    if e["kind"] in ("malloc", "malloc_atomic"):
+        return True
+    return e["kind"] == "realloc" and e["addr"] != "0x0" and e["size"] > 0
+def objects(e):
+    s, w = e["size"], e["weight"]
+    return 1 if s == 0 or w <= s else (w + s // 2) // s
+by_id = {e["id"]: e for e in ev}
+live = {}
+ao = asp = 0
+for e in ev:
+    releases = e["kind"] == "free" or (e["kind"] == "realloc" and not (e["addr"] == "0x0" and e["size"] > 0))
+    if releases and e.get("prev_id") in live:
+        del live[e["prev_id"]]
+    if allocates(e):
+        ao += objects(e); asp += e["weight"]
+        live[e["id"]] = e
+print(ao, asp, sum(objects(e) for e in live.values()), sum(e["weight"] for e in live.values()))
+PY
+}
+
+# pprof_query FILE.pb.gz EXPR: decode with protoc, evaluate EXPR over the
+# parsed message (p: dict of repeated fields; helpers below).
+pprof_query() {
+	gzip -dc "$1" | protoc --decode=perftools.profiles.Profile -I "$PROTO_DIR" \
+		"$PROTO_DIR/profile.proto" >"$1.txt" || { echo "protoc failed"; return 1; }
+	"$ALYS_PYTHON" - "$1.txt" "$2" <<'PY'
+import ast, sys
+def parse(lines, i):
+    msg = {}
+    while i < len(lines):
+        l = lines[i].strip(); i += 1
+        if not l:
+            continue
+        if l == "}":
+            return msg, i
+        if l.endswith("{"):
+            sub, i = parse(lines, i)
+            msg.setdefault(l[:-1].strip(), []).append(sub)
+            continue
+        k, v = l.split(":", 1); v = v.strip()
+        if v.startswith('"'):
+            v = ast.literal_eval("b" + v).decode("utf-8", "replace")
+        else:
+            v = {"true": 1, "false": 0}.get(v) if v in ("true", "false") else int(v)
+        msg.setdefault(k, []).append(v)
+    return msg, i
+p, _ = parse(open(sys.argv[1]).read().split("\n"), 0)
+st = p["string_table"]
+st = [""] + st if st[0] != "" else st   # protoc omits nothing, but be safe
+types = [st[t.get("type", [0])[0]] for t in p["sample_type"]]
+def total(name):
+    k = types.index(name)
+    return sum(s["value"][k] for s in p["sample"])
+funcs = {f["id"][0]: (st[f.get("name", [0])[0]], st[f.get("filename", [0])[0]]) for f in p["function"]}
+locs = {l["id"][0]: [(funcs[ln["function_id"][0]], ln.get("line", [0])[0]) for ln in l.get("line", [])] for l in p["location"]}
+def lines_of(name):
+    """(file, line) pairs of every Line whose function name contains name"""
+    return sorted({(f[1], line) for ls in locs.values() for f, line in ls if name in f[0]})
+def multi_line_with(name):
+    """a location whose Lines hold an inlined frame named name, not the last"""
+    return any(any(name == f[0] for f, _ in ls[:-1]) for ls in locs.values() if len(ls) > 1)
+v = eval(sys.argv[2])
+print(v if not isinstance(v, bool) else int(v))
+PY
+}
+
+# trace NAME PROG [ALYS-BPF OPTIONS]: trace PROG N into $T/NAME.alys
+trace() {
+	local name=$1 prog=$2
+	shift 2
+	local rc want=0
+	"$BIN/alys-bpf" -q "$@" -o "$T/$name.alys" -- "$ALYS_PROGS/$prog" $N >"$T/$name.out" 2>"$T/$name.err"
+	rc=$?
+	case $prog in alloc_known*) want=3 ;; esac	# alloc_known exits 3
+	check_eq "$name: traced ($prog $N)" "$rc" "$want"
+}
+
+trace cc callchain
+trace ccr callchain-release
+trace ak alloc_known
+trace aks alloc_known --sample bytes:256
+
+for name in cc ccr ak aks; do
+	A=$T/$name.alys
+	"$CONV" -q -f json -o "$T/$name.json" "$A"
+	check_eq "$name: json" "$?" 0
+	read -r ao as io is < <(totals_json "$T/$name.json")
+	if [ $name = aks ]; then
+		# an estimate from ~60 sampled Points (p = 1 - exp(-8/256)):
+		# within a factor of 2 of the truth is > 5 standard errors
+		check_ge "$name: estimated objects >= N/2" "$ao" $((N / 2))
+		check_le "$name: estimated objects <= 2N" "$ao" $((2 * N))
+	else
+		check_ge "$name: json has at least the program's $N objects" "$ao" $N
+	fi
+
+	# pprof: the default name, decoded by protoc, totals equal
+	"$CONV" -q -f pprof "$A"
+	check_eq "$name: pprof written to $name.pb.gz" "$?:$([ -s "$T/$name.pb.gz" ] && echo y)" "0:y"
+	check_eq "$name: pprof sample types" \
+		"$(pprof_query "$T/$name.pb.gz" "' '.join(types)")" \
+		"alloc_objects alloc_space inuse_objects inuse_space"
+	check_eq "$name: pprof totals = json totals (alloc/inuse objects/space)" \
+		"$(pprof_query "$T/$name.pb.gz" "' '.join(str(total(t)) for t in types)")" \
+		"$ao $as $io $is"
+	check_eq "$name: pprof mappings carry build ids and file names" \
+		"$(pprof_query "$T/$name.pb.gz" "all(st[m['build_id'][0]] and st[m['filename'][0]].startswith('/') for m in p['mapping'])")" 1
+
+	# folded stacks: objects and bytes
+	"$CONV" -q -f folded-stacks -o "$T/$name.folded" "$A"
+	check_eq "$name: folded objects total = json" "$(awk '{ s += $NF } END { print s }' "$T/$name.folded")" "$ao"
+	"$CONV" -q -f folded-stacks --value bytes -o "$T/$name.bytes.folded" "$A"
+	check_eq "$name: folded bytes total = json" "$(awk '{ s += $NF } END { print s }' "$T/$name.bytes.folded")" "$as"
+
+	# flamegraph: valid XML, the root frame holds the total
+	"$CONV" -q -f flamegraph "$A"
+	check "$name: flamegraph $name.svg is valid XML" xmllint --noout "$T/$name.svg"
+	check_match "$name: flamegraph root is the total" \
+		"$(grep -o '<title>all ([0-9]* objects' "$T/$name.svg")" "^<title>all \\($ao objects$"
+done
+
+# --- weighting: a sampled trace is scaled up by each event's weight --------
+check_match "sampled: fewer events recorded than allocations estimated" \
+	"$(json_query "$T/aks.json" "len([e for e in events if e['kind'] != 'free']) < sum(e['weight'] for e in events if e['kind'] != 'free') // 8")" '^1$'
+
+# --- the allocating method, its file and line --------------------------------
+line=$(grep -n '^    points << Point.new(i)$' "$ALYS_ROOT/tests/programs/alloc_known.cr" | cut -d: -f1)
+check_eq "ak: json frame of make_points is alloc_known.cr:$line for all $N points" \
+	"$(json_query "$T/ak.json" "sum(1 for e in select(kind='malloc_atomic', size=8) for f in e['stack'] if 'make_points' in f['name'] and f.get('file', '').endswith('/alloc_known.cr') and f.get('line') == $line)")" $N
+check_match "ak: pprof has make_points at alloc_known.cr:$line" \
+	"$(pprof_query "$T/ak.pb.gz" "lines_of('make_points')")" "alloc_known.cr', $line\\)"
+check_match "ak: flamegraph names make_points" "$(grep -c 'make_points' "$T/ak.svg")" '^[1-9]'
+
+# --- inlined frames in the --release build ------------------------------------
+cline=$(grep -n '^    leaves << Leaf.new(i.to_i64)$' "$ALYS_ROOT/tests/programs/callchain.cr" | cut -d: -f1)
+check_eq "ccr: every Leaf allocation shows the inlined Leaf::new right above chain_c" \
+	"$(json_query "$T/ccr.json" "sum(1 for e in select(kind='malloc_atomic', size=40) if any(a['name'] == 'Leaf::new' and a.get('inlined') and 'chain_c' in b['name'] and a['ip'] == b['ip'] and b.get('line') == $cline for a, b in zip(e['stack'], e['stack'][1:])))")" $N
+check_eq "ccr: pprof location carries Leaf::new as an inlined Line" \
+	"$(pprof_query "$T/ccr.pb.gz" "multi_line_with('Leaf::new')")" 1
+check_match "ccr: folded stack has chain_c;Leaf::new" \
+	"$(grep -c 'chain_c<Int32>:Int64;Leaf::new;' "$T/ccr.folded")" '^[1-9]'
+check_eq "cc: debug build needs no inlining: *Leaf::new is a real frame" \
+	"$(json_query "$T/cc.json" "sum(1 for e in select(kind='malloc_atomic', size=40) if any(f['name'].startswith('*Leaf::new') and not f.get('inlined') for f in e['stack']))")" $N
+
+# --- report -------------------------------------------------------------------
+for name in cc ccr; do
+	"$CONV" -q -f report "$T/$name.alys"
+	check_eq "$name: report written to $name.txt" "$?" 0
+	check_match "$name: report's top site by count is chain_c at callchain.cr:$cline" \
+		"$(sed -n '/^Top allocation sites by count/,/^$/p' "$T/$name.txt" | sed -n 4p)" \
+		"^ +1 +$((N * 40)) .* $N .*chain_c.*callchain.cr:$cline$"
+	check_match "$name: report's types: Leaf, $N objects, $((N * 40)) bytes" \
+		"$(grep '^Leaf ' "$T/$name.txt")" "^Leaf +$N +[0-9.]+% +$((N * 40)) "
+done
+"$CONV" -q -f report --markdown "$T/ccr.alys"
+check_match "report --markdown: ccr.md has a Leaf row" \
+	"$(grep '^| Leaf |' "$T/ccr.md")" "^\\| Leaf \\| $N \\| "
+"$CONV" -q -f report --type Leaf -o "$T/leaf.txt" "$T/ccr.alys"
+check_match "report --type Leaf: only Leaf, with its call stacks" \
+	"$(grep -E '^  Allocated:|^Top call stacks of Leaf|^#1 ' "$T/leaf.txt" | tr '\n' '|')" \
+	"Allocated: $N objects, $((N * 40)) bytes.*Top call stacks of Leaf\\|#1  $((N * 40)) bytes, $N objects"
+"$CONV" -q -f pprof --type Leaf -o "$T/leaf.pb.gz" "$T/ccr.alys"
+check_eq "pprof --type Leaf: $N objects" "$(pprof_query "$T/leaf.pb.gz" "total('alloc_objects')")" $N
+
+# --- filters --------------------------------------------------------------------
+read -r ao as io is < <(totals_json "$T/cc.json")
+mid=$(json_query "$T/cc.json" "sorted(e['time_ns'] for e in events)[len(events) // 2]")
+"$CONV" -q -f folded-stacks --time "..${mid}ns" -o "$T/early.folded" "$T/cc.alys"
+"$CONV" -q -f folded-stacks --time "$((mid + 1))ns.." -o "$T/late.folded" "$T/cc.alys"
+check_eq "--time ..mid + mid+1.. adds up to the whole" \
+	"$(cat "$T/early.folded" "$T/late.folded" | awk '{ s += $NF } END { print s }')" "$ao"
+check_eq "--time ..mid: the allocations up to mid" \
+	"$(awk '{ s += $NF } END { print s }' "$T/early.folded")" \
+	"$(json_query "$T/cc.json" "sum(1 for e in events if e['kind'] != 'free' and e['time_ns'] <= $mid)")"
+"$CONV" -q -f folded-stacks --value bytes --min-bytes $((N * 40)) -o "$T/big.folded" "$T/cc.alys"
+check_eq "--min-bytes $((N * 40)): only the Leaf stack is left" \
+	"$(awk '{ print $NF }' "$T/big.folded" | tr '\n' ' ')" "$((N * 40)) "
+"$CONV" -q -f folded-stacks --time 2..1 "$T/cc.alys" 2>"$T/bad.err"
+check_eq "--time 2..1 is rejected" "$?" 2
+check_match "--time error names the expected form" "$(cat "$T/bad.err")" "expected FROM..TO"
+"$CONV" -f json -o /dev/null "$T/cc.alys" 2>"$T/notes.err"
+check_le "a stripped libgc is noted at most once" "$(grep -c 'stripped' "$T/notes.err")" 1
+"$CONV" -q -f json -o /dev/null "$T/cc.alys" 2>"$T/quiet.err"
+check_eq "-q silences notes" "$(wc -c <"$T/quiet.err")" 0
+"$CONV" -q -f folded-stacks --no-symbols -o "$T/nosym.folded" "$T/cc.alys"
+check_eq "--no-symbols: same total" "$(awk '{ s += $NF } END { print s }' "$T/nosym.folded")" "$ao"
+check_match "--no-symbols: frames as [file+0xoffset]" "$(head -1 "$T/nosym.folded")" '^\[[^]]+\+0x[0-9a-f]+\]'
+
+summary
