@@ -542,8 +542,24 @@ static enum next_result next_object(struct reader *r, msgpack_unpacked *up,
 	return NEXT_OK;
 }
 
+/* The tracer's count of events it lost (docs/FORMAT.md, counters). */
+static uint64_t counter_value(const struct trace *t, const char *name)
+{
+	for (size_t i = 0; i < t->nr_counters; i++)
+		if (!strcmp(t->counters[i].name.ptr, name))
+			return t->counters[i].value;
+	return 0;
+}
+
 static void report_read_warnings(const struct trace *t)
 {
+	uint64_t lost = counter_value(t, "ringbuf_drop_event");
+
+	if (lost)
+		warnx_msg("%s: the tracer lost %" PRIu64 " events (ring buffer full): counts "
+			  "and totals are low by that many; trace again with a larger "
+			  "alys-bpf --ringbuf-size, or with --sample bytes:N",
+			  t->path, lost);
 	if (t->undefined_stack_refs)
 		warnx_msg("%s: %" PRIu64 " events refer to stacks not defined before them "
 			  "(first: stack id %u at byte %" PRIu64 "); they are shown without a stack",

@@ -9,7 +9,9 @@
 #                        pointers -> GC_malloc_atomic of instance_sizeof(Blob),
 #                        32 bytes on x86_64) without yielding. Waits for all.
 #                        Prints SIZE=, COUNT=<F*K>, TIDS=<distinct kernel
-#                        thread ids that ran thread_alloc, comma-separated>.
+#                        thread ids that ran thread_alloc, comma-separated>,
+#                        PER_TID=<tid:Blobs allocated by it, comma-separated>
+#                        (a fiber never changes threads under preview_mt).
 #   faults fork K        `parent_alloc(K)` (K Blobs), then runs itself as
 #                        `faults child K` (fork + exec, waits for it), then
 #                        `parent_alloc(K)` again: 2*K Blobs from parent_alloc
@@ -85,11 +87,12 @@ when "threads"
   k = ARGV[2].to_i
   done = Channel(Int32).new(f)
   f.times { spawn { done.send(thread_alloc(k)) } }
-  tids = Set(Int32).new
-  f.times { tids << done.receive }
+  per_tid = Hash(Int32, Int32).new(0)
+  f.times { per_tid[done.receive] += k }
   puts "SIZE=#{instance_sizeof(Blob)}"
   puts "COUNT=#{f * k}"
-  puts "TIDS=#{tids.to_a.sort.join(",")}"
+  puts "TIDS=#{per_tid.keys.sort.join(",")}"
+  puts "PER_TID=#{per_tid.keys.sort.map { |t| "#{t}:#{per_tid[t]}" }.join(",")}"
 when "fork"
   k = ARGV[1].to_i
   parent_alloc(k)
