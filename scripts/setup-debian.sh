@@ -36,8 +36,9 @@ PACKAGES=(
 	# xml -> libxml2-dev, big -> libgmp-dev):
 	crystal libgc-dev libevent-dev libpcre3-dev
 	libssl-dev libyaml-dev libxml2-dev libgmp-dev
-	# tests, demo, benchmarks
+	# tests, demo, benchmarks; libFuzzer's runtime for `make fuzz`
 	python3 protobuf-compiler gdb linux-perf libxml2-utils procps
+	libclang-rt-14-dev
 )
 
 export DEBIAN_FRONTEND=noninteractive

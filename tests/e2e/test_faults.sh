@@ -26,8 +26,17 @@ wait_gone() {
 }
 # ticks NAME: Points allocated by sleeper's tick_alloc recorded in NAME.json
 ticks() { json_query "$T/$1.json" "count(kind='malloc_atomic', size=8, frame='tick_alloc')"; }
-# group_left PGID: processes still in process group PGID
-group_left() { pgrep -g "$1" | wc -l; }
+# group_left PGID: processes still in process group PGID after up to 5 s
+# (those left are listed on stderr)
+group_left() {
+	local i
+	for i in $(seq 50); do
+		pgrep -g "$1" >/dev/null || break
+		sleep 0.1
+	done
+	ps -o pid=,stat=,args= -g "$1" >&2
+	pgrep -g "$1" | wc -l
+}
 
 # --- target killed with SIGKILL mid-trace -------------------------------------
 C="fault: target SIGKILL"
@@ -82,26 +91,34 @@ check_eq "$C: one warning line" "$(wc -l <"$T/dkill.cerr")" 1
 # --- Ctrl-C during launch ------------------------------------------------------
 # As from a terminal: SIGINT to the whole process group (tracer and child),
 # its default action not ignored (job control on, unlike plain `cmd &`).
-# Early: before the tracer catches signals; later: while the BPF program
-# loads, before the command runs; last: once the command runs.
+# early: before the tracer catches signals; loading: it has blocked them for
+# its signalfd and is loading the BPF program, the command not yet started;
+# ready: the command runs.
 C="fault: Ctrl-C during launch"
-for when in 0.05 0.4 ready; do
+# catching PID: PID blocks SIGINT (bit 2 of SigBlk): past its signal setup
+catching() {
+	local blk
+	blk=$(awk '/^SigBlk:/ { print $2 }' /proc/"$1"/status 2>/dev/null) || return 1
+	[ -n "$blk" ] && (((16#$blk & 2) != 0))
+}
+for when in early loading ready; do
 	rm -f "$T/cc.alys" "$T/cc.out"
 	set -m
 	"$BIN/alys-bpf" -q -o "$T/cc.alys" -- "$P/sleeper" 0 - 50 >"$T/cc.out" 2>"$T/cc.err" &
 	tpid=$!
 	set +m
-	if [ "$when" = ready ]; then
-		wait_for_line "$T/cc.out" '^READY' 30 || fail "$C ($when): target started" "no READY line"
-	else
-		sleep "$when"
-	fi
+	case $when in
+	early) sleep 0.05 ;;
+	loading)
+		for _ in $(seq 1000); do catching "$tpid" && break; sleep 0.01; done ;;
+	ready)
+		wait_for_line "$T/cc.out" '^READY' 30 || fail "$C ($when): target started" "no READY line" ;;
+	esac
 	kill -INT -- -"$tpid"
 	wait_gone "$tpid" 20
 	check_eq "$C ($when): tracer ends" "$?" 0
 	wait "$tpid"
 	check_eq "$C ($when): exit status 130" "$?" 130
-	sleep 0.2
 	check_eq "$C ($when): nothing left running" "$(group_left "$tpid")" 0
 	if [ -f "$T/cc.alys" ]; then
 		"$BIN/alys_converter" -f json -o "$T/cc.json" "$T/cc.alys" 2>"$T/cc.cerr"
@@ -136,12 +153,14 @@ convert fork
 check_eq "$C: trace converts cleanly" "$CONV_RC:$(wc -l <"$T/fork.cerr")" "0:0"
 check_eq "$C: header pid is the parent" "$(json_query "$T/fork.json" "header['pid']")" "$ppid_"
 check_eq "$C: parent's 2 x 1000 Blobs recorded" \
-	"$(json_query "$T/fork.json" "count(kind='malloc_atomic', size=32, frame='parent_alloc')")" 2000
+	"$(json_query "$T/fork.json" "count(kind='malloc_atomic', size=32, frames=['Blob::new', 'parent_alloc'])")" 2000
 check_eq "$C: child's allocations not traced" \
 	"$(json_query "$T/fork.json" "count(frame='child_alloc')"):$(json_query "$T/fork.json" "count(tid=${cpid:-0})")" "0:0"
 
 # --- a multi-threaded target (-Dpreview_mt) --------------------------------------
 C="fault: multi-threaded target"
+# Blob.new called by thread_alloc, as in faults.cr
+blobs="select(kind='malloc_atomic', size=32, frames=['Blob::new', 'thread_alloc'])"
 CRYSTAL_WORKERS=4 timeout 60 "$BIN/alys-bpf" -q -o "$T/mt.alys" -- "$P/faults" threads 8 2000 \
 	>"$T/mt.out" 2>"$T/mt.err"
 check_eq "$C: exit 0" "$?" 0
@@ -149,14 +168,14 @@ convert mt
 check_eq "$C: trace converts cleanly" "$CONV_RC:$(wc -l <"$T/mt.cerr")" "0:0"
 check_eq "$C: nothing lost" "$(json_query "$T/mt.json" "counters.get('ringbuf_drop_event', -1) + counters.get('stack_map_full', -1)")" 0
 check_eq "$C: all 8 x 2000 Blobs recorded from thread_alloc" \
-	"$(json_query "$T/mt.json" "count(kind='malloc_atomic', size=32, frame='thread_alloc')")" \
+	"$(json_query "$T/mt.json" "len($blobs)")" \
 	"$(sed -n 's/^COUNT=//p' "$T/mt.out")"
 tids=$(sed -n 's/^TIDS=//p' "$T/mt.out")
 check_ge "$C: the program used several threads" "$(tr ',' '\n' <<<"$tids" | wc -l)" 2
 check_eq "$C: the same threads in the trace" \
-	"$(json_query "$T/mt.json" "','.join(str(t) for t in sorted({e['tid'] for e in select(size=32, frame='thread_alloc')}))")" "$tids"
+	"$(json_query "$T/mt.json" "','.join(str(t) for t in sorted({e['tid'] for e in $blobs}))")" "$tids"
 check_eq "$C: per-thread counts match the program's" \
-	"$(json_query "$T/mt.json" "','.join('%d:%d' % (t, c) for t, c in sorted(__import__('collections').Counter(e['tid'] for e in select(size=32, frame='thread_alloc')).items()))")" \
+	"$(json_query "$T/mt.json" "','.join('%d:%d' % (t, c) for t, c in sorted(__import__('collections').Counter(e['tid'] for e in $blobs).items()))")" \
 	"$(sed -n 's/^PER_TID=//p' "$T/mt.out")"
 
 # --- ring buffer overrun under a burst ------------------------------------------

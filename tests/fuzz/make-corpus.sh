@@ -29,14 +29,19 @@ T=$BIN/alys-bpf
 "$P/sleeper" 0 "$W/hb" 2 >"$W/sleeper.out" &
 spid=$!
 for _ in $(seq 100); do grep -q READY "$W/sleeper.out" && break; sleep 0.1; done
+# wait_trace FILE: until the tracer has written its header and some records
+wait_trace() {
+	for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.1; done
+	sleep 1
+}
 "$T" -q -o "$OUT/real-sleeper-attach.alys" --pid "$spid" &
 tpid=$!
-sleep 1
+wait_trace "$OUT/real-sleeper-attach.alys"
 kill -INT "$tpid"; wait "$tpid" || true
 # the tracer killed: no end record, the file may end inside a record
 "$T" -q -o "$W/killed.alys" --pid "$spid" &
 tpid=$!
-sleep 1
+wait_trace "$W/killed.alys"
 kill -KILL "$tpid"; wait "$tpid" 2>/dev/null || true
 kill "$spid"; wait "$spid" 2>/dev/null || true
 head -c 12000 "$W/killed.alys" >"$OUT/real-sleeper-killed.alys"
