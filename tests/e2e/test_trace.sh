@@ -86,6 +86,8 @@ for variant in sleeper sleeper-static; do
 	start_ns=$(awk '{ printf "%d", $1 * 1e9 }' /proc/uptime)
 	"$BIN/alys-bpf" -q -o "$T/$variant.alys" --pid "$spid" 2>"$T/$variant.err" &
 	tpid=$!
+	# the header is written once the probes are attached (slow under load)
+	for _ in $(seq 300); do [ -s "$T/$variant.alys" ] && break; sleep 0.1; done
 	sleep 2
 	kill -INT "$tpid"
 	wait "$tpid"
