@@ -64,7 +64,8 @@ hb=$T/dkill.heartbeat
 tpid=$!
 wait_for_line "$T/dkill.out" '^READY' 30 || fail "$C: target started" "no READY line"
 spid=$(awk '/^READY/ { print $2 }' "$T/dkill.out")
-on_exit "kill -KILL $spid 2>/dev/null"
+[ -n "$spid" ] || spid=$(pgrep -P "$tpid" | head -n 1)
+on_exit "kill -KILL ${spid:-$tpid} 2>/dev/null"
 sleep 1.5
 kill -KILL "$tpid"
 wait "$tpid" 2>/dev/null
