@@ -3,6 +3,7 @@
 #   make SAN=1      the same with ASan+UBSan, into bin-san/
 #   make check      unit tests, then end-to-end tests (root, BPF) on both builds
 #   make demo       trace the bundled demo program, write a flamegraph and report
+#   make fuzz       fuzz the converter's trace reader for FUZZ_SECONDS (60)
 
 CC      ?= gcc
 CLANG   ?= clang
@@ -79,6 +80,11 @@ check:
 
 demo: all
 	scripts/demo.sh
+
+# libFuzzer (clang, libclang-rt-14-dev) with ASan+UBSan; fails on any finding.
+FUZZ_SECONDS ?= 60
+fuzz:
+	tests/fuzz/run.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build build-san bin bin-san tests/build

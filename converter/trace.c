@@ -360,9 +360,11 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 
 		if (s) {
 			e.stack = (uint32_t)s->a + 1;
-		} else if (!t->undefined_stack_refs++) {
-			t->first_undefined_stack = stack_id;
-			t->first_undefined_stack_at = r->rec_off;
+		} else {
+			t->late = grow_array(t->late, &t->cap_late, t->nr_late + 1,
+					     sizeof(*t->late));
+			t->late[t->nr_late++] = (struct trace_late_ref){
+				.at = r->rec_off, .event = (uint32_t)t->nr_events, .id = stack_id };
 		}
 	}
 	link_event(t, &e, (uint32_t)t->nr_events + 1);
@@ -543,8 +545,45 @@ static enum next_result next_object(struct reader *r, msgpack_unpacked *up,
 	return NEXT_OK;
 }
 
+/* The tracer's count of events it lost (docs/FORMAT.md, counters). */
+static uint64_t counter_value(const struct trace *t, const char *name)
+{
+	for (size_t i = 0; i < t->nr_counters; i++)
+		if (!strcmp(t->counters[i].name.ptr, name))
+			return t->counters[i].value;
+	return 0;
+}
+
+/* The daemon writes a stack record when its probe first sees the stack;
+ * another CPU can submit an event with the same stack just before that
+ * record: look such stacks up once all are known. */
+static void resolve_late_stacks(struct trace *t)
+{
+	for (size_t i = 0; i < t->nr_late; i++) {
+		const struct trace_late_ref *l = &t->late[i];
+		const struct u64_slot *s = u64_table_get(&t->stack_by_id, l->id);
+
+		if (s) {
+			t->events[l->event].stack = (uint32_t)s->a + 1;
+		} else if (!t->undefined_stack_refs++) {
+			t->first_undefined_stack = l->id;
+			t->first_undefined_stack_at = l->at;
+		}
+	}
+	free(t->late);
+	t->late = NULL;
+	t->nr_late = t->cap_late = 0;
+}
+
 static void report_read_warnings(const struct trace *t)
 {
+	uint64_t lost = counter_value(t, "ringbuf_drop_event");
+
+	if (lost)
+		warnx_msg("%s: the tracer lost %" PRIu64 " events (ring buffer full): counts "
+			  "and totals are low by that many; trace again with a larger "
+			  "alys-bpf --ringbuf-size, or with --sample bytes:N",
+			  t->path, lost);
 	if (t->undefined_stack_refs)
 		warnx_msg("%s: %" PRIu64 " events refer to stacks not defined before them "
 			  "(first: stack id %u at byte %" PRIu64 "); they are shown without a stack",
@@ -602,6 +641,7 @@ static int read_records(struct trace *t)
 			break;
 		}
 	}
+	resolve_late_stacks(t);
 	ret = 0;
 out:
 	progress_end(&bar);
@@ -657,6 +697,7 @@ void trace_free(struct trace *t)
 	u64_table_free(&t->stack_by_id);
 	free(t->events);
 	u64_table_free(&t->live);
+	free(t->late);
 	free_counters(t);
 	free_bstr(&t->end.reason);
 	if (t->data)

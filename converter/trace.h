@@ -133,6 +133,11 @@ struct trace {
 	bool cut_short;			/* no end record */
 	uint64_t cut_at;		/* byte offset where usable data stops */
 
+	/* events whose stack record came later (written by two CPUs at once):
+	 * resolved once the whole file is read */
+	struct trace_late_ref { uint64_t at; uint32_t event, id; } *late;
+	size_t nr_late, cap_late;
+
 	/* diagnostics collected while reading, reported once */
 	uint64_t undefined_stack_refs;
 	uint32_t first_undefined_stack;

@@ -36,11 +36,12 @@ PACKAGES=(
 	# xml -> libxml2-dev, big -> libgmp-dev):
 	crystal libgc-dev libevent-dev libpcre3-dev
 	libssl-dev libyaml-dev libxml2-dev libgmp-dev
-	# tests, demo, benchmarks
+	# tests, demo, benchmarks; libFuzzer's runtime for `make fuzz`
 	python3 protobuf-compiler gdb linux-perf libxml2-utils procps
 	# profile.proto (/usr/share/gocode/src/github.com/google/pprof/proto),
 	# for decoding the converter's pprof output with protoc in the tests
 	golang-github-google-pprof-dev
+	libclang-rt-14-dev
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -34,6 +34,9 @@ static void usage(FILE *out)
 "      --sample MODE    all (default): record every call; bytes:N: sample,\n"
 "                       about one call per N bytes allocated (e.g. bytes:512K),\n"
 "                       each with the weight that keeps totals unbiased\n"
+"      --ringbuf-size N ring buffer between the probes and alys-bpf, in bytes: a\n"
+"                       power of two from 4K to 1G (default 32M; K/M/G suffixes).\n"
+"                       Events that find it full are dropped and counted\n"
 "      --as-root        under sudo, run COMMAND as root instead of the invoking user\n"
 "      --empty-probes   attach the same probes doing nothing (benchmark floor)\n"
 "  -q, --quiet          print nothing but errors\n"
@@ -54,7 +57,8 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return errno || !*s || *end || *s == '-' || *out > max ? -1 : 0;
 }
 
-enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE };
+enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
+       OPT_RINGBUF_SIZE };
 
 /* "all", or "bytes:N" with N in bytes, optionally with a k/K/KiB, m/M/MiB
  * suffix (powers of 1024). */
@@ -87,6 +91,33 @@ static int parse_sample(const char *s, uint64_t *mean)
 	return 0;
 }
 
+/* A power of two from 4 KiB to 1 GiB, with an optional K, M or G suffix
+ * (powers of 1024): what BPF_MAP_TYPE_RINGBUF accepts. */
+static int parse_ringbuf_size(const char *s, uint32_t *size)
+{
+	unsigned long long n;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || n > (1ULL << 30))
+		return -1;
+	if (!strcmp(end, "K") || !strcmp(end, "k"))
+		n <<= 10;
+	else if (!strcmp(end, "M") || !strcmp(end, "m"))
+		n <<= 20;
+	else if (!strcmp(end, "G") || !strcmp(end, "g"))
+		n <<= 30;
+	else if (*end)
+		return -1;
+	if (n < 4096 || n > (1ULL << 30) || (n & (n - 1)))
+		return -1;
+	*size = (uint32_t)n;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -97,6 +128,7 @@ int main(int argc, char **argv)
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "empty-probes", no_argument, NULL, OPT_EMPTY_PROBES },
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -150,6 +182,13 @@ int main(int argc, char **argv)
 			if (parse_sample(optarg, &o.sample_bytes)) {
 				fprintf(stderr, "alys-bpf: --sample takes all or bytes:N (N bytes, "
 					"e.g. bytes:65536, bytes:64K, bytes:1M), not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_RINGBUF_SIZE:
+			if (parse_ringbuf_size(optarg, &o.ringbuf_size)) {
+				fprintf(stderr, "alys-bpf: --ringbuf-size takes a power of two from "
+					"4K to 1G (e.g. 65536, 64K, 32M), not '%s'\n", optarg);
 				return 2;
 			}
 			break;

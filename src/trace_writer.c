@@ -21,15 +21,22 @@ static int write_cb(void *data, const char *buf, size_t len)
 	return 0;
 }
 
-int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
-		      gid_t gid, char *err, size_t errlen)
+/*
+ * Open path for writing without following a symlink at its end and without
+ * ever truncating a file that is not ours: root writing through a link or
+ * into another user's file is how a tracer gets abused (e.g. -o into a
+ * world-writable directory where someone planted /tmp/x.alys -> /etc/...).
+ * owner: who may already own an existing file (the invoking user or us).
+ */
+static int open_private(const char *path, uid_t owner, char *err, size_t errlen)
 {
+	const int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
 	struct stat st;
 	int fd;
 
-	memset(w, 0, sizeof(*w));
-	w->path = path;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, flags);
 	if (fd < 0) {
 		if (errno == ELOOP)
 			snprintf(err, errlen, "%s is a symbolic link: refusing to write a trace through it; "
@@ -40,11 +47,42 @@ int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "%s is not a regular file: choose another -o FILE", path);
-		close(fd);
-		return -1;
+		goto refuse;
 	}
-	/* An existing file keeps its mode on O_TRUNC; a trace holds addresses
-	 * and command lines: make it private. */
+	if (st.st_nlink > 1) {
+		snprintf(err, errlen, "%s has %lu hard links: refusing to overwrite a file that is "
+			 "also elsewhere; remove it or choose another -o FILE", path,
+			 (unsigned long)st.st_nlink);
+		goto refuse;
+	}
+	if (st.st_uid != owner && st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s exists and belongs to uid %u: refusing to overwrite "
+			 "another user's file; remove it or choose another -o FILE", path,
+			 (unsigned)st.st_uid);
+		goto refuse;
+	}
+	if (ftruncate(fd, 0)) {
+		snprintf(err, errlen, "cannot truncate %s: %s", path, strerror(errno));
+		goto refuse;
+	}
+	return fd;
+refuse:
+	close(fd);
+	return -1;
+}
+
+int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
+		      gid_t gid, char *err, size_t errlen)
+{
+	int fd;
+
+	memset(w, 0, sizeof(*w));
+	w->path = path;
+	fd = open_private(path, uid != (uid_t)-1 ? uid : geteuid(), err, errlen);
+	if (fd < 0)
+		return -1;
+	/* An existing file keeps its mode: a trace holds addresses and
+	 * command lines: make it private. */
 	if (fchmod(fd, 0600) || (uid != (uid_t)-1 && fchown(fd, uid, gid))) {
 		snprintf(err, errlen, "cannot set owner/mode of %s: %s", path, strerror(errno));
 		close(fd);

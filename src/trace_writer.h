@@ -31,7 +31,9 @@ struct trace_writer {
 
 /*
  * Creates path with mode 0600, never through a symlink, owned by uid:gid
- * (the invoking user under sudo; -1 keeps root).
+ * (the invoking user under sudo; -1 keeps root). An existing file is only
+ * overwritten if it is a regular file with no other hard link, owned by
+ * uid (or by us).
  */
 int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
 		      gid_t gid, char *err, size_t errlen);

@@ -74,6 +74,7 @@ struct tracer {
 	bool launched;
 	bool exited;
 	bool maps_gone;
+	int interrupted;	/* signal that stopped a launch before exec */
 	int exit_status;
 	int signals;
 	uint64_t stacks;
@@ -179,6 +180,29 @@ static void fill_neg_log_table(volatile __u32 *table, size_t n)
 		table[j] = (__u32)lround(-log((n + j + 0.5) / (2.0 * n)) * (1 << 20));
 }
 
+/* Why the kernel refused the BPF program, and what to do about it. */
+static void report_load_error(int err)
+{
+	switch (-err) {
+	case ENOSYS:
+		fail("cannot load the BPF program: this kernel has no bpf(2) system call "
+		     "(%s): use a kernel built with CONFIG_BPF_SYSCALL=y, or, in a "
+		     "container, a seccomp profile that allows bpf(2)\n", strerror(-err));
+		break;
+	case EPERM:
+	case EACCES:
+		fail("cannot load the BPF program: the kernel refused bpf(2) (%s): "
+		     "alys-bpf needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): run it as "
+		     "root with sudo, outside a container or in one granted these "
+		     "capabilities, and with kernel lockdown off\n", strerror(-err));
+		break;
+	default:
+		fail("cannot load the BPF program into the kernel: %s.\n"
+		     "  Is BPF enabled (CONFIG_BPF_SYSCALL) and not locked down? "
+		     "Set ALYS_BPF_DEBUG=1 to see the verifier's log.\n", strerror(-err));
+	}
+}
+
 /* Sampled calls with an unsampled majority are cheapest as uprobe
  * sessions: the kernel skips the return probe of calls the entry did not
  * sample. The sessions' programs, or the classic entry and return ones, are
@@ -227,6 +251,12 @@ static int open_bpf(struct tracer *t)
 		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
 	bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
+	if (t->o->ringbuf_size) {
+		bpf_map__set_max_entries(t->skel->maps.events, t->o->ringbuf_size);
+		/* Wake the reader by a quarter full at the latest. */
+		if (t->skel->rodata->wakeup_bytes > t->o->ringbuf_size / 4)
+			t->skel->rodata->wakeup_bytes = t->o->ringbuf_size / 4;
+	}
 	err = alys_bpf__load(t->skel);
 	if (err && t->session) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */
@@ -238,9 +268,7 @@ static int open_bpf(struct tracer *t)
 		return open_bpf(t);
 	}
 	if (err) {
-		fail("cannot load the BPF program into the kernel: %s.\n"
-		     "  Is BPF enabled (CONFIG_BPF_SYSCALL) and not locked down? "
-		     "Set ALYS_BPF_DEBUG=1 to see the verifier's log.\n", strerror(-err));
+		report_load_error(err);
 		return -1;
 	}
 	if (t->o->unwind == ALYS_UNWIND_DWARF) {
@@ -607,6 +635,18 @@ static int resolve_target(struct tracer *t)
 	return 0;
 }
 
+/* A signal that arrived while the command was being set up (Ctrl-C during
+ * the launch): the child never ran the command, so it has nobody to pass
+ * the signal on to; the launch is called off instead. */
+static int launch_interrupted(struct tracer *t)
+{
+	struct signalfd_siginfo si;
+
+	if (!t->interrupted && read(t->sigfd, &si, sizeof(si)) == sizeof(si))
+		t->interrupted = (int)si.ssi_signo;
+	return t->interrupted;
+}
+
 static int start(struct tracer *t)
 {
 	char err[PATH_MAX + 256];
@@ -663,7 +703,16 @@ static int start(struct tracer *t)
 	trace_writer_flush(&t->w);
 	say(t, "tracing pid %d (%s), libgc %s %s\n", t->pid, t->exe,
 	    t->gp.in_executable ? "linked into" : "from", t->gp.in_executable ? "the executable" : t->gp.path);
-	if (t->launched && launch_release(&t->launch, err, sizeof(err))) {
+	if (t->launched && (launch_interrupted(t) ||
+			    launch_release(&t->launch, err, sizeof(err)))) {
+		/* The child also dies of a Ctrl-C from the terminal before
+		 * exec: the release then fails, and the signal says why. */
+		if (launch_interrupted(t)) {
+			launch_abort(&t->launch);
+			fail("interrupted (%s) before %s started: nothing traced\n",
+			     strsignal(t->interrupted), t->o->argv[0]);
+			return 0;
+		}
 		fail("%s: %s\n", t->o->argv[0], err);
 		reap(t);
 		return 126;
@@ -757,9 +806,12 @@ int tracer_run(const struct tracer_opts *o)
 			launch_abort(&t.launch);
 		goto out;
 	}
-	trace_loop(&t);
+	if (!t.interrupted)
+		trace_loop(&t);
 	finish(&t);
 	ret = t.launched && t.exited ? t.exit_status : 0;
+	if (t.interrupted)
+		ret = 128 + t.interrupted;
 out:
 	cleanup(&t);
 	return ret;

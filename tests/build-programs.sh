@@ -9,6 +9,8 @@
 # and for alloc_known and sleeper also:
 #   OUTDIR/NAME-static    crystal build, libgc linked statically (libgc.a):
 #                         GC_malloc & co. live in the executable itself
+# except for the MT_PROGRAMS (faults), built once, debug, with -Dpreview_mt:
+#   OUTDIR/NAME           crystal build -Dpreview_mt (multi-threaded scheduler)
 # and for tests/programs/callchain.c:
 #   OUTDIR/callchain-c    cc -O2 -g -fomit-frame-pointer -fno-inline ... -lgc
 #
@@ -41,6 +43,10 @@ LIBGC_A=${LIBGC_A:-$(${CC} -print-file-name=libgc.a)}
 [ -f "$LIBGC_A" ] || LIBGC_A=/usr/lib/x86_64-linux-gnu/libgc.a
 
 STATIC_PROGRAMS="alloc_known sleeper"
+MT_PROGRAMS="faults"
+
+# is_mt NAME: NAME is built multi-threaded only.
+is_mt() { [[ " $MT_PROGRAMS " == *" $1 "* ]]; }
 
 # up_to_date OUT SRC: OUT exists and is newer than SRC and this script.
 up_to_date() {
@@ -119,13 +125,19 @@ fi
 # Release builds first: they take the longest.
 for src in "$SRCDIR"/*.cr; do
 	name=$(basename "$src" .cr)
+	is_mt "$name" && continue
 	run_bg build_one "$OUTDIR/$name-release" "$src" \
 		crystal build --no-color --release "$src" -o "$OUTDIR/$name-release"
 done
 for src in "$SRCDIR"/*.cr; do
 	name=$(basename "$src" .cr)
+	is_mt "$name" && continue
 	run_bg build_one "$OUTDIR/$name" "$src" \
 		crystal build --no-color "$src" -o "$OUTDIR/$name"
+done
+for name in $MT_PROGRAMS; do
+	run_bg build_one "$OUTDIR/$name" "$SRCDIR/$name.cr" \
+		crystal build --no-color -Dpreview_mt "$SRCDIR/$name.cr" -o "$OUTDIR/$name"
 done
 for name in $STATIC_PROGRAMS; do
 	run_bg build_static "$name" "$SRCDIR/$name.cr"

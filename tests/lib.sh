@@ -207,7 +207,7 @@ else:
 wait_for_line() {
 	local file=$1 re=$2 timeout=$3
 	local deadline now
-	deadline=$(($(date +%s%N) + $(awk -v t="$timeout" 'BEGIN { printf "%d", t * 1e9 }')))
+	deadline=$(($(date +%s%N) + $(awk -v t="$timeout" 'BEGIN { printf "%.0f", t * 1e9 }')))
 	while :; do
 		if [ -f "$file" ] && grep -Eq -- "$re" "$file"; then
 			return 0

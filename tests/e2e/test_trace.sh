@@ -86,6 +86,8 @@ for variant in sleeper sleeper-static; do
 	start_ns=$(awk '{ printf "%d", $1 * 1e9 }' /proc/uptime)
 	"$BIN/alys-bpf" -q -o "$T/$variant.alys" --pid "$spid" 2>"$T/$variant.err" &
 	tpid=$!
+	# the header is written once the probes are attached (slow under load)
+	for _ in $(seq 300); do [ -s "$T/$variant.alys" ] && break; sleep 0.1; done
 	sleep 2
 	kill -INT "$tpid"
 	wait "$tpid"
@@ -117,15 +119,10 @@ check_eq "--pid: tracer ends with the process" "$?" 0
 check_eq "--pid: end reason is exit" "$(json_query "$T/short.json" "(end or {}).get('reason')")" exit
 
 # --- errors name cause and fix ---------------------------------------------
-out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/alys-bpf" -- "$ALYS_PROGS/alloc_known" 2>&1)
-check_eq "not root: exit 1" "$?" 1
-check_match "not root: says so and how to fix" "$out" 'must run as root.*sudo'
+# not root, no BPF, no libgc: tests/e2e/test_faults.sh ("fault: ...")
 out=$("$BIN/alys-bpf" --pid 999999 2>&1)
 check_eq "missing pid: exit 1" "$?" 1
 check_match "missing pid: says so" "$out" 'no process with pid 999999'
-out=$("$BIN/alys-bpf" -o "$T/t.alys" -- /bin/true 2>&1)
-check_eq "no libgc: exit 1" "$?" 1
-check_match "no libgc: says so" "$out" 'no GC_malloc.*not a Crystal program'
 out=$("$BIN/alys-bpf" -o "$T/t.alys" -- no-such-command-xyz 2>&1)
 check_eq "command not found: exit 127" "$?" 127
 check_match "command not found: says so" "$out" 'no-such-command-xyz: command not found'

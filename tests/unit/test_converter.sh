@@ -305,6 +305,13 @@ run -o - "$W/undef.alys"
 check "event with an undefined stack: warning, shown without stack" \
 	eval '[ $RC -eq 0 ] && err_has "stack id 77" && python3 -c "import json,sys; sys.exit(json.load(open(\"$W/out\"))[\"events\"][0][\"stack\"] != [])"'
 
+# two CPUs: an event may come before the record of its new stack
+{ header; echo "event 1 5 1 8 0x100 0 0 77 8 0"; echo "stack 77 0x1234 0x5678"; echo "end exit 0 0 1"; } |
+	"$W/gen" >"$W/late.alys"
+run -o - "$W/late.alys"
+check "stack record after its first event: resolved, no warning" \
+	eval '[ $RC -eq 0 ] && [ "$(err_lines)" -eq 0 ] && python3 -c "import json,sys; e = json.load(open(\"$W/out\"))[\"events\"][0]; sys.exit(not (e[\"stack_id\"] == 77 and len(e[\"stack\"]) == 2))"'
+
 # strings with quotes, control characters and invalid UTF-8 must still give JSON
 { echo "header alys-bpf 1 1 x:22415c0a01ff80c3a8e282ac 1"; echo "end x:0a3b3b 0 0 0"; } | "$W/gen" >"$W/esc.alys"
 run -o - "$W/esc.alys"

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer harness for the converter's trace reader (converter/trace.c,
+ * converter/mp_scan.c): each input is handed to trace_load() exactly as
+ * alys_converter hands it a file, through a memfd named by /proc/self/fd/N,
+ * so the mmap, the bounds checks and msgpack-c all see real file bytes.
+ *
+ * On success the loaded model is walked and its invariants checked (every
+ * index in range, counts consistent); a violation aborts, which libFuzzer
+ * reports like a crash. The reader's exit(1) on a failed allocation is a
+ * finding too (libFuzzer flags a target that exits).
+ *
+ * Built and run by tests/fuzz/run.sh (make fuzz).
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+static int fd = -1;
+static char path[64];
+
+static void check(int cond, const char *what)
+{
+	if (!cond) {
+		fprintf(stderr, "fuzz_trace: invariant violated: %s\n", what);
+		abort();
+	}
+}
+
+static void walk(const struct trace *t)
+{
+	volatile uint64_t sink = 0;
+
+	check(t->hdr.version == 1, "loaded trace has version 1");
+	for (size_t i = 0; i < t->nr_maps; i++) {
+		const struct trace_mapping *m = &t->maps[i];
+
+		check(m->start < m->end, "mapping not empty");
+		check(m->path.ptr && m->path.ptr[m->path.len] == 0, "mapping path terminated");
+		if (i < 64)	/* a linear scan: keep big inputs fast */
+			check(trace_find_mapping(t, m->start) != NULL,
+			      "mapping start is found");
+		for (uint32_t b = 0; b < m->build_id_len; b++)
+			sink += m->build_id[b];
+	}
+	for (uint32_t i = 0; i < t->hdr.argc; i++)
+		check(t->hdr.argv[i].ptr && t->hdr.argv[i].ptr[t->hdr.argv[i].len] == 0,
+		      "argv terminated");
+	for (size_t i = 0; i < t->nr_stacks; i++) {
+		const struct trace_stack *s = &t->stacks[i];
+
+		check(s->id != 0, "stack id non-zero");
+		check(s->first <= t->nr_ips && s->nr <= t->nr_ips - s->first,
+		      "stack frames inside ips");
+		for (uint32_t f = 0; f < s->nr; f++)
+			sink += t->ips[s->first + f];
+	}
+	for (size_t i = 0; i < t->nr_events; i++) {
+		const struct trace_event *e = &t->events[i];
+		const struct trace_stack *s = trace_event_stack(t, e);
+
+		check(e->kind >= KIND_MALLOC && e->kind <= KIND_FREE, "event kind");
+		check(strcmp(trace_kind_name(e->kind), "unknown") != 0, "kind name");
+		check(e->stack <= t->nr_stacks, "event stack index");
+		check(e->prev_id <= i, "prev_id refers to an earlier event");
+		check(trace_event_id(t, e) == i + 1, "event id");
+		if (s)
+			sink += s->nr;
+	}
+	for (size_t i = 0; i < t->nr_counters; i++)
+		check(t->counters[i].name.ptr != NULL, "counter name");
+	check(t->has_end != t->cut_short, "exactly one of: end record, cut short");
+	check(!t->cut_short || t->cut_at <= t->size, "cut offset inside the file");
+	if (t->has_end && (t->end.present & END_REASON))
+		check(t->end.reason.ptr != NULL, "end reason");
+	(void)sink;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct trace t;
+
+	if (fd < 0) {
+		fd = memfd_create("fuzz.alys", MFD_CLOEXEC);
+		if (fd < 0) {
+			perror("memfd_create");
+			abort();
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) || (size && pwrite(fd, data, size, 0) != (ssize_t)size)) {
+		perror("memfd write");
+		abort();
+	}
+	if (trace_load(&t, path) == 0)
+		walk(&t);
+	trace_free(&t);
+	return 0;
+}

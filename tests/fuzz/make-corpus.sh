@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Regenerate the fuzzer's seed corpus, tests/fuzz/corpus/ (committed; run
+# this only to refresh it, as root, after `make` and tests/build-programs.sh):
+#   real-*.alys   traces written by bin/alys-bpf of tests/programs (launch,
+#                 static libgc, --pid attach, fp unwinding, a killed tracer)
+#   edge-*.alys   hand-made edge cases written with tests/unit/test_converter_gen.c
+# Every file stays well under 50 KB.
+#
+#   tests/fuzz/make-corpus.sh [BIN_DIR]     (default bin)
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN=$(cd "${1:-$ROOT/bin}" && pwd)
+P=$ROOT/tests/build/programs
+OUT=$ROOT/tests/fuzz/corpus
+W=$ROOT/tests/build/fuzz/make-corpus
+rm -rf "$W"
+mkdir -p "$W" "$OUT"
+rm -f "$OUT"/real-*.alys "$OUT"/edge-*.alys
+
+# ---- real traces -------------------------------------------------------------
+T=$BIN/alys-bpf
+"$T" -q -o "$OUT/real-alloc_known.alys" -- "$P/alloc_known" 10 >/dev/null || true
+"$T" -q -o "$OUT/real-alloc_known-static.alys" -- "$P/alloc_known-static" 10 >/dev/null || true
+"$T" -q -o "$OUT/real-exit_sigterm.alys" -- "$P/exit_status" sigterm >/dev/null || true
+"$T" -q --unwind fp -o "$OUT/real-callchain-fp.alys" -- "$P/callchain" 5 >/dev/null
+"$T" -q --max-frames 4 -o "$OUT/real-callchain-release.alys" -- "$P/callchain-release" 5 >/dev/null
+"$T" -q -o "$OUT/real-callchain-c.alys" -- "$P/callchain-c" 5 >/dev/null
+# attached, then detached with SIGINT: end reason "signal"
+"$P/sleeper" 0 "$W/hb" 2 >"$W/sleeper.out" &
+spid=$!
+for _ in $(seq 100); do grep -q READY "$W/sleeper.out" && break; sleep 0.1; done
+# wait_trace FILE: until the tracer has written its header and some records
+wait_trace() {
+	for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.1; done
+	sleep 1
+}
+"$T" -q -o "$OUT/real-sleeper-attach.alys" --pid "$spid" &
+tpid=$!
+wait_trace "$OUT/real-sleeper-attach.alys"
+kill -INT "$tpid"; wait "$tpid" || true
+# the tracer killed: no end record, the file may end inside a record
+"$T" -q -o "$W/killed.alys" --pid "$spid" &
+tpid=$!
+wait_trace "$W/killed.alys"
+kill -KILL "$tpid"; wait "$tpid" 2>/dev/null || true
+kill "$spid"; wait "$spid" 2>/dev/null || true
+head -c 12000 "$W/killed.alys" >"$OUT/real-sleeper-killed.alys"
+
+# ---- hand-made edge cases ----------------------------------------------------
+gcc -O1 -o "$W/gen" "$ROOT/tests/unit/test_converter_gen.c" -lmsgpackc
+gen() { "$W/gen" >"$OUT/edge-$1.alys"; }
+H="header alys-bpf 1 4242 /bin/prog 1000"
+printf '%s\nend exit 0 2000 0\n' "$H" | gen minimal
+printf '%s\n' "$H" | gen header-only
+printf 'header alys-bpf 2 1 /x 0\nend exit 0 0 0\n' | gen version2
+printf 'header alys-bpf 0 1 /x 0\nend exit 0 0 0\n' | gen version0
+printf 'header alys-bpd 1 1 /x 0\nend exit 0 0 0\n' | gen badmagic
+gen records <<R
+$H
+mapping 0x555555554000 0x555555560000 0x1000 /bin/prog 0123456789abcdef0123
+mapping 0x7f0000000000 0x7f0000010000 0 /lib/libgc.so.1 -
+mapping 0x555555554000 0x555555558000 0 /bin/prog-later -
+counters ringbuf_drop_event=0 stack_map_full=1
+stack 1 0x7f0000001000 0x555555555000 0x555555556000
+stack 2 0x7f0000002000
+stack 3
+event 1 1001 100 16 0x10000 0 0 1 16 1
+event 2 1002 100 8 0x20000 0 0 2 8 1
+event 3 1003 101 32 0x30000 0x10000 0 1 32 2
+event 3 1004 101 0 0 0x30000 0 1 0 2
+event 3 1005 101 64 0 0x20000 0 1 64 2
+event 4 1006 102 0 0x20000 0 0 3 0 0x100000000
+event 4 1007 102 0 0x99999 0 0 0 0 0
+event 1 1008 103 8 0x10000 0 0 77 8 3
+future
+stack 1 0x7f0000003000
+event 2 1009 0xffffff 8 0x40000 0 0 1 8 3
+counters ringbuf_drop_event=3 ringbuf_drop_stack=1 later_counter=9
+end exit -1 3000 11
+raw c0c3a1ff
+R
+gen nested <<R
+$H
+raw 93639191910191a0
+raw 92cc63dc000a00010203040506070809
+raw 93cc64de0002a161c0a162c3c7020001ff
+raw 9305820000
+end signal 130 0 0
+R
+gen deep <<R
+$H
+raw 91919191919191919191919191919191919101
+R
+gen c1 <<R
+$H
+raw c1
+R
+gen huge-array <<R
+$H
+raw ddffffffff01
+R
+gen huge-str <<R
+$H
+raw 9302ceffffffffdbffffffff
+R
+gen bad-tid <<R
+$H
+event 1 1 0x1000000 8 0x100 0 0 0 8 0
+end exit 0 0 1
+R
+gen bad-kind <<R
+$H
+event 0 1 1 8 0x100 0 0 0 8 0
+R
+gen empty-mapping <<R
+$H
+mapping 0x2000 0x1000 0 /x -
+R
+gen stack-id0 <<R
+$H
+stack 0 0x1
+R
+gen ext-floats <<R
+$H
+raw 9b06ca3f800000cb3ff0000000000000d4010fd5020102d6030001020304d7040001020304050607d80500010203040506070809101112131415c0c3c2
+raw 9203d3fffffffffffffffe
+end exit 0 0 0
+R
+# header variants: a map with no magic, not a map, keys of the wrong type
+printf '\x81\xa5magic\xa8alys-bpf' >"$OUT/edge-no-version.alys"
+printf '\x82\xa5magic\xa8alys-bpf\xa7version\xa11' >"$OUT/edge-version-str.alys"
+printf '\x93\x01\x02\x03' >"$OUT/edge-not-a-map.alys"
+printf '\x83\xa5magic\xa8alys-bpf\xa7version\x01\x05\x06\x92\x05\x80' >"$OUT/edge-int-key.alys"
+printf '\x84\xa5magic\xa8alys-bpf\xa7version\x01\xa4argv\x92\xa1a\x01\xa4argv\x90\x92\x05\x80' >"$OUT/edge-argv-bad.alys"
+printf '\x84\xa5magic\xa8alys-bpf\xa7version\x01\xa4argv\x91\xa1a\xa4argv\x92\xa1b\xa1c\x92\x05\x81\xa6reason\x01' >"$OUT/edge-argv-twice.alys"
+ls -l "$OUT"
