@@ -34,6 +34,9 @@ static void usage(FILE *out)
 "      --sample MODE    all (default): record every call; bytes:N: sample,\n"
 "                       about one call per N bytes allocated (e.g. bytes:512K),\n"
 "                       each with the weight that keeps totals unbiased\n"
+"      --no-liveness    do not follow blocks to the collection that frees them\n"
+"                       (default: read the collector's mark bytes after each\n"
+"                       collection and record inferred frees)\n"
 "      --as-root        under sudo, run COMMAND as root instead of the invoking user\n"
 "      --empty-probes   attach the same probes doing nothing (benchmark floor)\n"
 "  -q, --quiet          print nothing but errors\n"
@@ -54,7 +57,8 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return errno || !*s || *end || *s == '-' || *out > max ? -1 : 0;
 }
 
-enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE };
+enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
+	OPT_NO_LIVENESS };
 
 /* "all", or "bytes:N" with N in bytes, optionally with a k/K/KiB, m/M/MiB
  * suffix (powers of 1024). */
@@ -97,6 +101,7 @@ int main(int argc, char **argv)
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "empty-probes", no_argument, NULL, OPT_EMPTY_PROBES },
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "no-liveness", no_argument, NULL, OPT_NO_LIVENESS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -152,6 +157,9 @@ int main(int argc, char **argv)
 					"e.g. bytes:65536, bytes:64K, bytes:1M), not '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case OPT_NO_LIVENESS:
+			o.no_liveness = true;
 			break;
 		case 'q':
 			o.quiet = true;

@@ -34,6 +34,8 @@
 #include "unwind_maps.h"
 
 #define FLUSH_INTERVAL_NS (200 * 1000000ULL)
+#define TRACKED_ALL (1u << 20)		/* live blocks followed, all calls */
+#define TRACKED_SAMPLED (1u << 18)	/* sampled */
 #define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
 
 static const char *const counter_names[] = {
@@ -46,6 +48,11 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_STACK_TRUNCATED] = "stack_truncated",
 	[ALYS_CNT_UNWIND_NO_TABLE] = "unwind_no_table",
 	[ALYS_CNT_UNWIND_BAD_READ] = "unwind_bad_read",
+	[ALYS_CNT_TRACKED_FULL] = "tracked_full",
+	[ALYS_CNT_LIVE_UNREADABLE] = "live_unreadable",
+	[ALYS_CNT_LIVE_REUSED] = "live_reused",
+	[ALYS_CNT_LIVE_MERGED] = "live_merged",
+	[ALYS_CNT_RB_DROP_DEATH] = "ringbuf_drop_death",
 	[ALYS_CNT_NR] = "unmapped_ip",
 };
 #define NR_COUNTERS (ALYS_CNT_NR + 1)
@@ -54,7 +61,7 @@ struct tracer {
 	const struct tracer_opts *o;
 	struct alys_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link *links[8];
+	struct bpf_link *links[10];
 	int nlinks;
 	int session_fds[4];	/* uprobe-session links */
 	int nsessions;
@@ -77,6 +84,9 @@ struct tracer {
 	int exit_status;
 	int signals;
 	uint64_t stacks;
+	uint64_t deaths, collections;
+	int live_mode;			/* enum alys_live_mode */
+	uint32_t live_state_seen;	/* last state announced */
 	uint64_t counters[NR_COUNTERS];
 	char output[PATH_MAX];
 	char exe[PATH_MAX];
@@ -200,9 +210,104 @@ static void choose_programs(struct tracer *t)
 	}
 	for (size_t i = 0; i < sizeof(classic) / sizeof(classic[0]); i++)
 		bpf_program__set_autoload(classic[i], !t->session);
+	bpf_program__set_autoload(s->progs.gc_collect_entry,
+				  t->live_mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
 	t->skel->rodata->session_mode = t->session;
+}
+
+/* Liveness: mark bytes when the layout was derived, else address reuse
+ * (announced: it misses the blocks never handed out again). */
+static void choose_liveness(struct tracer *t)
+{
+	/* Tests: ALYS_BPF_LAYOUT_TEST=reuse acts as if the layout could not
+	 * be derived; =bad shifts hb_sz so that the run-time check fails. */
+	const char *test = getenv("ALYS_BPF_LAYOUT_TEST");
+
+	if (t->o->no_liveness || t->o->empty_probes) {
+		t->live_mode = ALYS_LIVE_OFF;
+		return;
+	}
+	if (test && !strcmp(test, "reuse") && t->gp.layout_ok) {
+		t->gp.layout_ok = false;
+		snprintf(t->gp.layout_why, sizeof(t->gp.layout_why),
+			 "ALYS_BPF_LAYOUT_TEST=reuse is set");
+	}
+	if (test && !strcmp(test, "bad"))
+		t->gp.layout.hb_sz_off += 8;
+	if (t->gp.layout_ok) {
+		t->live_mode = ALYS_LIVE_MARKS;
+		if (t->o->verbose) {
+			char d[512];
+
+			gc_layout_describe(&t->gp.layout, d, sizeof(d));
+			say(t, "collector layout from %s: %s\n", t->gp.path, d);
+		}
+		return;
+	}
+	t->live_mode = ALYS_LIVE_REUSE;
+	say(t, "notice: cannot read the collector's mark bytes (%s); frees are inferred "
+	    "from address reuse only, which misses blocks never handed out again (~7%% of "
+	    "reclaimed ones): in-use bytes are overestimated. Use a libgc 7.x/8.x build "
+	    "exporting GC_is_marked, GC_size, GC_base, GC_arrays and GC_gc_no.\n",
+	    t->gp.layout_why);
+}
+
+static void set_layout(struct tracer *t)
+{
+	const struct gc_layout *l = &t->gp.layout;
+	typeof(t->skel->rodata) r = t->skel->rodata;
+
+	r->live_mode = (__u32)t->live_mode;
+	if (t->live_mode != ALYS_LIVE_MARKS)
+		return;
+	r->arrays_vaddr = l->arrays_vaddr;
+	r->collect_vaddr = t->gp.collect.found ? t->gp.collect.probe_vaddr : 0;
+	r->top_index_off = l->top_index_off;
+	r->bi_key_off = l->bi_key_off;
+	r->bi_link_off = l->bi_link_off;
+	r->hb_sz_off = l->hb_sz_off;
+	r->hb_flags_off = l->hb_flags_off;
+	r->hb_marks_off = l->hb_marks_off;
+	r->free_blk = l->free_blk;
+	r->top_mask = l->top_mask;
+	r->bottom_mask = l->bottom_mask;
+	r->hi_shift = l->hi_shift;
+	r->log_hblk = l->log_hblk;
+	r->granule_shift = l->granule_shift;
+}
+
+static const char *live_mode_name(const struct tracer *t)
+{
+	if (t->live_mode == ALYS_LIVE_OFF)
+		return "off";
+	if (t->live_mode == ALYS_LIVE_REUSE ||
+	    (t->skel && t->skel->bss->live_state == ALYS_LIVE_FAILED))
+		return "reuse";
+	return "marks";
+}
+
+/* The BPF side checks the layout on the first blocks: say how it went. */
+static void check_live_state(struct tracer *t)
+{
+	uint32_t st;
+
+	if (t->live_mode != ALYS_LIVE_MARKS)
+		return;
+	st = t->skel->bss->live_state;
+	if (st == t->live_state_seen)
+		return;
+	t->live_state_seen = st;
+	if (st == ALYS_LIVE_VERIFIED && t->o->verbose)
+		say(t, "collector layout verified on %u allocations: frees are read from "
+		    "mark bytes\n", t->skel->bss->live_verified);
+	if (st == ALYS_LIVE_FAILED)
+		say(t, "notice: the block headers of %s do not match the layout derived from "
+		    "its code (after %u good ones); frees are inferred from address reuse "
+		    "only, which misses blocks never handed out again: in-use bytes are "
+		    "overestimated. Please report this libgc build.\n",
+		    t->gp.path, t->skel->bss->live_verified);
 }
 
 static int open_bpf(struct tracer *t)
@@ -226,7 +331,12 @@ static int open_bpf(struct tracer *t)
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
 		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
+	set_layout(t);
 	bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
+	/* A scan walks every bucket of the tracked map: keep it no bigger
+	 * than the blocks it must hold (~4 ms per 1M buckets). */
+	bpf_map__set_max_entries(t->skel->maps.tracked,
+				 t->o->sample_bytes ? TRACKED_SAMPLED : TRACKED_ALL);
 	err = alys_bpf__load(t->skel);
 	if (err && t->session) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */
@@ -321,6 +431,9 @@ static int attach_probes(struct tracer *t)
 						     : s->progs.gc_alloc_return, &f[k], true))
 			return -1;
 	}
+	if (t->live_mode == ALYS_LIVE_MARKS && t->gp.collect.found &&
+	    attach_one(t, s->progs.gc_collect_entry, &t->gp.collect, false))
+		return -1;
 	return 0;
 }
 
@@ -440,6 +553,15 @@ static int on_record(void *ctx, void *data, size_t len)
 			size_table_put(&t->sizes, e->addr, e->size);
 		}
 		trace_writer_event(&t->w, e, old_size, event_weight(t, e));
+	} else if (type == ALYS_RB_DEATH && len >= sizeof(struct alys_rb_death)) {
+		const struct alys_rb_death *d = data;
+
+		size_table_take(&t->sizes, d->addr);
+		trace_writer_death(&t->w, d);
+		t->deaths++;
+	} else if (type == ALYS_RB_COLLECTION && len >= sizeof(struct alys_rb_collection)) {
+		trace_writer_collection(&t->w, data);
+		t->collections++;
 	}
 	return 0;
 }
@@ -527,6 +649,7 @@ static int trace_loop(struct tracer *t)
 		}
 		mmap_watch_drain(&t->mw, on_mapping, t);
 		ring_buffer__consume(t->rb);
+		check_live_state(t);
 		now = now_ns(CLOCK_MONOTONIC);
 		if (now - last_counters > COUNTERS_INTERVAL_NS) {
 			write_counters(t);
@@ -615,6 +738,7 @@ static int start(struct tracer *t)
 		.unwind = t->o->unwind == ALYS_UNWIND_FP ? "fp" : "dwarf",
 		.max_frames = t->o->max_frames,
 		.sample = sample,
+		.liveness = live_mode_name(t),
 	};
 
 	if (t->o->sample_bytes)
@@ -685,9 +809,10 @@ static void finish(struct tracer *t)
 	/* Everything submitted before the detach is still in the buffers. */
 	mmap_watch_drain(&t->mw, on_mapping, t);
 	ring_buffer__consume(t->rb);
+	check_live_state(t);
 	write_counters(t);
 	trace_writer_end(&t->w, reason, t->exit_status,
-			 now_ns(CLOCK_MONOTONIC));
+			 now_ns(CLOCK_MONOTONIC), live_mode_name(t));
 	if (trace_writer_close(&t->w))
 		fail("error writing %s: %s: the trace is incomplete\n", t->output,
 		     strerror(t->w.error));
@@ -700,6 +825,10 @@ static void finish(struct tracer *t)
 		fail("warning: the stack map filled up: %llu events have no stack\n",
 		     (unsigned long long)t->counters[ALYS_CNT_STACK_MAP_FULL]);
 	stat(t->output, &st);
+	if (t->live_mode != ALYS_LIVE_OFF)
+		say(t, "liveness (%s): %llu blocks found dead over %llu collections read\n",
+		    live_mode_name(t), (unsigned long long)t->deaths,
+		    (unsigned long long)t->collections);
 	say(t, "%s: %llu events, %llu stacks, %.1f MiB written to %s\n",
 	    t->exited ? "target exited" : "detached",
 	    (unsigned long long)t->w.events, (unsigned long long)t->stacks,
@@ -744,6 +873,7 @@ int tracer_run(const struct tracer_opts *o)
 	if (ret)
 		goto out;
 	build_unwind_tables(&t);
+	choose_liveness(&t);
 	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
 	 * sessions (tests and benchmarks compare the two). */
 	t.session = o->sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");

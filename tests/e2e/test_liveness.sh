@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# End-to-end: liveness (issue 7). tests/programs/liveness.cr logs when it
+# drops each object (ground truth), churns at churn_a and churn_b and leaks
+# at leak_c. The frees the tracer infers from the collector's mark bytes
+# must name the first collection after each drop for >= 99% of the dropped
+# objects and never a collection at which the object was still referenced;
+# with the shared libgc.so and with libgc.a linked in, every call or
+# sampled. Without a usable layout it falls back to address reuse and says so.
+. "$(dirname "$0")/../lib.sh"
+BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
+require_root_bpf
+make_tmpdir T
+ROUNDS=12
+TRUTH=$ALYS_ROOT/tests/e2e/liveness_truth.py
+
+# truth NAME KEY: a number from liveness_truth.py's verdict on NAME.
+truth() { "$ALYS_PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$T/$1.verdict" "$2"; }
+
+# run NAME PROGRAM [alys-bpf options...]: trace, convert, judge.
+run() {
+	local name=$1 prog=$2
+	shift 2
+	"$BIN/alys-bpf" -v "$@" -o "$T/$name.alys" -- "$prog" $ROUNDS >"$T/$name.out" 2>"$T/$name.err"
+	check_eq "$name: traced" "$?" 0
+	"$BIN/alys_converter" -f json --depth 6 -o "$T/$name.json" "$T/$name.alys"
+	"$ALYS_PYTHON" "$TRUTH" "$T/$name.json" "$T/$name.out" >"$T/$name.verdict"
+}
+
+for variant in liveness liveness-static; do
+	run "$variant" "$ALYS_PROGS/$variant"
+	v=$variant
+	check_match "$v: layout derived from the binary (top index, key, marks)" \
+		"$(grep 'collector layout from' "$T/$v.err")" 'top_index \+0x[0-9a-f]+ .*key \+0x[0-9a-f]+ .*hb_marks \+0x[0-9a-f]+'
+	check_match "$v: layout verified on the first allocations" \
+		"$(cat "$T/$v.err")" 'collector layout verified on 8 allocations'
+	check_eq "$v: trace says liveness from marks" \
+		"$(json_query "$T/$v.json" "(header['liveness'], end['liveness'])")" '["marks", "marks"]'
+	check_eq "$v: every program object has its allocation event" \
+		"$(truth $v traced)" "$(truth $v objects)"
+	check_ge "$v: $(truth $v ontime) of $(truth $v dropped) dropped objects freed at the first collection after the drop (>= 99%)" \
+		"$(truth $v pct_ontime)" 9900
+	check_eq "$v: none reported freed while still referenced" "$(truth $v premature)" 0
+	check_eq "$v: none of the $(truth $v kept) leaked objects reported freed" "$(truth $v kept_freed)" 0
+	check_eq "$v: all inferred frees from mark bytes, none by reuse" \
+		"$(json_query "$T/$v.json" "(sum(1 for e in events if e.get('cause') == 'reused'), counters['live_reused'], counters['live_unreadable'])")" \
+		'[0, 0, 0]'
+	check_eq "$v: free events carry their collection, matching a collection record" \
+		"$(json_query "$T/$v.json" "all(e['collection'] == e['gc_no'] and e['collection'] in set(c['gc_no'] for c in d['collections']) for e in events if e.get('cause') == 'collected')")" 1
+	check_ge "$v: one collection record per GC.collect at least" \
+		"$(json_query "$T/$v.json" "len(d['collections'])")" $((ROUNDS + 1))
+done
+
+# --- sampled: the sampled set is followed the same way --------------------
+run sampled "$ALYS_PROGS/liveness" --sample bytes:512
+check_ge "sampled: enough sampled objects dropped ($(truth sampled dropped))" "$(truth sampled dropped)" 200
+check_le "sampled: a sample, not everything" "$(truth sampled traced)" 6000
+check_ge "sampled: $(truth sampled ontime) of $(truth sampled dropped) freed at the first collection after the drop (>= 99%)" \
+	"$(truth sampled pct_ontime)" 9900
+check_eq "sampled: none freed while still referenced" "$(truth sampled premature)" 0
+check_eq "sampled: no sampled leaked object freed" "$(truth sampled kept_freed)" 0
+
+# --- fallback: address reuse, announced ----------------------------------
+ALYS_BPF_LAYOUT_TEST=reuse run reuse "$ALYS_PROGS/liveness"
+check_match "reuse fallback: announced with its cause and cost" "$(tr '\n' ' ' <"$T/reuse.err")" \
+	'notice: cannot read the collector.s mark bytes \(ALYS_BPF_LAYOUT_TEST=reuse is set\); frees are inferred from address reuse only'
+check_eq "reuse fallback: recorded in the trace" \
+	"$(json_query "$T/reuse.json" "(header['liveness'], sorted(set(e['cause'] for e in events if e['kind'] == 'free')))")" \
+	'["reuse", ["reused"]]'
+check_eq "reuse fallback: still none freed while referenced" "$(truth reuse premature)" 0
+check_ge "reuse fallback misses what marks find ($(truth reuse never) dropped objects never reported)" \
+	"$(truth reuse never)" 1
+
+ALYS_BPF_LAYOUT_TEST=bad run bad "$ALYS_PROGS/liveness"
+check_match "wrong layout: caught by the run-time check and announced" "$(tr '\n' ' ' <"$T/bad.err")" \
+	'notice: the block headers of .* do not match the layout derived from its code'
+check_eq "wrong layout: no frees from marks, trace ends in reuse mode" \
+	"$(json_query "$T/bad.json" "(end['liveness'], sum(1 for e in events if e.get('cause') == 'collected'), len(d['collections']))")" \
+	'["reuse", 0, 0]'
+
+"$BIN/alys-bpf" -q --no-liveness -o "$T/off.alys" -- "$ALYS_PROGS/liveness" 2 >/dev/null
+"$BIN/alys_converter" -f json -o "$T/off.json" "$T/off.alys"
+check_eq "--no-liveness: no inferred frees" \
+	"$(json_query "$T/off.json" "(header['liveness'], sum(1 for e in events if e['kind'] == 'free'))")" '["off", 0]'
+
+summary
