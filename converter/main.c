@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "alys_format.h"
+#include "diff.h"
 #include "output.h"
 #include "symbolize.h"
 #include "trace.h"
@@ -29,29 +30,34 @@ struct format {
 static const struct format formats[] = {
 	{ "json", ".json", true, write_json },
 	{ "folded-stacks", ".folded", false, write_folded },
+	{ "leaks", ".leaks.txt", false, write_leaks },
 };
 
-#define FORMAT_LIST "json, folded-stacks"
+#define FORMAT_LIST "json, folded-stacks, leaks"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [-f json|folded-stacks] [-o OUT] [--indent] [--depth N]\n"
+		"usage: %s [-f json|folded-stacks|leaks] [-o OUT] [--indent] [--depth N]\n"
 		"                      [--value count|bytes] TRACE.alys\n"
 		"\n"
 		"Convert an alys-bpf trace (format version %d), symbolizing stacks with the\n"
 		"binaries and libraries found at the traced paths on this machine.\n"
 		"\n"
-		"  -f, --format FMT   json (default) or folded-stacks (for flamegraph.pl,\n"
-		"                     inferno, speedscope)\n"
+		"  -f, --format FMT   json (default), folded-stacks (for flamegraph.pl,\n"
+		"                     inferno, speedscope) or leaks (in-use bytes by site\n"
+		"                     at the end, leak suspects)\n"
 		"  -o, --output OUT   output file; '-' for stdout. Default: TRACE with its\n"
 		"                     extension replaced by .json or .folded\n"
 		"      --indent       json: pretty-print\n"
 		"      --depth N      keep only the N innermost frames of each stack\n"
 		"      --value V      folded-stacks: count allocation events (default) or\n"
 		"                     sum their bytes (weights)\n"
-		"  -h, --help         this text\n",
-		PROG_NAME, ALYS_FORMAT_VERSION);
+		"  -h, --help         this text\n"
+		"\n"
+		"       %s diff [--fail-above PCT] OLD.alys NEW.alys\n"
+		"                     allocation changes by site ('diff --help')\n",
+		PROG_NAME, ALYS_FORMAT_VERSION, PROG_NAME);
 }
 
 static const struct format *find_format(const char *name)
@@ -168,6 +174,8 @@ int main(int argc, char **argv)
 	char *default_out = NULL;
 	int c, ret;
 
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_main(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':

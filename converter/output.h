@@ -25,5 +25,8 @@ void write_json(const struct trace *t, struct symbolizer *sym,
 		struct outbuf *o, const struct output_options *opt);
 void write_folded(const struct trace *t, struct symbolizer *sym,
 		  struct outbuf *o, const struct output_options *opt);
+/* out_leaks.c: in-use bytes by site at the end, leak suspects. */
+void write_leaks(const struct trace *t, struct symbolizer *sym,
+		 struct outbuf *o, const struct output_options *opt);
 
 #endif /* ALYS_CONV_OUTPUT_H */

@@ -75,6 +75,7 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 	if (elf_file_find_symbol(&ef, "GC_gc_no", &v, NULL))
 		gp->gc_no_vaddr = v;
 	gp->collect.name = "GC_gcollect";
+	gp->collect.args = PLACE_IP_ONLY;
 	if (place_probe(&ef, &gp->collect, err, errlen)) {
 		ret = -1;
 		goto out;

@@ -48,7 +48,35 @@ for variant in liveness liveness-static; do
 		"$(json_query "$T/$v.json" "all(e['collection'] == e['gc_no'] and e['collection'] in set(c['gc_no'] for c in d['collections']) for e in events if e.get('cause') == 'collected')")" 1
 	check_ge "$v: one collection record per GC.collect at least" \
 		"$(json_query "$T/$v.json" "len(d['collections'])")" $((ROUNDS + 1))
+	"$BIN/alys_converter" -f leaks -o "$T/$v.leaks" "$T/$v.alys"
+	top=$(sed -n '/^Leak suspects/,$p' "$T/$v.leaks" | sed -n '3p')
+	check_match "$v: leak_c is the top leak suspect, rising at every collection with new leaks" "$top" \
+		'^ +1 +\+7040 +7680 +11/12  \*Leaked::new<Int64>:Leaked < \*leak_c'
+	check_eq "$v: the churn sites are no suspects" \
+		"$(sed -n '/^Leak suspects/,$p' "$T/$v.leaks" | grep -c churn_)" 0
+	check_match "$v: leak_c's 240 objects in use at the end" \
+		"$(grep 'leak_c' "$T/$v.leaks" | head -1)" '^ +7680 +240 +7680  \*Leaked::new'
 done
+
+# --- diff: allocation regressions by site ---------------------------------
+"$BIN/alys-bpf" -q -o "$T/again.alys" -- "$ALYS_PROGS/liveness" $ROUNDS >/dev/null
+# Same argument lengths: ARGV itself allocates.
+"$BIN/alys-bpf" -q -o "$T/base.alys" -- "$ALYS_PROGS/liveness" $ROUNDS base >/dev/null
+"$BIN/alys-bpf" -q -o "$T/more.alys" -- "$ALYS_PROGS/liveness" $ROUNDS more >/dev/null
+"$BIN/alys_converter" diff --fail-above 5 -o "$T/same.diff" "$T/liveness.alys" "$T/again.alys" 2>"$T/same.differr"
+check_eq "diff --fail-above 5: an unchanged run exits 0" "$?" 0
+check_eq "diff: unchanged run, same allocation totals" \
+	"$(awk '$NF == "[total]" { print $1 == $2 && $4 == $5 }' "$T/same.diff")" 1
+"$BIN/alys_converter" diff --fail-above 5 -o "$T/more.diff" "$T/base.alys" "$T/more.alys" 2>"$T/more.differr"
+check_eq "diff --fail-above 5: 40 more allocations per round at churn_b exit 1" "$?" 1
+check_match "diff: names churn_b and its growth" "$(cat "$T/more.differr")" \
+	'allocations \+13\.3%, bytes \+13\.3% \(limit \+5\.0%\): \*Slice\(UInt8\)@Slice\(T\)::new<Int32>:Slice\(UInt8\) < \*churn_b'
+check_match "diff: the table shows churn_b's counts" "$(grep churn_b "$T/more.diff")" \
+	"^ +$((ROUNDS * 300)) +$((ROUNDS * 340)) +\+13\.3% "
+"$BIN/alys_converter" diff --fail-above 20 -o /dev/null "$T/base.alys" "$T/more.alys" 2>/dev/null
+check_eq "diff --fail-above 20: the same growth is within the limit" "$?" 0
+"$BIN/alys_converter" diff "$T/liveness.alys" 2>/dev/null
+check_eq "diff with one trace: usage error, exit 2" "$?" 2
 
 # --- sampled: the sampled set is followed the same way --------------------
 run sampled "$ALYS_PROGS/liveness" --sample bytes:512

@@ -126,14 +126,16 @@ ev = doc["events"]
 def eq(what, got, want):
     if got != want:
         sys.exit(f"{what}: got {got!r}, want {want!r}")
-eq("top keys", sorted(doc), ["counters", "end", "events", "header", "mappings"])
+eq("top keys", sorted(doc), ["collections", "counters", "end", "events", "header", "mappings"])
+eq("no collections read", doc["collections"], [])
+eq("no liveness mode", (doc["header"]["liveness"], doc["end"]["liveness"]), (None, None))
 eq("header pid", doc["header"]["pid"], 4242)
 eq("header version", doc["header"]["version"], 1)
 eq("header exe", doc["header"]["exe"], prog)
 eq("header argv", doc["header"]["argv"], [prog, "--test"])
 eq("mappings", len(doc["mappings"]), 4)
 eq("counters (last record wins)", doc["counters"], {"ringbuf_drop_event": 0, "stack_map_full": 5})
-eq("end", doc["end"], {"reason": "exit", "exit_status": 0, "stop_ns": 1000009000, "events": 8})
+eq("end", doc["end"], {"reason": "exit", "exit_status": 0, "stop_ns": 1000009000, "events": 8, "liveness": None})
 eq("event count", len(ev), 8)
 eq("ids", [e["id"] for e in ev], list(range(1, 9)))
 eq("kinds", [e["kind"] for e in ev],
