@@ -92,7 +92,7 @@ void write_leaks(const struct trace *t, struct symbolizer *sym,
 	qsort(v, n, sizeof(*v), by_live);
 	line(o, "\nIn use at the end, by site (top %d):\n", TOP_IN_USE);
 	line(o, "%14s %10s %14s  %s\n", "live_bytes", "objects", "alloc_bytes", "site");
-	for (size_t i = 0; i < n && i < TOP_IN_USE; i++)
+	for (size_t i = 0; i < n && i < TOP_IN_USE && v[i]->live_bytes > 0; i++)
 		line(o, "%14" PRId64 " %10" PRId64 " %14" PRIu64 "  %s\n", v[i]->live_bytes,
 		     v[i]->live_objs, v[i]->alloc_bytes, v[i]->name);
 
