@@ -31,14 +31,15 @@ static const struct format formats[] = {
 	{ "json", ".json", true, write_json },
 	{ "folded-stacks", ".folded", false, write_folded },
 	{ "leaks", ".leaks.txt", false, write_leaks },
+	{ "timeline", ".svg", false, write_timeline },
 };
 
-#define FORMAT_LIST "json, folded-stacks, leaks"
+#define FORMAT_LIST "json, folded-stacks, leaks, timeline"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [-f json|folded-stacks|leaks] [-o OUT] [--indent] [--depth N]\n"
+		"usage: %s [-f json|folded-stacks|leaks|timeline] [-o OUT] [--indent] [--depth N]\n"
 		"                      [--value count|bytes] TRACE.alys\n"
 		"\n"
 		"Convert an alys-bpf trace (format version %d), symbolizing stacks with the\n"
@@ -46,7 +47,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -f, --format FMT   json (default), folded-stacks (for flamegraph.pl,\n"
 		"                     inferno, speedscope) or leaks (in-use bytes by site\n"
-		"                     at the end, leak suspects)\n"
+		"                     at the end, leak suspects) or timeline (SVG chart\n"
+		"                     of allocated and live bytes over time)\n"
 		"  -o, --output OUT   output file; '-' for stdout. Default: TRACE with its\n"
 		"                     extension replaced by .json or .folded\n"
 		"      --indent       json: pretty-print\n"

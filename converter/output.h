@@ -28,5 +28,8 @@ void write_folded(const struct trace *t, struct symbolizer *sym,
 /* out_leaks.c: in-use bytes by site at the end, leak suspects. */
 void write_leaks(const struct trace *t, struct symbolizer *sym,
 		 struct outbuf *o, const struct output_options *opt);
+/* out_timeline.c: SVG chart of allocated and live bytes over time. */
+void write_timeline(const struct trace *t, struct symbolizer *sym,
+		    struct outbuf *o, const struct output_options *opt);
 
 #endif /* ALYS_CONV_OUTPUT_H */

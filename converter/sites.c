@@ -84,7 +84,7 @@ static uint32_t *assign_sites(const struct trace *t, struct symbolizer *sym,
 	return site_of;
 }
 
-static void snapshot(struct site_table *st)
+static void snapshot(struct site_table *st, uint64_t ts)
 {
 	for (size_t i = 0; i < st->n; i++) {
 		struct site *s = &st->sites[i];
@@ -98,17 +98,30 @@ static void snapshot(struct site_table *st)
 		else if (s->live_bytes < s->last_live)
 			s->falls++;
 		s->last_live = s->live_bytes;
+		if (s->live_bytes > s->peak_live)
+			s->peak_live = s->live_bytes;
 	}
 	st->snapshots++;
+	if (st->on_snapshot)
+		st->on_snapshot(st, ts, st->arg);
 }
 
 void sites_build(const struct trace *t, struct symbolizer *sym, struct site_table *st)
 {
+	sites_build_cb(t, sym, st, NULL, NULL);
+}
+
+void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_table *st,
+		    void (*on_snapshot)(const struct site_table *, uint64_t, void *), void *arg)
+{
 	uint32_t *site_of, *event_site;
 	size_t next_coll = 0;
 	uint32_t last_gc = 0;
+	uint64_t last_ts = t->hdr.start_ns;
 
 	memset(st, 0, sizeof(*st));
+	st->on_snapshot = on_snapshot;
+	st->arg = arg;
 	site_of = assign_sites(t, sym, st);
 	event_site = xcalloc(t->nr_events ? t->nr_events : 1, sizeof(*event_site));
 	for (size_t i = 0; i < t->nr_events; i++) {
@@ -118,14 +131,16 @@ void sites_build(const struct trace *t, struct symbolizer *sym, struct site_tabl
 		 * allocations start carrying a new gc_no. */
 		while (next_coll < t->nr_collections &&
 		       t->collections[next_coll].first_event <= i) {
-			snapshot(st);
+			snapshot(st, t->collections[next_coll].ts_ns);
 			next_coll++;
 		}
 		if (!t->nr_collections && e->kind != KIND_FREE && e->gc_no > last_gc) {
 			if (last_gc)
-				snapshot(st);
+				snapshot(st, e->ts_ns);
 			last_gc = e->gc_no;
 		}
+		if (e->ts_ns > last_ts)
+			last_ts = e->ts_ns;
 		/* What this event ends: a freed or reallocated block. */
 		if ((e->kind == KIND_FREE || e->kind == KIND_REALLOC) && e->prev_id &&
 		    e->prev_id <= i) {
@@ -148,8 +163,11 @@ void sites_build(const struct trace *t, struct symbolizer *sym, struct site_tabl
 			s->live_objs++;
 		}
 	}
-	while (next_coll++ < t->nr_collections)
-		snapshot(st);
+	for (; next_coll < t->nr_collections; next_coll++)
+		snapshot(st, t->collections[next_coll].ts_ns);
+	/* The last event, as the last point of a timeline; not a collection. */
+	if (on_snapshot)
+		on_snapshot(st, last_ts, arg);
 	free(event_site);
 	free(site_of);
 }

@@ -27,17 +27,23 @@ struct site {
 	/* Live bytes at each snapshot (the end of each collection read, or
 	 * each new gc_no without liveness records) since the site's first: */
 	uint32_t snapshots, rises, falls;
-	int64_t first_live, last_live;
+	int64_t first_live, last_live, peak_live;
 };
 
 struct site_table {
 	struct site *sites;		/* sorted by name (strcmp) */
 	size_t n;
 	uint32_t snapshots;		/* taken over the whole trace */
+	/* Called after each snapshot with its time (trace clock), if set. */
+	void (*on_snapshot)(const struct site_table *st, uint64_t ts_ns, void *arg);
+	void *arg;
 };
 
 /* Builds the table; every allocation event counts at its site. */
 void sites_build(const struct trace *t, struct symbolizer *sym, struct site_table *st);
+/* The same, calling on_snapshot(arg) at every snapshot and once at the end. */
+void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_table *st,
+		    void (*on_snapshot)(const struct site_table *, uint64_t, void *), void *arg);
 void sites_free(struct site_table *st);
 
 /* The site of name, or NULL. */

@@ -58,6 +58,24 @@ for variant in liveness liveness-static; do
 		"$(grep 'leak_c' "$T/$v.leaks" | head -1)" '^ +7680 +240 +7680  \*Leaked::new'
 done
 
+# --- timeline: SVG of allocated and live bytes over time -------------------
+"$BIN/alys_converter" -f timeline -o "$T/timeline.svg" "$T/liveness.alys"
+check_eq "timeline: an SVG with both panels' series and a legend naming the top sites" \
+	"$("$ALYS_PYTHON" - "$T/timeline.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = '{http://www.w3.org/2000/svg}'
+r = ET.parse(sys.argv[1]).getroot()
+lines = {p.get('class'): [tuple(map(float, xy.split(','))) for xy in p.get('points').split()]
+         for p in r.iter(ns + 'polyline')}
+legend = [t.text for t in r.iter(ns + 'text') if t.get('class') == 'legend']
+alloc = [y for x, y in lines['alloc0']]
+xs = [x for x, y in lines['live0']]
+print(r.tag == ns + 'svg', sorted(lines) == sorted(['alloc%d' % k for k in range(6)] + ['live%d' % k for k in range(6)]),
+      legend[0] == '[total]', any('churn_b' in n for n in legend),
+      all(a >= b for a, b in zip(alloc, alloc[1:])), xs == sorted(xs), len(xs) >= 14)
+PY
+)" "True True True True True True True"
+
 # --- diff: allocation regressions by site ---------------------------------
 "$BIN/alys-bpf" -q -o "$T/again.alys" -- "$ALYS_PROGS/liveness" $ROUNDS >/dev/null
 # Same argument lengths: ARGV itself allocates.
