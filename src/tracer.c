@@ -25,6 +25,7 @@
 #include "alys.skel.h"
 #include "gc_probes.h"
 #include "launch.h"
+#include "live_report.h"
 #include "ldso_list.h"
 #include "mmap_watch.h"
 #include "proc_maps.h"
@@ -34,6 +35,7 @@
 #include "unwind_maps.h"
 
 #define FLUSH_INTERVAL_NS (200 * 1000000ULL)
+#define INTERVAL_TOP 10		/* sites per --interval report */
 #define TRACKED_ALL (1u << 20)		/* live blocks followed, all calls */
 #define TRACKED_SAMPLED (1u << 18)	/* sampled */
 #define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
@@ -73,6 +75,8 @@ struct tracer {
 	struct proc_maps maps;
 	struct mmap_watch mw;
 	struct size_table sizes;
+	struct live_report lr;		/* --interval */
+	uint64_t start_ns;
 	struct launch launch;
 	struct invoker inv;
 	pid_t pid;
@@ -536,6 +540,8 @@ static int on_record(void *ctx, void *data, size_t len)
 			nr = ALYS_MAX_FRAMES;
 		cover_stack(t, ips, nr);
 		trace_writer_stack(&t->w, s->id, ips, nr);
+		if (t->o->interval_ns)
+			live_report_stack(&t->lr, s->id, ips, nr);
 		t->stacks++;
 	} else if (type == ALYS_RB_EVENT && len >= sizeof(struct alys_rb_event)) {
 		const struct alys_rb_event *e = data;
@@ -553,15 +559,26 @@ static int on_record(void *ctx, void *data, size_t len)
 			size_table_put(&t->sizes, e->addr, e->size);
 		}
 		trace_writer_event(&t->w, e, old_size, event_weight(t, e));
+		if (t->o->interval_ns) {
+			if (e->kind == ALYS_KIND_REALLOC)
+				live_report_drop(&t->lr, e->old_addr);
+			if (e->kind == ALYS_KIND_FREE)
+				live_report_drop(&t->lr, e->addr);
+			else
+				live_report_alloc(&t->lr, e->addr, e->stack_id, event_weight(t, e));
+		}
 	} else if (type == ALYS_RB_DEATH && len >= sizeof(struct alys_rb_death)) {
 		const struct alys_rb_death *d = data;
 
 		size_table_take(&t->sizes, d->addr);
 		trace_writer_death(&t->w, d);
+		if (t->o->interval_ns)
+			live_report_drop(&t->lr, d->addr);
 		t->deaths++;
 	} else if (type == ALYS_RB_COLLECTION && len >= sizeof(struct alys_rb_collection)) {
 		trace_writer_collection(&t->w, data);
 		t->collections++;
+		t->lr.gc_no = ((const struct alys_rb_collection *)data)->gc_no;
 	}
 	return 0;
 }
@@ -624,6 +641,7 @@ static int trace_loop(struct tracer *t)
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN };
 	uint64_t last_flush = now_ns(CLOCK_MONOTONIC), last_counters = last_flush;
+	uint64_t last_report = last_flush;
 	int rb_fd = ring_buffer__epoll_fd(t->rb);
 
 	ev.data.fd = rb_fd;
@@ -651,6 +669,10 @@ static int trace_loop(struct tracer *t)
 		ring_buffer__consume(t->rb);
 		check_live_state(t);
 		now = now_ns(CLOCK_MONOTONIC);
+		if (t->o->interval_ns && now - last_report >= t->o->interval_ns) {
+			live_report_print(&t->lr, stderr, INTERVAL_TOP, (now - t->start_ns) / 1e9);
+			last_report = now;
+		}
 		if (now - last_counters > COUNTERS_INTERVAL_NS) {
 			write_counters(t);
 			last_counters = now;
@@ -780,6 +802,9 @@ static int start(struct tracer *t)
 	h.exe = t->exe;
 	h.argv = t->o->argv;
 	h.start_ns = now_ns(CLOCK_MONOTONIC);
+	t->start_ns = h.start_ns;
+	if (t->o->interval_ns)
+		live_report_init(&t->lr, t->pid);
 	h.start_unix_ns = now_ns(CLOCK_REALTIME);
 	trace_writer_header(&t->w, &h);
 	if (!t->launched)
@@ -813,6 +838,9 @@ static void finish(struct tracer *t)
 	write_counters(t);
 	trace_writer_end(&t->w, reason, t->exit_status,
 			 now_ns(CLOCK_MONOTONIC), live_mode_name(t));
+	if (t->o->interval_ns)
+		live_report_print(&t->lr, stderr, INTERVAL_TOP,
+				  (now_ns(CLOCK_MONOTONIC) - t->start_ns) / 1e9);
 	if (trace_writer_close(&t->w))
 		fail("error writing %s: %s: the trace is incomplete\n", t->output,
 		     strerror(t->w.error));
@@ -848,6 +876,7 @@ static void cleanup(struct tracer *t)
 	unwind_maps_free(&t->um);
 	lib_list_free(&t->libs);
 	size_table_free(&t->sizes);
+	live_report_free(&t->lr);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	if (t->sigfd >= 0)

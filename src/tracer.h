@@ -19,6 +19,7 @@ struct tracer_opts {
 	bool empty_probes;	/* benchmark floor: probes that record nothing */
 	uint64_t sample_bytes;	/* 0: every call; else mean bytes between samples */
 	bool no_liveness;	/* do not follow blocks to their collection */
+	uint64_t interval_ns;	/* --interval: print live bytes by site this often */
 };
 
 /* Returns the process exit status to use for alys-bpf itself. */

@@ -96,6 +96,22 @@ check_eq "diff --fail-above 20: the same growth is within the limit" "$?" 0
 "$BIN/alys_converter" diff "$T/liveness.alys" 2>/dev/null
 check_eq "diff with one trace: usage error, exit 2" "$?" 2
 
+# --- --interval: live bytes by site while tracing -------------------------
+"$BIN/alys-bpf" -q --interval 0.2 -o "$T/iv.alys" -- "$ALYS_PROGS/liveness" $ROUNDS >/dev/null 2>"$T/iv.err"
+check_eq "--interval: traced" "$?" 0
+final=$(awk '/^alys-bpf: \[/ { block = "" } { block = block $0 "\n" } END { printf "%s", block }' "$T/iv.err")
+check_match "--interval: the report at the end holds leak_c's 240 blocks, 7680 bytes" \
+	"$(printf '%b' "$final" | grep leak_c)" '^ +7680 bytes +240 blocks  \*Leaked::new<Int64>:Leaked < \*leak_c'
+check_match "--interval: the report at the end names its collection" \
+	"$(printf '%b' "$final" | head -1)" '^alys-bpf: \[[0-9.]+ s\] live after collection [0-9]+: [0-9]+ bytes in [0-9]+ blocks'
+"$BIN/alys-bpf" -q --interval 0.2 -o "$T/iv2.alys" -- "$ALYS_PROGS/sleeper" 1 /dev/null >/dev/null 2>"$T/iv2.err"
+check_ge "--interval 0.2: a report every 0.2 s over a 1 s run" \
+	"$(grep -c '^alys-bpf: \[.* top sites by live bytes:' "$T/iv2.err")" 4
+check_match "--interval: sites named by function" "$(cat "$T/iv2.err")" 'Point::new<Int32>:Point < \*tick_alloc'
+out=$("$BIN/alys-bpf" --interval 0 -- true 2>&1)
+check_eq "--interval 0: usage error" "$?" 2
+check_match "--interval 0: says what it takes" "$out" 'takes seconds between 0.05 and 86400'
+
 # --- sampled: the sampled set is followed the same way --------------------
 run sampled "$ALYS_PROGS/liveness" --sample bytes:512
 check_ge "sampled: enough sampled objects dropped ($(truth sampled dropped))" "$(truth sampled dropped)" 200
