@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * -f leaks: what holds memory at the end of the trace, and which sites'
- * live bytes keep growing from one collection to the next (leak suspects).
+ * -f leaks: what holds memory at the end of the trace (with the age of
+ * those blocks in collections), which sites' live bytes keep growing from
+ * one collection to the next (leak suspects), and bytes by thread.
  * Needs the frees the tracer inferred (header liveness "marks" or "reuse");
  * without them every block looks live and the report says so.
  */
@@ -91,10 +92,13 @@ void write_leaks(const struct trace *t, struct symbolizer *sym,
 			v[n++] = &st.sites[i];
 	qsort(v, n, sizeof(*v), by_live);
 	line(o, "\nIn use at the end, by site (top %d):\n", TOP_IN_USE);
-	line(o, "%14s %10s %14s  %s\n", "live_bytes", "objects", "alloc_bytes", "site");
+	line(o, "%14s %10s %14s %8s %8s  %s\n", "live_bytes", "objects", "alloc_bytes",
+	     "age_avg", "age_max", "site");
 	for (size_t i = 0; i < n && i < TOP_IN_USE && v[i]->live_bytes > 0; i++)
-		line(o, "%14" PRId64 " %10" PRId64 " %14" PRIu64 "  %s\n", v[i]->live_bytes,
-		     v[i]->live_objs, v[i]->alloc_bytes, v[i]->name);
+		line(o, "%14" PRId64 " %10" PRId64 " %14" PRIu64 " %8.1f %8u  %s\n", v[i]->live_bytes,
+		     v[i]->live_objs, v[i]->alloc_bytes,
+		     v[i]->live_objs > 0 ? (double)v[i]->age_sum / (double)v[i]->live_objs : 0.0,
+		     v[i]->age_max, v[i]->name);
 
 	qsort(v, n, sizeof(*v), by_growth);
 	line(o, "\nLeak suspects: sites whose live bytes grew across collections (top %d):\n",
@@ -109,6 +113,12 @@ void write_leaks(const struct trace *t, struct symbolizer *sym,
 		line(o, "%4zu %+14" PRId64 " %14" PRId64 " %9s  %s\n", ++rank, growth(v[i]),
 		     v[i]->live_bytes, rising, v[i]->name);
 	}
+	line(o, "\nBy allocating thread:\n%10s %12s %14s %14s %10s\n", "tid", "allocs",
+	     "alloc_bytes", "live_bytes", "objects");
+	for (size_t i = 0; i < st.nthreads; i++)
+		line(o, "%10u %12" PRIu64 " %14" PRIu64 " %14" PRId64 " %10" PRId64 "\n",
+		     st.threads[i].tid, st.threads[i].allocs, st.threads[i].alloc_bytes,
+		     st.threads[i].live_bytes, st.threads[i].live_objs);
 	free(v);
 	sites_free(&st);
 }

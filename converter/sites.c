@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "outbuf.h"
+#include "u64_table.h"
 #include "util.h"
 
 /* Frames that say how memory is obtained, not who wants it. */
@@ -106,6 +107,56 @@ static void snapshot(struct site_table *st, uint64_t ts)
 		st->on_snapshot(st, ts, st->arg);
 }
 
+static int by_tid(const void *a, const void *b)
+{
+	const struct thread_stat *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Per-thread totals and the age of what is live at the end. */
+static void end_stats(const struct trace *t, struct site_table *st, const uint32_t *event_site,
+		      const uint8_t *freed)
+{
+	struct u64_table idx;
+	size_t cap = 0;
+
+	u64_table_init(&idx);
+	for (size_t i = 0; i < t->nr_events; i++) {
+		const struct trace_event *e = &t->events[i];
+		struct thread_stat *th;
+		struct u64_slot *sl;
+
+		if (e->kind == KIND_FREE)
+			continue;
+		sl = u64_table_get(&idx, (uint64_t)e->tid + 1);
+		if (!sl) {
+			st->threads = grow_array(st->threads, &cap, st->nthreads + 1,
+						 sizeof(*st->threads));
+			memset(&st->threads[st->nthreads], 0, sizeof(st->threads[0]));
+			st->threads[st->nthreads].tid = e->tid;
+			u64_table_put(&idx, (uint64_t)e->tid + 1, st->nthreads++, 0);
+			sl = u64_table_get(&idx, (uint64_t)e->tid + 1);
+		}
+		th = &st->threads[sl->a];
+		th->allocs++;
+		th->alloc_bytes += e->weight;
+		if (!freed[i]) {
+			struct site *s = &st->sites[event_site[i]];
+			uint32_t age = st->last_gc > e->gc_no ? st->last_gc - e->gc_no : 0;
+
+			th->live_bytes += (int64_t)e->weight;
+			th->live_objs++;
+			s->age_sum += age;
+			if (age > s->age_max)
+				s->age_max = age;
+		}
+	}
+	u64_table_free(&idx);
+	if (st->nthreads)
+		qsort(st->threads, st->nthreads, sizeof(*st->threads), by_tid);
+}
+
 void sites_build(const struct trace *t, struct symbolizer *sym, struct site_table *st)
 {
 	sites_build_cb(t, sym, st, NULL, NULL);
@@ -115,6 +166,7 @@ void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_t
 		    void (*on_snapshot)(const struct site_table *, uint64_t, void *), void *arg)
 {
 	uint32_t *site_of, *event_site;
+	uint8_t *freed;
 	size_t next_coll = 0;
 	uint32_t last_gc = 0;
 	uint64_t last_ts = t->hdr.start_ns;
@@ -124,6 +176,7 @@ void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_t
 	st->arg = arg;
 	site_of = assign_sites(t, sym, st);
 	event_site = xcalloc(t->nr_events ? t->nr_events : 1, sizeof(*event_site));
+	freed = xcalloc(t->nr_events ? t->nr_events : 1, 1);
 	for (size_t i = 0; i < t->nr_events; i++) {
 		const struct trace_event *e = &t->events[i];
 
@@ -141,13 +194,16 @@ void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_t
 		}
 		if (e->ts_ns > last_ts)
 			last_ts = e->ts_ns;
+		if (e->gc_no > st->last_gc && e->gc_no != UINT32_MAX)
+			st->last_gc = e->gc_no;
 		/* What this event ends: a freed or reallocated block. */
 		if ((e->kind == KIND_FREE || e->kind == KIND_REALLOC) && e->prev_id &&
 		    e->prev_id <= i) {
 			const struct trace_event *p = &t->events[e->prev_id - 1];
 			struct site *s = &st->sites[event_site[e->prev_id - 1]];
 
-			if (p->kind != KIND_FREE) {
+			if (p->kind != KIND_FREE && !freed[e->prev_id - 1]) {
+				freed[e->prev_id - 1] = 1;
 				s->live_bytes -= (int64_t)p->weight;
 				s->live_objs--;
 				s->frees++;
@@ -165,6 +221,11 @@ void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_t
 	}
 	for (; next_coll < t->nr_collections; next_coll++)
 		snapshot(st, t->collections[next_coll].ts_ns);
+	for (size_t c = 0; c < t->nr_collections; c++)
+		if (t->collections[c].gc_no > st->last_gc)
+			st->last_gc = t->collections[c].gc_no;
+	end_stats(t, st, event_site, freed);
+	free(freed);
 	/* The last event, as the last point of a timeline; not a collection. */
 	if (on_snapshot)
 		on_snapshot(st, last_ts, arg);
@@ -174,6 +235,7 @@ void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_t
 
 void sites_free(struct site_table *st)
 {
+	free(st->threads);
 	for (size_t i = 0; i < st->n; i++)
 		free(st->sites[i].name);
 	free(st->sites);

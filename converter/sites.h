@@ -28,12 +28,26 @@ struct site {
 	 * each new gc_no without liveness records) since the site's first: */
 	uint32_t snapshots, rises, falls;
 	int64_t first_live, last_live, peak_live;
+	/* Age, in collections, of the blocks live at the end. */
+	uint64_t age_sum;
+	uint32_t age_max;
+};
+
+/* Allocated and live bytes by allocating thread (like alloc-track's
+ * thread report). */
+struct thread_stat {
+	uint32_t tid;
+	uint64_t allocs, alloc_bytes;
+	int64_t live_bytes, live_objs;
 };
 
 struct site_table {
 	struct site *sites;		/* sorted by name (strcmp) */
 	size_t n;
 	uint32_t snapshots;		/* taken over the whole trace */
+	uint32_t last_gc;		/* the last collection known */
+	struct thread_stat *threads;	/* by tid */
+	size_t nthreads;
 	/* Called after each snapshot with its time (trace clock), if set. */
 	void (*on_snapshot)(const struct site_table *st, uint64_t ts_ns, void *arg);
 	void *arg;

@@ -314,7 +314,8 @@ c = d['collections']
 sys.exit(got != want or c != [{'time_ns': 15 - d['header']['start_ns'], 'gc_no': 5, 'since': 5, 'judged': 2, 'dead': 1, 'unreadable': 0, 'scan_ns': 1234}] and f'{got} {c}')"
 run -f leaks -o - "$W/live.alys"
 check "-f leaks: in-use bytes by site after the inferred frees" \
-	eval '[ $RC -eq 0 ] && grep -Eq "^ +32 +1 +64  0x2000" "$W/out" && ! grep -q "0x3000" "$W/out" && grep -q "^liveness: off; 1 collections read" "$W/out"'
+	eval '[ $RC -eq 0 ] && grep -Eq "^ +32 +1 +64 +1\.0 +1  0x2000" "$W/out" && ! grep -q "0x3000" "$W/out" && grep -q "^liveness: off; 1 collections read" "$W/out"'
+check "-f leaks: by allocating thread" eval 'grep -Eq "^ +7 +3 +128 +32 +1$" "$W/out"'
 { header; echo "death 1 0x10 5 5 3"; } | "$W/gen" >"$W/cause.alys"
 run -o - "$W/cause.alys"
 check "inferred free with an unknown cause is malformed" \
