@@ -83,17 +83,23 @@ struct {
 	__type(value, struct thread_state);
 } threads SEC(".maps");
 
-static __always_inline void count(enum alys_counter c)
+static __always_inline void count_n(enum alys_counter c, __u64 n)
 {
 	__u32 key = c;
 	__u64 *v = bpf_map_lookup_elem(&counters, &key);
 
 	if (v)
-		*v += 1;
+		*v += n;
+}
+
+static __always_inline void count(enum alys_counter c)
+{
+	count_n(c, 1);
 }
 
 #include "unwind_fp.h"
 #include "unwind_dwarf.h"
+#include "live.h"
 #include "sample.h"
 
 static __always_inline __u64 hash_ips(struct stack_val *s)
@@ -239,14 +245,20 @@ static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
 	bpf_ringbuf_submit(e, flags);
 }
 
+/* Runtime minus ELF address of the object holding libgc: at a uprobe,
+ * regs->ip is the probed instruction's address. */
+static __always_inline __u64 bias_of(struct pt_regs *regs, __u64 probe)
+{
+	return PT_REGS_IP(regs) - probe;
+}
+
 static __always_inline __u64 gc_no_addr_of(struct pt_regs *regs, __u8 kind)
 {
 	__u64 pv = probe_vaddr[kind & 7];
 
 	if (!gc_no_vaddr || !pv)
 		return 0;
-	/* At a uprobe, regs->ip is the probed instruction's address. */
-	return PT_REGS_IP(regs) - pv + gc_no_vaddr;
+	return bias_of(regs, pv) + gc_no_vaddr;
 }
 
 /* Returns what a session entry returns: 1 when no return probe is needed. */
@@ -263,6 +275,7 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 	if (!st)
 		return 1;
 	d = st->depth;
+	maybe_scan(bias_of(regs, probe_vaddr[kind & 7]));
 	/* GC_realloc frees and allocates through the same entry points: those
 	 * inner calls are part of the realloc event. Finalizers that allocate
 	 * inside a collection are real allocations and are kept. */
@@ -285,9 +298,9 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 	c->size = size;
 	c->old_addr = old_addr;
 	c->skip = !sampled;
+	c->gc_no_addr = gc_no_addr_of(regs, kind);
 	if (c->skip)
 		return 0;
-	c->gc_no_addr = gc_no_addr_of(regs, kind);
 	c->stack_id = collect_stack(regs, st);
 	return 0;
 }
@@ -296,6 +309,7 @@ static __always_inline int on_return(struct pt_regs *regs)
 {
 	struct thread_state *st;
 	struct pending_call *c;
+	__u64 bias;
 	__u32 d;
 
 	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, 0);
@@ -306,14 +320,20 @@ static __always_inline int on_return(struct pt_regs *regs)
 	if (d >= ALYS_MAX_DEPTH)
 		return 0;
 	c = &st->calls[d & (ALYS_MAX_DEPTH - 1)];
+	bias = c->gc_no_addr ? c->gc_no_addr - gc_no_vaddr : 0;
+	/* The collection this allocation ran is judged before its block,
+	 * which may reuse a slot that collection freed, is tracked. */
+	if (c->gc_no_addr)
+		maybe_scan(bias);
 	if (c->skip)
 		return 0;
-	if (c->kind == ALYS_KIND_REALLOC && sample_mean)
-		unmark_sampled(c->old_addr);
+	if (c->kind == ALYS_KIND_REALLOC)
+		untrack_block(c->old_addr);
+	/* Before the event: a death found by reuse precedes the new block. */
+	if (c->gc_no_addr)
+		track_block(bias, PT_REGS_RC(regs), c->size, c->kind != ALYS_KIND_REALLOC);
 	submit_event(c->kind, d, c->size, PT_REGS_RC(regs), c->old_addr,
 		     c->stack_id, c->gc_no_addr);
-	if (sample_mean)
-		mark_sampled(PT_REGS_RC(regs));
 	return 0;
 }
 
@@ -353,6 +373,8 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
 
 	if (!addr)
 		return 0;
+	if (probe_vaddr[ALYS_KIND_FREE])
+		maybe_scan(bias_of(ctx, probe_vaddr[ALYS_KIND_FREE]));
 	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st)
@@ -362,7 +384,7 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
 	    st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind == ALYS_KIND_REALLOC)
 		return 0;
 	/* Sampled: only the frees of sampled blocks matter. */
-	if (sample_mean && !unmark_sampled(addr))
+	if (!untrack_block(addr) && sample_mean)
 		return 0;
 	submit_event(ALYS_KIND_FREE, d, 0, addr, 0, collect_stack(ctx, st),
 		     gc_no_addr_of(ctx, ALYS_KIND_FREE));
@@ -400,6 +422,16 @@ SEC("uprobe")
 int BPF_KPROBE(gc_realloc_session, __u64 old_addr, __u64 size)
 {
 	return session(ctx, ALYS_KIND_REALLOC, size, old_addr);
+}
+
+/* GC_gcollect clears the marks of the last collection first: read them
+ * before, if no allocation did since that collection. */
+SEC("uprobe")
+int BPF_KPROBE(gc_collect_entry)
+{
+	if (collect_vaddr)
+		maybe_scan(bias_of(ctx, collect_vaddr));
+	return 0;
 }
 
 /* --empty-probes: the same probes doing nothing, the floor benchmarks

@@ -19,14 +19,6 @@
  * value in [1/2, 1), filled in by the loader (no floating point here). */
 const volatile __u32 neg_log_table[1 << NEG_LOG_BITS];
 
-/* Blocks returned by sampled calls: their frees and reallocs are recorded. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1 << 20);
-	__type(key, __u64);
-	__type(value, __u8);
-} sampled_blocks SEC(".maps");
-
 static __always_inline __u32 leading_zeros(__u32 x)
 {
 	__u32 n = 0;
@@ -70,20 +62,6 @@ static __always_inline bool sample_call(struct thread_state *st, __u64 size)
 	return true;
 }
 
-static __always_inline void mark_sampled(__u64 addr)
-{
-	__u8 one = 1;
-
-	if (addr)
-		bpf_map_update_elem(&sampled_blocks, &addr, &one, BPF_ANY);
-}
-
-/* True if addr was a sampled block (and is no more). */
-static __always_inline bool unmark_sampled(__u64 addr)
-{
-	return addr && bpf_map_delete_elem(&sampled_blocks, &addr) == 0;
-}
-
 static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
 					 __u64 addr, __u64 old_addr,
 					 __u32 stack_id, __u64 gc_no_addr);
@@ -96,7 +74,7 @@ static __always_inline void forget_sampled(struct pt_regs *regs,
 					   struct thread_state *st,
 					   __u64 old_addr, __u32 depth)
 {
-	if (!unmark_sampled(old_addr))
+	if (!untrack_block(old_addr))
 		return;
 	submit_event(ALYS_KIND_FREE, depth, 0, old_addr, 0, collect_stack(regs, st),
 		     gc_no_addr_of(regs, ALYS_KIND_FREE));

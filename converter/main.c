@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "alys_format.h"
+#include "diff.h"
 #include "output.h"
 #include "profile.h"
 #include "progress.h"
@@ -33,9 +34,11 @@ static const struct format formats[] = {
 	{ "folded-stacks", ".folded", write_folded },
 	{ "flamegraph", ".svg", write_flamegraph },
 	{ "report", ".txt", write_report },
+	{ "leaks", ".leaks.txt", write_leaks },
+	{ "timeline", ".timeline.svg", write_timeline },
 };
 
-#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report"
+#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report, leaks, timeline"
 
 static void usage(FILE *f)
 {
@@ -52,6 +55,9 @@ static void usage(FILE *f)
 		"                     folded-stacks: for flamegraph.pl, inferno, speedscope\n"
 		"                     flamegraph: interactive SVG (click to zoom, search)\n"
 		"                     report: top allocation sites and types, as text\n"
+		"                     leaks: in-use bytes by site at the end, leak\n"
+		"                       suspects, object age, bytes by thread\n"
+		"                     timeline: SVG chart of allocated and live bytes\n"
 		"  -o, --output OUT   output file; '-' for stdout. Default: TRACE with its\n"
 		"                     extension replaced by .json, .pb.gz, .folded, .svg,\n"
 		"                     .txt (.md with --markdown)\n"
@@ -73,8 +79,11 @@ static void usage(FILE *f)
 		"                     by file name\n"
 		"      --no-symbols   do not symbolize: frames as [file+0xoffset] (fast)\n"
 		"  -q, --quiet        no notes and no progress bar (warnings stay)\n"
-		"  -h, --help         this text\n",
-		PROG_NAME, ALYS_FORMAT_VERSION);
+		"  -h, --help         this text\n"
+		"\n"
+		"       %s diff [--fail-above PCT] OLD.alys NEW.alys\n"
+		"                     allocation changes by site ('diff --help')\n",
+		PROG_NAME, ALYS_FORMAT_VERSION, PROG_NAME);
 }
 
 static const struct format *find_format(const char *name)
@@ -277,6 +286,8 @@ int main(int argc, char **argv)
 	struct stat st;
 	int c, ret;
 
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_main(argc - 1, argv + 1);
 	while ((c = getopt_long(argc, argv, "f:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':

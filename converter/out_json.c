@@ -129,6 +129,7 @@ static void write_header(struct json *j, const struct trace_header *h)
 	key_str(j, "unwind", &h->unwind);
 	key_u64(j, "max_frames", h->present & HDR_MAX_FRAMES, h->max_frames);
 	key_str(j, "sample", &h->sample);
+	key_str(j, "liveness", &h->liveness);
 	close_(j, '}');
 }
 
@@ -190,7 +191,30 @@ static void write_end(struct json *j, const struct trace *t)
 		outbuf_str(j->o, "null");
 	key_u64(j, "stop_ns", e->present & END_STOP_NS, e->stop_ns);
 	key_u64(j, "events", e->present & END_EVENTS, e->events);
+	key_str(j, "liveness", &e->liveness);
 	close_(j, '}');
+}
+
+static void write_collections(struct json *j, const struct trace *t)
+{
+	key(j, "collections");
+	open_(j, '[');
+	for (size_t i = 0; i < t->nr_collections; i++) {
+		const struct trace_collection *c = &t->collections[i];
+
+		elem(j);
+		open_(j, '{');
+		key(j, "time_ns");
+		outbuf_i64(j->o, (int64_t)(c->ts_ns - t->hdr.start_ns));
+		key_u64(j, "gc_no", true, c->gc_no);
+		key_u64(j, "since", true, c->since);
+		key_u64(j, "judged", true, c->judged);
+		key_u64(j, "dead", true, c->dead);
+		key_u64(j, "unreadable", true, c->unreadable);
+		key_u64(j, "scan_ns", true, c->scan_ns);
+		close_(j, '}');
+	}
+	close_(j, ']');
 }
 
 /* Prerendered frame objects, one per symbolizer entry, made on first use. */
@@ -346,6 +370,14 @@ static void write_event(struct json *j, const struct trace *t, const struct trac
 		key_u64(j, "prev_size", true, e->old_size);
 		key_u64(j, "prev_id", e->prev_id, e->prev_id);
 	}
+	if (e->kind == KIND_FREE) {
+		key(j, "cause");
+		cstr_value(j, trace_cause_name(e->cause));
+		if (e->cause != CAUSE_CALL) {
+			key_u64(j, "collection", true, e->gc_no);
+			key_u64(j, "since_collection", true, trace_free_since(e));
+		}
+	}
 	key_u64(j, "weight", true, e->weight);
 	key_u64(j, "gc_no", true, e->gc_no);
 	key_u64(j, "stack_id", true, st ? st->id : 0);
@@ -374,6 +406,7 @@ void write_json(struct profile *p, struct outbuf *o, const struct output_options
 	write_mappings(&j, t);
 	write_counters(&j, t);
 	write_end(&j, t);
+	write_collections(&j, t);
 	key(&j, "events");
 	open_(&j, '[');
 	progress_begin(&bar, "writing", t->nr_events);

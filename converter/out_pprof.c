@@ -417,9 +417,7 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 		 t->hdr.exe.ptr ? t->hdr.exe.ptr : "?",
 		 t->hdr.sample.ptr ? t->hdr.sample.ptr : "all");
 	put_uint(&msg, PROFILE_COMMENT, intern(&st, comment));
-	put_uint(&msg, PROFILE_COMMENT,
-		 intern(&st, "inuse_*: allocated and not freed by a GC_free or GC_realloc "
-			     "seen in the trace"));
+	put_uint(&msg, PROFILE_COMMENT, intern(&st, inuse_meaning(t)));
 	put_uint(&msg, PROFILE_DEFAULT_SAMPLE_TYPE, intern(&st, "alloc_space"));
 	for (size_t i = 0; i < st.nr; i++)
 		put_bytes(&msg, PROFILE_STRING_TABLE, st.str[i], strlen(st.str[i]));

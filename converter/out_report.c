@@ -375,9 +375,8 @@ static void summary(struct profile *p, struct outbuf *o, bool md)
 		     " allocation events; %" PRIu64 " frees\n",
 		  p->total.alloc_objects, p->total.alloc_space, p->alloc_events, p->free_events);
 	outbuf_str(o, li);
-	printf_to(o, "Not freed by the end: %" PRIu64 " objects, %" PRIu64 " bytes (an upper "
-		     "bound: blocks the collector reclaims without GC_free are not in the trace)\n",
-		  p->total.inuse_objects, p->total.inuse_space);
+	printf_to(o, "Not freed by the end: %" PRIu64 " objects, %" PRIu64 " bytes (%s)\n",
+		  p->total.inuse_objects, p->total.inuse_space, inuse_meaning(p->t));
 }
 
 void write_report(struct profile *p, struct outbuf *o, const struct output_options *opt)

@@ -31,5 +31,9 @@ void write_folded(struct profile *p, struct outbuf *o, const struct output_optio
 void write_pprof(struct profile *p, struct outbuf *o, const struct output_options *opt);
 void write_flamegraph(struct profile *p, struct outbuf *o, const struct output_options *opt);
 void write_report(struct profile *p, struct outbuf *o, const struct output_options *opt);
+/* out_leaks.c: in-use bytes by site at the end, leak suspects. */
+void write_leaks(struct profile *p, struct outbuf *o, const struct output_options *opt);
+/* out_timeline.c: SVG chart of allocated and live bytes over time. */
+void write_timeline(struct profile *p, struct outbuf *o, const struct output_options *opt);
 
 #endif /* ALYS_CONV_OUTPUT_H */

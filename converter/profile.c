@@ -266,3 +266,17 @@ void profile_free(struct profile *p)
 	free(p->selected);
 	free(p->frames);
 }
+
+const char *inuse_meaning(const struct trace *t)
+{
+	const struct bstr *m = t->has_end && t->end.liveness.ptr ? &t->end.liveness : &t->hdr.liveness;
+
+	if (m->ptr && m->len == 5 && !memcmp(m->ptr, "marks", 5))
+		return "in use: not freed by GC_free or GC_realloc, nor found dead by the "
+		       "collector's marks at a later collection";
+	if (m->ptr && m->len == 5 && !memcmp(m->ptr, "reuse", 5))
+		return "in use: an upper bound: collected blocks are seen only when their "
+		       "address is handed out again (the collector's layout was not usable)";
+	return "in use: an upper bound: only GC_free and GC_realloc are seen (no liveness "
+	       "in this trace)";
+}

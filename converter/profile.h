@@ -108,4 +108,7 @@ const struct sym_frame *profile_site(struct profile *p, size_t b);
 /* The GC function name of an allocation kind. */
 const char *kind_function(unsigned int kind);
 
+/* What inuse_* means for this trace, from its liveness mode. */
+const char *inuse_meaning(const struct trace *t);
+
 #endif /* ALYS_CONV_PROFILE_H */

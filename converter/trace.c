@@ -214,6 +214,9 @@ static int parse_header(const struct reader *r, const msgpack_object *o)
 		} else if (key_is(k, "sample")) {
 			err = want_str(r, v, "header sample", &h->sample);
 			h->present |= HDR_SAMPLE;
+		} else if (key_is(k, "liveness")) {
+			err = want_str(r, v, "header liveness", &h->liveness);
+			h->present |= HDR_LIVENESS;
 		}
 		/* other keys: later additions, ignored (FORMAT.md) */
 		if (err)
@@ -319,6 +322,20 @@ static void link_event(struct trace *t, struct trace_event *e, uint32_t id)
 		u64_table_put(&t->live, e->addr, e->size, id);
 }
 
+static int push_event(const struct reader *r, struct trace_event *e)
+{
+	struct trace *t = r->t;
+
+	if (t->nr_events >= UINT32_MAX - 1)
+		return bad(r, "more than %u events; this converter stops there",
+			   UINT32_MAX - 2);
+	link_event(t, e, (uint32_t)t->nr_events + 1);
+	t->events = grow_array(t->events, &t->cap_events, t->nr_events + 1,
+			       sizeof(*t->events));
+	t->events[t->nr_events++] = *e;
+	return 0;
+}
+
 static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
 	struct trace *t = r->t;
@@ -345,9 +362,6 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 			   "2 (GC_malloc_atomic), 3 (GC_realloc), 4 (GC_free)", kind);
 	if (tid >> TRACE_TID_BITS)
 		return bad(r, "event tid %" PRIu64 " is not a Linux thread id", tid);
-	if (t->nr_events >= UINT32_MAX - 1)
-		return bad(r, "more than %u events; this converter stops there",
-			   UINT32_MAX - 2);
 	e.kind = (uint32_t)kind;
 	e.tid = (uint32_t)tid;
 	if (gc_no > UINT32_MAX) {
@@ -367,10 +381,57 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 				.at = r->rec_off, .event = (uint32_t)t->nr_events, .id = stack_id };
 		}
 	}
-	link_event(t, &e, (uint32_t)t->nr_events + 1);
-	t->events = grow_array(t->events, &t->cap_events, t->nr_events + 1,
-			       sizeof(*t->events));
-	t->events[t->nr_events++] = e;
+	return push_event(r, &e);
+}
+
+/* [6, ts, addr, gc_no, since, cause]: a free the tracer inferred. */
+static int parse_death(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace_event e = { .kind = KIND_FREE };
+	uint64_t cause = 0;
+	uint32_t gc_no = 0, since = 0;
+
+	if (n < ALYS_DEATH_FIELDS)
+		return bad(r, "inferred-free record has %u fields, expected %d", n,
+			   ALYS_DEATH_FIELDS);
+	if (want_u64(r, &f[1], "inferred free ts", &e.ts_ns) ||
+	    want_u64(r, &f[2], "inferred free addr", &e.addr) ||
+	    want_u32(r, &f[3], "inferred free gc_no", &gc_no) ||
+	    want_u32(r, &f[4], "inferred free since", &since) ||
+	    want_u64(r, &f[5], "inferred free cause", &cause))
+		return -1;
+	if (cause != CAUSE_COLLECTED && cause != CAUSE_REUSED)
+		return bad(r, "inferred free cause %" PRIu64 " is not 1 (collected) or 2 (reused)",
+			   cause);
+	if (since > gc_no)
+		return bad(r, "inferred free: first possible collection %u after the one it "
+			   "was found at, %u", since, gc_no);
+	e.cause = (uint32_t)cause;
+	e.gc_no = gc_no;
+	e.old_addr = since;
+	return push_event(r, &e);
+}
+
+/* [7, ts, gc_no, since, judged, dead, unreadable, scan_ns] */
+static int parse_collection(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace *t = r->t;
+	struct trace_collection c = { .first_event = t->nr_events };
+
+	if (n < ALYS_COLLECTION_FIELDS)
+		return bad(r, "collection record has %u fields, expected %d", n,
+			   ALYS_COLLECTION_FIELDS);
+	if (want_u64(r, &f[1], "collection ts", &c.ts_ns) ||
+	    want_u32(r, &f[2], "collection gc_no", &c.gc_no) ||
+	    want_u32(r, &f[3], "collection since", &c.since) ||
+	    want_u64(r, &f[4], "collection judged", &c.judged) ||
+	    want_u64(r, &f[5], "collection dead", &c.dead) ||
+	    want_u64(r, &f[6], "collection unreadable", &c.unreadable) ||
+	    want_u64(r, &f[7], "collection scan_ns", &c.scan_ns))
+		return -1;
+	t->collections = grow_array(t->collections, &t->cap_collections,
+				    t->nr_collections + 1, sizeof(*t->collections));
+	t->collections[t->nr_collections++] = c;
 	return 0;
 }
 
@@ -433,6 +494,9 @@ static int parse_end(const struct reader *r, const msgpack_object *f, uint32_t n
 		} else if (key_is(k, "events")) {
 			err = want_u64(r, v, "end events", &end->events);
 			end->present |= END_EVENTS;
+		} else if (key_is(k, "liveness")) {
+			err = want_str(r, v, "end liveness", &end->liveness);
+			end->present |= END_LIVENESS;
 		}
 		if (err)
 			return -1;
@@ -463,6 +527,8 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 	case ALYS_REC_EVENT: return parse_event(r, f, n);
 	case ALYS_REC_COUNTERS: return parse_counters(r, f, n);
 	case ALYS_REC_END: return parse_end(r, f, n);
+	case ALYS_REC_DEATH: return parse_death(r, f, n);
+	case ALYS_REC_COLLECTION: return parse_collection(r, f, n);
 	}
 	return 0;	/* a record type from a later minor version: skip */
 }
@@ -684,6 +750,7 @@ void trace_free(struct trace *t)
 	free_bstr(&h->hostname);
 	free_bstr(&h->unwind);
 	free_bstr(&h->sample);
+	free_bstr(&h->liveness);
 	for (uint32_t i = 0; i < h->argc; i++)
 		free_bstr(&h->argv[i]);
 	free(h->argv);
@@ -700,6 +767,8 @@ void trace_free(struct trace *t)
 	free(t->late);
 	free_counters(t);
 	free_bstr(&t->end.reason);
+	free_bstr(&t->end.liveness);
+	free(t->collections);
 	if (t->data)
 		munmap((void *)t->data, t->size);
 	memset(t, 0, sizeof(*t));
@@ -713,6 +782,16 @@ const struct trace_mapping *trace_find_mapping(const struct trace *t, uint64_t a
 		if (addr >= t->maps[i].start && addr < t->maps[i].end)
 			return &t->maps[i];
 	return NULL;
+}
+
+const char *trace_cause_name(unsigned int cause)
+{
+	switch (cause) {
+	case CAUSE_CALL: return "GC_free";
+	case CAUSE_COLLECTED: return "collected";
+	case CAUSE_REUSED: return "reused";
+	}
+	return "unknown";
 }
 
 const char *trace_kind_name(unsigned int kind)

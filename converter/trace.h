@@ -22,6 +22,14 @@ enum trace_kind {
 	KIND_FREE = 4,
 };
 
+/* How a free was seen: a GC_free call, or inferred by the tracer from
+ * the collector's mark bytes or from address reuse (FORMAT.md record 6). */
+enum trace_free_cause {
+	CAUSE_CALL = 0,
+	CAUSE_COLLECTED = 1,
+	CAUSE_REUSED = 2,
+};
+
 /* Linux thread ids stay below PID_MAX_LIMIT (2^22): 24 bits hold any. */
 #define TRACE_TID_BITS 24
 
@@ -42,6 +50,7 @@ enum header_field {
 	HDR_UNWIND = 1 << 6,
 	HDR_MAX_FRAMES = 1 << 7,
 	HDR_SAMPLE = 1 << 8,
+	HDR_LIVENESS = 1 << 9,
 };
 
 struct trace_header {
@@ -51,7 +60,7 @@ struct trace_header {
 	uint64_t start_ns;
 	uint64_t start_unix_ns;
 	uint64_t max_frames;
-	struct bstr exe, hostname, unwind, sample;
+	struct bstr exe, hostname, unwind, sample, liveness;
 	struct bstr *argv;
 	uint32_t argc;
 };
@@ -69,7 +78,10 @@ struct trace_stack {
 	size_t first;			/* index of frame 0 in trace.ips */
 };
 
-/* 64 bytes. The id of events[i] is i + 1. */
+/* 64 bytes. The id of events[i] is i + 1. An inferred free (cause not
+ * CAUSE_CALL) has tid 0, no stack, gc_no the collection after which the
+ * block was found dead and old_addr the first collection it may have died
+ * in (trace_free_since). */
 struct trace_event {
 	uint64_t ts_ns;
 	uint64_t addr;
@@ -79,9 +91,18 @@ struct trace_event {
 	uint64_t weight;
 	uint32_t gc_no;			/* saturated at UINT32_MAX, with a warning */
 	uint32_t tid : TRACE_TID_BITS;
-	uint32_t kind : 8;
+	uint32_t kind : 4;
+	uint32_t cause : 4;		/* enum trace_free_cause, frees only */
 	uint32_t stack;			/* index into trace.stacks + 1; 0: no stack */
 	uint32_t prev_id;		/* event whose block this one replaces; 0: unknown */
+};
+
+/* A collection whose marks the tracer read (FORMAT.md record 7). */
+struct trace_collection {
+	uint64_t ts_ns;
+	uint32_t gc_no, since;
+	uint64_t judged, dead, unreadable, scan_ns;
+	size_t first_event;		/* events[first_event..] come after it */
 };
 
 struct trace_counter {
@@ -94,11 +115,12 @@ enum end_field {
 	END_EXIT_STATUS = 1 << 1,
 	END_STOP_NS = 1 << 2,
 	END_EVENTS = 1 << 3,
+	END_LIVENESS = 1 << 4,
 };
 
 struct trace_end {
 	unsigned int present;		/* enum end_field bits */
-	struct bstr reason;
+	struct bstr reason, liveness;
 	int64_t exit_status;
 	uint64_t stop_ns;
 	uint64_t events;
@@ -123,6 +145,9 @@ struct trace {
 	struct trace_event *events;
 	size_t nr_events, cap_events;
 	struct u64_table live;		/* addr -> (size, event id) */
+
+	struct trace_collection *collections;
+	size_t nr_collections, cap_collections;
 
 	struct trace_counter *counters;	/* the last counters record */
 	size_t nr_counters;
@@ -155,6 +180,11 @@ trace_event_stack(const struct trace *t, const struct trace_event *e)
 	return e->stack ? &t->stacks[e->stack - 1] : NULL;
 }
 
+static inline uint32_t trace_free_since(const struct trace_event *e)
+{
+	return e->cause != CAUSE_CALL ? (uint32_t)e->old_addr : e->gc_no;
+}
+
 static inline uint32_t trace_event_id(const struct trace *t,
 				      const struct trace_event *e)
 {
@@ -166,5 +196,6 @@ const struct trace_mapping *trace_find_mapping(const struct trace *t,
 					       uint64_t addr);
 
 const char *trace_kind_name(unsigned int kind);
+const char *trace_cause_name(unsigned int cause);
 
 #endif /* ALYS_CONV_TRACE_H */

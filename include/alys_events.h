@@ -26,7 +26,31 @@ enum alys_kind {
 enum alys_rb_type {
 	ALYS_RB_EVENT = 1,
 	ALYS_RB_STACK = 2,
+	ALYS_RB_DEATH = 3,	/* a tracked block found dead */
+	ALYS_RB_COLLECTION = 4,	/* a collection's marks were read */
 };
+
+/* How a tracked block's death was found (bpf/live.h). */
+enum alys_live_cause {
+	ALYS_CAUSE_MARKS = 1,	/* unmarked after a collection's marking */
+	ALYS_CAUSE_REUSE = 2,	/* its address was handed out again */
+};
+
+enum alys_live_mode {
+	ALYS_LIVE_OFF = 0,	/* --no-liveness */
+	ALYS_LIVE_MARKS = 1,	/* mark bytes, layout derived from the binary */
+	ALYS_LIVE_REUSE = 2,	/* fallback: address reuse only */
+};
+
+/* live_state (BPF .bss), the mark-byte layout's run-time check. */
+enum alys_live_state {
+	ALYS_LIVE_VERIFYING = 0,
+	ALYS_LIVE_VERIFIED = 1,
+	ALYS_LIVE_FAILED = 2,	/* fell back to address reuse */
+};
+
+/* Allocations whose block headers must check out before marks are used. */
+#define ALYS_LIVE_VERIFY_N 8
 
 enum alys_unwind_mode {
 	ALYS_UNWIND_FP = 0,
@@ -44,6 +68,11 @@ enum alys_counter {
 	ALYS_CNT_STACK_TRUNCATED,	/* walk stopped at max frames */
 	ALYS_CNT_UNWIND_NO_TABLE,	/* dwarf: pc in no known table */
 	ALYS_CNT_UNWIND_BAD_READ,	/* user memory unreadable mid-walk */
+	ALYS_CNT_TRACKED_FULL,	/* tracked-block map full: block not tracked */
+	ALYS_CNT_LIVE_UNREADABLE,	/* a header could not be read: judged later */
+	ALYS_CNT_LIVE_REUSED,	/* marks mode, yet a death found by reuse */
+	ALYS_CNT_LIVE_MERGED,	/* collections that ended without a scan of their own */
+	ALYS_CNT_RB_DROP_DEATH,	/* ring buffer full: death reported later */
 	ALYS_CNT_NR,
 };
 
@@ -61,6 +90,30 @@ struct alys_rb_event {
 	__u64 gc_no;		/* collector's GC_gc_no at return, 0 if unknown */
 	__u32 stack_id;		/* 0: no stack */
 	__u32 pad2;
+};
+
+struct alys_rb_death {
+	__u8 type;		/* ALYS_RB_DEATH */
+	__u8 cause;		/* enum alys_live_cause */
+	__u16 pad;
+	__u32 gc_no;		/* found dead after this collection */
+	__u32 since;		/* ... and alive before this one */
+	__u32 pad2;
+	__u64 addr;
+	__u64 ts_ns;
+};
+
+struct alys_rb_collection {
+	__u8 type;		/* ALYS_RB_COLLECTION */
+	__u8 pad[3];
+	__u32 gc_no;		/* the collection whose marks were read */
+	__u32 since;		/* first collection this scan covers */
+	__u32 pad2;
+	__u64 ts_ns;
+	__u64 scan_ns;		/* time the scan took in the target */
+	__u64 judged;		/* tracked blocks allocated before the collection */
+	__u64 dead;
+	__u64 unreadable;
 };
 
 struct alys_rb_stack {

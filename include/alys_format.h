@@ -18,10 +18,15 @@ enum alys_record {
 				 *  stack_id, weight, gc_no] */
 	ALYS_REC_COUNTERS = 4,	/* [4, {name: count}] cumulative */
 	ALYS_REC_END = 5,	/* [5, {reason, exit_status, stop_ns, ...}] */
+	ALYS_REC_DEATH = 6,	/* [6, ts, addr, gc_no, since, cause] */
+	ALYS_REC_COLLECTION = 7,	/* [7, ts, gc_no, since, judged, dead, unreadable,
+				 *  scan_ns] */
 };
 
 #define ALYS_MAPPING_FIELDS 6
 #define ALYS_STACK_FIELDS 3
 #define ALYS_EVENT_FIELDS 11
+#define ALYS_DEATH_FIELDS 6
+#define ALYS_COLLECTION_FIELDS 8
 
 #endif /* ALYS_FORMAT_H */

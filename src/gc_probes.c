@@ -74,6 +74,17 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 	}
 	if (elf_file_find_symbol(&ef, "GC_gc_no", &v, NULL))
 		gp->gc_no_vaddr = v;
+	gp->collect.name = "GC_gcollect";
+	gp->collect.args = PLACE_IP_ONLY;
+	if (place_probe(&ef, &gp->collect, err, errlen)) {
+		ret = -1;
+		goto out;
+	}
+	if (!gp->gc_no_vaddr)
+		snprintf(gp->layout_why, sizeof(gp->layout_why),
+			 "%s does not export GC_gc_no", path);
+	else if (!gc_layout_derive(&ef, &gp->layout, gp->layout_why, sizeof(gp->layout_why)))
+		gp->layout_ok = true;
 out:
 	elf_file_close(&ef);
 	return ret;

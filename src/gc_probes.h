@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "alys_events.h"
+#include "gc_layout.h"
 #include "probe_place.h"
 
 struct gc_func {
@@ -30,6 +31,10 @@ struct gc_probes {
 	bool in_executable;	/* libgc linked statically */
 	struct gc_func funcs[ALYS_KIND_FREE + 1];	/* by enum alys_kind */
 	uint64_t gc_no_vaddr;	/* 0: GC_gc_no not exported */
+	struct gc_func collect;	/* GC_gcollect: reads marks before it clears them */
+	bool layout_ok;		/* the mark-byte layout was derived */
+	struct gc_layout layout;
+	char layout_why[512];	/* why not */
 };
 
 /* 0: found; 1: the file has no GC_malloc; -1: error (message in err). */

@@ -37,6 +37,11 @@ static void usage(FILE *out)
 "      --ringbuf-size N ring buffer between the probes and alys-bpf, in bytes: a\n"
 "                       power of two from 4K to 1G (default 32M; K/M/G suffixes).\n"
 "                       Events that find it full are dropped and counted\n"
+"      --no-liveness    do not follow blocks to the collection that frees them\n"
+"                       (default: read the collector's mark bytes after each\n"
+"                       collection and record inferred frees)\n"
+"      --interval SECS  every SECS seconds (e.g. 5 or 0.5), and at the end, print\n"
+"                       the top sites by live bytes to stderr\n"
 "      --as-root        under sudo, run COMMAND as root instead of the invoking user\n"
 "      --empty-probes   attach the same probes doing nothing (benchmark floor)\n"
 "  -q, --quiet          print nothing but errors\n"
@@ -58,7 +63,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
-       OPT_RINGBUF_SIZE };
+       OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL };
 
 /* "all", or "bytes:N" with N in bytes, optionally with a k/K/KiB, m/M/MiB
  * suffix (powers of 1024). */
@@ -129,6 +134,8 @@ int main(int argc, char **argv)
 		{ "empty-probes", no_argument, NULL, OPT_EMPTY_PROBES },
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
+		{ "no-liveness", no_argument, NULL, OPT_NO_LIVENESS },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -191,6 +198,23 @@ int main(int argc, char **argv)
 					"4K to 1G (e.g. 65536, 64K, 32M), not '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case OPT_INTERVAL: {
+			char *end;
+			double secs;
+
+			errno = 0;
+			secs = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(secs >= 0.05) || secs > 86400) {
+				fprintf(stderr, "alys-bpf: --interval takes seconds between 0.05 and "
+					"86400 (e.g. 5 or 0.5), not '%s'\n", optarg);
+				return 2;
+			}
+			o.interval_ns = (uint64_t)(secs * 1e9);
+			break;
+		}
+		case OPT_NO_LIVENESS:
+			o.no_liveness = true;
 			break;
 		case 'q':
 			o.quiet = true;

@@ -54,8 +54,10 @@ static bool clobbers(csh cs, const cs_insn *insn, unsigned args)
 	for (int i = 0; i < nwr; i++) {
 		x86_reg r = wr[i];
 
-		if (is_reg(r, X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL) ||
-		    is_reg(r, X86_REG_RIP, X86_REG_EIP, X86_REG_IP, X86_REG_INVALID))
+		if (is_reg(r, X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL) &&
+		    !(args & PLACE_IP_ONLY))
+			return true;
+		if (is_reg(r, X86_REG_RIP, X86_REG_EIP, X86_REG_IP, X86_REG_INVALID))
 			return true;
 		if ((args & ARG_RDI) &&
 		    is_reg(r, X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL))

@@ -16,6 +16,10 @@
 /* Argument registers a probe must still see: bit i = i-th SysV argument. */
 #define ARG_RDI (1u << 0)
 #define ARG_RSI (1u << 1)
+/* The probe only needs its own address (GC_gcollect: the load bias), not
+ * the caller's rsp or return address: any instruction reached on every
+ * path will do. */
+#define PLACE_IP_ONLY (1u << 7)
 
 struct probe_place {
 	uint64_t offset;	/* bytes from the function's start */

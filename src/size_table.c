@@ -78,6 +78,16 @@ void size_table_put(struct size_table *t, uint64_t addr, uint64_t size)
 	t->vals[j] = size;
 }
 
+uint64_t size_table_get(const struct size_table *t, uint64_t addr)
+{
+	size_t j;
+
+	if (!t->cap || !addr)
+		return 0;
+	j = find(t, addr);
+	return j == SIZE_MAX ? 0 : t->vals[j];
+}
+
 uint64_t size_table_take(struct size_table *t, uint64_t addr)
 {
 	size_t j;

@@ -16,6 +16,8 @@ struct size_table {
 void size_table_put(struct size_table *t, uint64_t addr, uint64_t size);
 /* Removes and returns the size of addr, 0 if unknown. */
 uint64_t size_table_take(struct size_table *t, uint64_t addr);
+/* The size of addr, 0 if unknown; the entry stays. */
+uint64_t size_table_get(const struct size_table *t, uint64_t addr);
 void size_table_free(struct size_table *t);
 
 #endif

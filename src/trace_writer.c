@@ -121,7 +121,7 @@ void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 	gethostname(host, sizeof(host) - 1);
 	while (h->argv && h->argv[argc])
 		argc++;
-	msgpack_pack_map(pk, 11);
+	msgpack_pack_map(pk, 12);
 	pack_key(pk, "magic");
 	pack_str(pk, ALYS_MAGIC);
 	pack_key(pk, "version");
@@ -146,6 +146,8 @@ void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 	msgpack_pack_uint32(pk, h->max_frames);
 	pack_key(pk, "sample");
 	pack_str(pk, h->sample);
+	pack_key(pk, "liveness");
+	pack_str(pk, h->liveness);
 }
 
 void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
@@ -197,6 +199,34 @@ void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 	w->events++;
 }
 
+void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, ALYS_DEATH_FIELDS);
+	msgpack_pack_uint8(pk, ALYS_REC_DEATH);
+	msgpack_pack_uint64(pk, d->ts_ns);
+	msgpack_pack_uint64(pk, d->addr);
+	msgpack_pack_uint32(pk, d->gc_no);
+	msgpack_pack_uint32(pk, d->since);
+	msgpack_pack_uint8(pk, d->cause);
+}
+
+void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collection *c)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, ALYS_COLLECTION_FIELDS);
+	msgpack_pack_uint8(pk, ALYS_REC_COLLECTION);
+	msgpack_pack_uint64(pk, c->ts_ns);
+	msgpack_pack_uint32(pk, c->gc_no);
+	msgpack_pack_uint32(pk, c->since);
+	msgpack_pack_uint64(pk, c->judged);
+	msgpack_pack_uint64(pk, c->dead);
+	msgpack_pack_uint64(pk, c->unreadable);
+	msgpack_pack_uint64(pk, c->scan_ns);
+}
+
 void trace_writer_counters(struct trace_writer *w, const char *const *names,
 			   const uint64_t *counts, size_t n)
 {
@@ -212,13 +242,15 @@ void trace_writer_counters(struct trace_writer *w, const char *const *names,
 }
 
 void trace_writer_end(struct trace_writer *w, const char *reason, int exit_status,
-		      uint64_t stop_ns)
+		      uint64_t stop_ns, const char *liveness)
 {
 	msgpack_packer *pk = &w->pk;
 
 	msgpack_pack_array(pk, 2);
 	msgpack_pack_uint8(pk, ALYS_REC_END);
-	msgpack_pack_map(pk, 4);
+	msgpack_pack_map(pk, 5);
+	pack_key(pk, "liveness");
+	pack_str(pk, liveness);
 	pack_key(pk, "reason");
 	pack_str(pk, reason);
 	pack_key(pk, "exit_status");

@@ -19,6 +19,7 @@ struct trace_header {
 	const char *unwind;
 	uint32_t max_frames;
 	const char *sample;
+	const char *liveness;	/* "marks", "reuse" or "off" */
 };
 
 struct trace_writer {
@@ -45,11 +46,14 @@ void trace_writer_stack(struct trace_writer *w, uint32_t id, const uint64_t *ips
 			uint32_t nr);
 void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 			uint64_t old_size, uint64_t weight);
+/* A tracked block found dead (bpf/live.h). */
+void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d);
+void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collection *c);
 /* names[i] for counts[i]; written as one cumulative record. */
 void trace_writer_counters(struct trace_writer *w, const char *const *names,
 			   const uint64_t *counts, size_t n);
 void trace_writer_end(struct trace_writer *w, const char *reason, int exit_status,
-		      uint64_t stop_ns);
+		      uint64_t stop_ns, const char *liveness);
 /* Pushes buffered records to the file so a kill loses at most one batch. */
 int trace_writer_flush(struct trace_writer *w);
 int trace_writer_close(struct trace_writer *w);

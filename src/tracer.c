@@ -25,6 +25,7 @@
 #include "alys.skel.h"
 #include "gc_probes.h"
 #include "launch.h"
+#include "live_report.h"
 #include "ldso_list.h"
 #include "mmap_watch.h"
 #include "proc_maps.h"
@@ -34,6 +35,9 @@
 #include "unwind_maps.h"
 
 #define FLUSH_INTERVAL_NS (200 * 1000000ULL)
+#define INTERVAL_TOP 10		/* sites per --interval report */
+#define TRACKED_ALL (1u << 20)		/* live blocks followed, all calls */
+#define TRACKED_SAMPLED (1u << 18)	/* sampled */
 #define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
 
 static const char *const counter_names[] = {
@@ -46,6 +50,11 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_STACK_TRUNCATED] = "stack_truncated",
 	[ALYS_CNT_UNWIND_NO_TABLE] = "unwind_no_table",
 	[ALYS_CNT_UNWIND_BAD_READ] = "unwind_bad_read",
+	[ALYS_CNT_TRACKED_FULL] = "tracked_full",
+	[ALYS_CNT_LIVE_UNREADABLE] = "live_unreadable",
+	[ALYS_CNT_LIVE_REUSED] = "live_reused",
+	[ALYS_CNT_LIVE_MERGED] = "live_merged",
+	[ALYS_CNT_RB_DROP_DEATH] = "ringbuf_drop_death",
 	[ALYS_CNT_NR] = "unmapped_ip",
 };
 #define NR_COUNTERS (ALYS_CNT_NR + 1)
@@ -54,7 +63,7 @@ struct tracer {
 	const struct tracer_opts *o;
 	struct alys_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link *links[8];
+	struct bpf_link *links[10];
 	int nlinks;
 	int session_fds[4];	/* uprobe-session links */
 	int nsessions;
@@ -66,6 +75,8 @@ struct tracer {
 	struct proc_maps maps;
 	struct mmap_watch mw;
 	struct size_table sizes;
+	struct live_report lr;		/* --interval */
+	uint64_t start_ns;
 	struct launch launch;
 	struct invoker inv;
 	pid_t pid;
@@ -78,6 +89,9 @@ struct tracer {
 	int exit_status;
 	int signals;
 	uint64_t stacks;
+	uint64_t deaths, collections;
+	int live_mode;			/* enum alys_live_mode */
+	uint32_t live_state_seen;	/* last state announced */
 	uint64_t counters[NR_COUNTERS];
 	char output[PATH_MAX];
 	char exe[PATH_MAX];
@@ -224,9 +238,104 @@ static void choose_programs(struct tracer *t)
 	}
 	for (size_t i = 0; i < sizeof(classic) / sizeof(classic[0]); i++)
 		bpf_program__set_autoload(classic[i], !t->session);
+	bpf_program__set_autoload(s->progs.gc_collect_entry,
+				  t->live_mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
 	t->skel->rodata->session_mode = t->session;
+}
+
+/* Liveness: mark bytes when the layout was derived, else address reuse
+ * (announced: it misses the blocks never handed out again). */
+static void choose_liveness(struct tracer *t)
+{
+	/* Tests: ALYS_BPF_LAYOUT_TEST=reuse acts as if the layout could not
+	 * be derived; =bad shifts hb_sz so that the run-time check fails. */
+	const char *test = getenv("ALYS_BPF_LAYOUT_TEST");
+
+	if (t->o->no_liveness || t->o->empty_probes) {
+		t->live_mode = ALYS_LIVE_OFF;
+		return;
+	}
+	if (test && !strcmp(test, "reuse") && t->gp.layout_ok) {
+		t->gp.layout_ok = false;
+		snprintf(t->gp.layout_why, sizeof(t->gp.layout_why),
+			 "ALYS_BPF_LAYOUT_TEST=reuse is set");
+	}
+	if (test && !strcmp(test, "bad"))
+		t->gp.layout.hb_sz_off += 8;
+	if (t->gp.layout_ok) {
+		t->live_mode = ALYS_LIVE_MARKS;
+		if (t->o->verbose) {
+			char d[512];
+
+			gc_layout_describe(&t->gp.layout, d, sizeof(d));
+			say(t, "collector layout from %s: %s\n", t->gp.path, d);
+		}
+		return;
+	}
+	t->live_mode = ALYS_LIVE_REUSE;
+	say(t, "notice: cannot read the collector's mark bytes (%s); frees are inferred "
+	    "from address reuse only, which misses blocks never handed out again (~7%% of "
+	    "reclaimed ones): in-use bytes are overestimated. Use a libgc 7.x/8.x build "
+	    "exporting GC_is_marked, GC_size, GC_base, GC_arrays and GC_gc_no.\n",
+	    t->gp.layout_why);
+}
+
+static void set_layout(struct tracer *t)
+{
+	const struct gc_layout *l = &t->gp.layout;
+	typeof(t->skel->rodata) r = t->skel->rodata;
+
+	r->live_mode = (__u32)t->live_mode;
+	if (t->live_mode != ALYS_LIVE_MARKS)
+		return;
+	r->arrays_vaddr = l->arrays_vaddr;
+	r->collect_vaddr = t->gp.collect.found ? t->gp.collect.probe_vaddr : 0;
+	r->top_index_off = l->top_index_off;
+	r->bi_key_off = l->bi_key_off;
+	r->bi_link_off = l->bi_link_off;
+	r->hb_sz_off = l->hb_sz_off;
+	r->hb_flags_off = l->hb_flags_off;
+	r->hb_marks_off = l->hb_marks_off;
+	r->free_blk = l->free_blk;
+	r->top_mask = l->top_mask;
+	r->bottom_mask = l->bottom_mask;
+	r->hi_shift = l->hi_shift;
+	r->log_hblk = l->log_hblk;
+	r->granule_shift = l->granule_shift;
+}
+
+static const char *live_mode_name(const struct tracer *t)
+{
+	if (t->live_mode == ALYS_LIVE_OFF)
+		return "off";
+	if (t->live_mode == ALYS_LIVE_REUSE ||
+	    (t->skel && t->skel->bss->live_state == ALYS_LIVE_FAILED))
+		return "reuse";
+	return "marks";
+}
+
+/* The BPF side checks the layout on the first blocks: say how it went. */
+static void check_live_state(struct tracer *t)
+{
+	uint32_t st;
+
+	if (t->live_mode != ALYS_LIVE_MARKS)
+		return;
+	st = t->skel->bss->live_state;
+	if (st == t->live_state_seen)
+		return;
+	t->live_state_seen = st;
+	if (st == ALYS_LIVE_VERIFIED && t->o->verbose)
+		say(t, "collector layout verified on %u allocations: frees are read from "
+		    "mark bytes\n", t->skel->bss->live_verified);
+	if (st == ALYS_LIVE_FAILED)
+		say(t, "notice: the block headers of %s do not match the layout derived from "
+		    "its code (after %u good ones); frees are inferred from address reuse "
+		    "only, which misses blocks never handed out again: in-use bytes are "
+		    "overestimated. Please report this libgc build.\n",
+		    t->gp.path, t->skel->bss->live_verified);
 }
 
 static int open_bpf(struct tracer *t)
@@ -250,6 +359,7 @@ static int open_bpf(struct tracer *t)
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
 		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
+	set_layout(t);
 	bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
 	if (t->o->ringbuf_size) {
 		bpf_map__set_max_entries(t->skel->maps.events, t->o->ringbuf_size);
@@ -257,6 +367,10 @@ static int open_bpf(struct tracer *t)
 		if (t->skel->rodata->wakeup_bytes > t->o->ringbuf_size / 4)
 			t->skel->rodata->wakeup_bytes = t->o->ringbuf_size / 4;
 	}
+	/* A scan walks every bucket of the tracked map: keep it no bigger
+	 * than the blocks it must hold (~4 ms per 1M buckets). */
+	bpf_map__set_max_entries(t->skel->maps.tracked,
+				 t->o->sample_bytes ? TRACKED_SAMPLED : TRACKED_ALL);
 	err = alys_bpf__load(t->skel);
 	if (err && t->session) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */
@@ -349,6 +463,9 @@ static int attach_probes(struct tracer *t)
 						     : s->progs.gc_alloc_return, &f[k], true))
 			return -1;
 	}
+	if (t->live_mode == ALYS_LIVE_MARKS && t->gp.collect.found &&
+	    attach_one(t, s->progs.gc_collect_entry, &t->gp.collect, false))
+		return -1;
 	return 0;
 }
 
@@ -451,6 +568,8 @@ static int on_record(void *ctx, void *data, size_t len)
 			nr = ALYS_MAX_FRAMES;
 		cover_stack(t, ips, nr);
 		trace_writer_stack(&t->w, s->id, ips, nr);
+		if (t->o->interval_ns)
+			live_report_stack(&t->lr, s->id, ips, nr);
 		t->stacks++;
 	} else if (type == ALYS_RB_EVENT && len >= sizeof(struct alys_rb_event)) {
 		const struct alys_rb_event *e = data;
@@ -468,6 +587,26 @@ static int on_record(void *ctx, void *data, size_t len)
 			size_table_put(&t->sizes, e->addr, e->size);
 		}
 		trace_writer_event(&t->w, e, old_size, event_weight(t, e));
+		if (t->o->interval_ns) {
+			if (e->kind == ALYS_KIND_REALLOC)
+				live_report_drop(&t->lr, e->old_addr);
+			if (e->kind == ALYS_KIND_FREE)
+				live_report_drop(&t->lr, e->addr);
+			else
+				live_report_alloc(&t->lr, e->addr, e->stack_id, event_weight(t, e));
+		}
+	} else if (type == ALYS_RB_DEATH && len >= sizeof(struct alys_rb_death)) {
+		const struct alys_rb_death *d = data;
+
+		size_table_take(&t->sizes, d->addr);
+		trace_writer_death(&t->w, d);
+		if (t->o->interval_ns)
+			live_report_drop(&t->lr, d->addr);
+		t->deaths++;
+	} else if (type == ALYS_RB_COLLECTION && len >= sizeof(struct alys_rb_collection)) {
+		trace_writer_collection(&t->w, data);
+		t->collections++;
+		t->lr.gc_no = ((const struct alys_rb_collection *)data)->gc_no;
 	}
 	return 0;
 }
@@ -530,6 +669,7 @@ static int trace_loop(struct tracer *t)
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN };
 	uint64_t last_flush = now_ns(CLOCK_MONOTONIC), last_counters = last_flush;
+	uint64_t last_report = last_flush;
 	int rb_fd = ring_buffer__epoll_fd(t->rb);
 
 	ev.data.fd = rb_fd;
@@ -555,7 +695,12 @@ static int trace_loop(struct tracer *t)
 		}
 		mmap_watch_drain(&t->mw, on_mapping, t);
 		ring_buffer__consume(t->rb);
+		check_live_state(t);
 		now = now_ns(CLOCK_MONOTONIC);
+		if (t->o->interval_ns && now - last_report >= t->o->interval_ns) {
+			live_report_print(&t->lr, stderr, INTERVAL_TOP, (now - t->start_ns) / 1e9);
+			last_report = now;
+		}
 		if (now - last_counters > COUNTERS_INTERVAL_NS) {
 			write_counters(t);
 			last_counters = now;
@@ -655,6 +800,7 @@ static int start(struct tracer *t)
 		.unwind = t->o->unwind == ALYS_UNWIND_FP ? "fp" : "dwarf",
 		.max_frames = t->o->max_frames,
 		.sample = sample,
+		.liveness = live_mode_name(t),
 	};
 
 	if (t->o->sample_bytes)
@@ -696,6 +842,9 @@ static int start(struct tracer *t)
 	h.exe = t->exe;
 	h.argv = t->o->argv;
 	h.start_ns = now_ns(CLOCK_MONOTONIC);
+	t->start_ns = h.start_ns;
+	if (t->o->interval_ns)
+		live_report_init(&t->lr, t->pid);
 	h.start_unix_ns = now_ns(CLOCK_REALTIME);
 	trace_writer_header(&t->w, &h);
 	if (!t->launched)
@@ -734,9 +883,13 @@ static void finish(struct tracer *t)
 	/* Everything submitted before the detach is still in the buffers. */
 	mmap_watch_drain(&t->mw, on_mapping, t);
 	ring_buffer__consume(t->rb);
+	check_live_state(t);
 	write_counters(t);
 	trace_writer_end(&t->w, reason, t->exit_status,
-			 now_ns(CLOCK_MONOTONIC));
+			 now_ns(CLOCK_MONOTONIC), live_mode_name(t));
+	if (t->o->interval_ns)
+		live_report_print(&t->lr, stderr, INTERVAL_TOP,
+				  (now_ns(CLOCK_MONOTONIC) - t->start_ns) / 1e9);
 	if (trace_writer_close(&t->w))
 		fail("error writing %s: %s: the trace is incomplete\n", t->output,
 		     strerror(t->w.error));
@@ -749,6 +902,10 @@ static void finish(struct tracer *t)
 		fail("warning: the stack map filled up: %llu events have no stack\n",
 		     (unsigned long long)t->counters[ALYS_CNT_STACK_MAP_FULL]);
 	stat(t->output, &st);
+	if (t->live_mode != ALYS_LIVE_OFF)
+		say(t, "liveness (%s): %llu blocks found dead over %llu collections read\n",
+		    live_mode_name(t), (unsigned long long)t->deaths,
+		    (unsigned long long)t->collections);
 	say(t, "%s: %llu events, %llu stacks, %.1f MiB written to %s\n",
 	    t->exited ? "target exited" : "detached",
 	    (unsigned long long)t->w.events, (unsigned long long)t->stacks,
@@ -768,6 +925,7 @@ static void cleanup(struct tracer *t)
 	unwind_maps_free(&t->um);
 	lib_list_free(&t->libs);
 	size_table_free(&t->sizes);
+	live_report_free(&t->lr);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	if (t->sigfd >= 0)
@@ -793,6 +951,7 @@ int tracer_run(const struct tracer_opts *o)
 	if (ret)
 		goto out;
 	build_unwind_tables(&t);
+	choose_liveness(&t);
 	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
 	 * sessions (tests and benchmarks compare the two). */
 	t.session = o->sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");

@@ -19,6 +19,8 @@ struct tracer_opts {
 	bool empty_probes;	/* benchmark floor: probes that record nothing */
 	uint64_t sample_bytes;	/* 0: every call; else mean bytes between samples */
 	uint32_t ringbuf_size;	/* bytes, a power of two; 0: the BPF object's */
+	bool no_liveness;	/* do not follow blocks to their collection */
+	uint64_t interval_ns;	/* --interval: print live bytes by site this often */
 };
 
 /* Returns the process exit status to use for alys-bpf itself. */

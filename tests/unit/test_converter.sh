@@ -126,14 +126,16 @@ ev = doc["events"]
 def eq(what, got, want):
     if got != want:
         sys.exit(f"{what}: got {got!r}, want {want!r}")
-eq("top keys", sorted(doc), ["counters", "end", "events", "header", "mappings"])
+eq("top keys", sorted(doc), ["collections", "counters", "end", "events", "header", "mappings"])
+eq("no collections read", doc["collections"], [])
+eq("no liveness mode", (doc["header"]["liveness"], doc["end"]["liveness"]), (None, None))
 eq("header pid", doc["header"]["pid"], 4242)
 eq("header version", doc["header"]["version"], 1)
 eq("header exe", doc["header"]["exe"], prog)
 eq("header argv", doc["header"]["argv"], [prog, "--test"])
 eq("mappings", len(doc["mappings"]), 4)
 eq("counters (last record wins)", doc["counters"], {"ringbuf_drop_event": 0, "stack_map_full": 5})
-eq("end", doc["end"], {"reason": "exit", "exit_status": 0, "stop_ns": 1000009000, "events": 8})
+eq("end", doc["end"], {"reason": "exit", "exit_status": 0, "stop_ns": 1000009000, "events": 8, "liveness": None})
 eq("event count", len(ev), 8)
 eq("ids", [e["id"] for e in ev], list(range(1, 9)))
 eq("kinds", [e["kind"] for e in ev],
@@ -284,6 +286,77 @@ check "event with too few fields is malformed" eval '[ $RC -eq 1 ] && err_has "e
 { header; echo "raw 9203a3616263"; } | "$W/gen" >"$W/strkind.alys"
 run -o - "$W/strkind.alys"
 check "wrong field type is malformed" eval '[ $RC -eq 1 ] && err_has "event record has 2 fields" || err_has "expected an unsigned integer"'
+
+# ---- inferred frees (records 6 and 7) ----------------------------------------
+{
+	header
+	echo "stack 1 0x1000 0x2000"
+	echo "stack 2 0x1000 0x3000"
+	echo "event 1 10 7 32 0x10000 0 0 1 32 4"
+	echo "event 2 11 7 64 0x20000 0 0 2 64 4"
+	echo "event 1 12 7 32 0x30000 0 0 1 32 5"
+	echo "death 13 0x10000 5 5 1"
+	echo "death 14 0x20000 6 5 2"
+	echo "collection 15 5 5 2 1 0 1234"
+	echo "future"
+	echo "end exit 0 20 3"
+} | "$W/gen" >"$W/live.alys"
+run -o "$W/live.json" "$W/live.alys"
+check "inferred frees: converted, exit 0" eval '[ $RC -eq 0 ]'
+check "inferred frees: free events with cause, collection and the block they end" \
+	python3 -c "
+import json, sys
+d = json.load(open('$W/live.json'))
+f = [e for e in d['events'] if e['kind'] == 'free']
+got = [(e['cause'], e['collection'], e['since_collection'], e['prev_id'], e['prev_size'], e['addr'], e['tid'], e['stack']) for e in f]
+want = [('collected', 5, 5, 1, 32, '0x10000', 0, []), ('reused', 6, 5, 2, 64, '0x20000', 0, [])]
+c = d['collections']
+sys.exit(got != want or c != [{'time_ns': 15 - d['header']['start_ns'], 'gc_no': 5, 'since': 5, 'judged': 2, 'dead': 1, 'unreadable': 0, 'scan_ns': 1234}] and f'{got} {c}')"
+run -f leaks -o - "$W/live.alys"
+check "-f leaks: in-use bytes by site after the inferred frees" \
+	eval '[ $RC -eq 0 ] && grep -Eq "^ +32 +1 +64 +1\.0 +1  0x2000" "$W/out" && ! grep -q "0x3000" "$W/out" && grep -q "^liveness: off; 1 collections read" "$W/out"'
+check "-f leaks: by allocating thread" eval 'grep -Eq "^ +7 +3 +128 +32 +1$" "$W/out"'
+{ header; echo "death 1 0x10 5 5 3"; } | "$W/gen" >"$W/cause.alys"
+run -o - "$W/cause.alys"
+check "inferred free with an unknown cause is malformed" \
+	eval '[ $RC -eq 1 ] && err_has "inferred free cause 3 is not 1 (collected) or 2 (reused)"'
+{ header; echo "death 1 0x10 5 6 1"; } | "$W/gen" >"$W/since.alys"
+run -o - "$W/since.alys"
+check "inferred free dying after it was found dead is malformed" \
+	eval '[ $RC -eq 1 ] && err_has "first possible collection 6 after the one it was found at, 5"'
+{ header; echo "raw 9306010203"; } | "$W/gen" >"$W/short-death.alys"
+run -o - "$W/short-death.alys"
+check "short inferred-free record is malformed" \
+	eval '[ $RC -eq 1 ] && err_has "inferred-free record has 3 fields, expected 6"'
+{ header; echo "raw 92070a"; } | "$W/gen" >"$W/short-coll.alys"
+run -o - "$W/short-coll.alys"
+check "short collection record is malformed" \
+	eval '[ $RC -eq 1 ] && err_has "collection record has 2 fields, expected 8"'
+
+# ---- diff ----------------------------------------------------------------
+{
+	header
+	echo "stack 1 0x1000 0x2000"
+	for i in 1 2 3 4 5 6 7 8 9 10; do echo "event 1 $i 7 16 0x$i"000" 0 0 1 16 1"; done
+	echo "end exit 0 20 10"
+} | "$W/gen" >"$W/d10.alys"
+{
+	header
+	echo "stack 1 0x1000 0x2000"
+	for i in 1 2 3 4 5 6 7 8 9 10 11; do echo "event 1 $i 7 16 0x$i"000" 0 0 1 16 1"; done
+	echo "end exit 0 20 11"
+} | "$W/gen" >"$W/d11.alys"
+run diff --fail-above 5 "$W/d10.alys" "$W/d10.alys"
+check "diff: a trace against itself exits 0" eval '[ $RC -eq 0 ] && grep -Eq "^ +10 +10 +\+0\.0% +160 +160 +\+0\.0% .*\[total\]" "$W/out"'
+run diff --fail-above 5 "$W/d10.alys" "$W/d11.alys"
+check "diff: 10% more allocations at a site exceed --fail-above 5" \
+	eval '[ $RC -eq 1 ] && err_has "allocations +10.0%, bytes +10.0% (limit +5.0%): 0x2000"'
+run diff --fail-above 10 "$W/d10.alys" "$W/d11.alys"
+check "diff: and stay within --fail-above 10" eval '[ $RC -eq 0 ]'
+run diff --fail-above x "$W/d10.alys" "$W/d11.alys"
+check "diff: a bad percentage is a usage error" eval '[ $RC -eq 2 ] && err_has "expected a percentage"'
+run diff "$W/d10.alys" "$W/nonexistent.alys"
+check "diff: a missing trace exits 2, naming it" eval '[ $RC -eq 2 ] && err_has "nonexistent.alys: no such file"'
 
 # an array claiming 4 billion elements must not be believed
 { header; echo "raw ddffffffff01"; } | "$W/gen" >"$W/huge.alys"

@@ -9,6 +9,8 @@
  *   event KIND TS TID SIZE ADDR OLD_ADDR OLD_SIZE STACK_ID WEIGHT GC_NO
  *   counters NAME=VALUE...
  *   end REASON EXIT_STATUS STOP_NS EVENTS
+ *   death TS ADDR GC_NO SINCE CAUSE              (an inferred free)
+ *   collection TS GC_NO SINCE JUDGED DEAD UNREADABLE SCAN_NS
  *   future                                       (a record type 99)
  *   raw HEX                                      (bytes as they are)
  *
@@ -155,6 +157,13 @@ int main(int argc, char **argv)
 			str("exit_status"); msgpack_pack_int64(&pk, strtoll(a[2], NULL, 0));
 			str("stop_ns"); msgpack_pack_uint64(&pk, num(a[3]));
 			str("events"); msgpack_pack_uint64(&pk, num(a[4]));
+		} else if (!strcmp(a[0], "death") || !strcmp(a[0], "collection")) {
+			int nf = a[0][0] == 'd' ? 5 : 7;
+
+			msgpack_pack_array(&pk, (size_t)nf + 1);
+			msgpack_pack_uint8(&pk, a[0][0] == 'd' ? 6 : 7);
+			for (int i = 1; i <= nf; i++)
+				msgpack_pack_uint64(&pk, num(a[i]));
 		} else if (!strcmp(a[0], "future")) {
 			msgpack_pack_array(&pk, 3);
 			msgpack_pack_uint8(&pk, 99);

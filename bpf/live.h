@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Liveness: which tracked blocks did a collection reclaim? Boehm frees
+ * nothing explicitly; it marks what is reachable, then sweeps lazily. Its
+ * mark bytes, read after a collection's marking and before the next
+ * collection clears them, say exactly what it found dead. GC_gc_no is
+ * bumped when marking is done, so the first probe hit of any GC entry point
+ * that sees a new GC_gc_no (including the return of the allocation that ran
+ * the collection, before its own block is tracked, and GC_gcollect before
+ * it clears the marks) walks the tracked set once and reports every block
+ * allocated before that collection whose mark byte is clear.
+ *
+ * HDR(p) and the mark byte are found with offsets the daemon derives from
+ * the collector's own code (src/gc_layout.c); the first ALYS_LIVE_VERIFY_N
+ * allocations check them (key, hb_sz, block alignment) before any mark is
+ * trusted. If a check fails, or the layout could not be derived at all,
+ * deaths are only found when an address is handed out again (reuse), which
+ * misses blocks never reused: the daemon says so.
+ */
+#ifndef ALYS_LIVE_H
+#define ALYS_LIVE_H
+
+const volatile __u32 live_mode;		/* enum alys_live_mode */
+const volatile __u64 arrays_vaddr;	/* GC_arrays */
+const volatile __u64 collect_vaddr;	/* GC_gcollect's probe */
+const volatile __u32 top_index_off, bi_key_off, bi_link_off;
+const volatile __u32 hb_sz_off, hb_flags_off, hb_marks_off, free_blk;
+const volatile __u32 top_mask, bottom_mask;
+const volatile __u32 hi_shift, log_hblk, granule_shift;
+
+/* Read by the daemon through the skeleton. */
+__u32 live_state;			/* enum alys_live_state */
+__u32 live_verified;			/* allocations whose header checked out */
+__u64 live_scanned_gc;			/* last collection whose marks were read */
+__u64 live_scans;
+
+struct tracked {
+	__u32 gc_no;			/* GC_gc_no when allocated */
+	__u32 pad;
+};
+
+/* Blocks being followed (all, or the sampled ones), by address. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 22);
+	__type(key, __u64);
+	__type(value, struct tracked);
+} tracked SEC(".maps");
+
+#define HDR_HOPS 6
+
+static __always_inline bool read_u64(__u64 *v, __u64 addr)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr) == 0;
+}
+
+/* HDR(p): 0 when unreadable or not found (layout or address wrong),
+ * else the header pointer, which is below 4096 when p starts no block
+ * (a forwarding count, or nil). */
+static __always_inline int find_header(__u64 arrays, __u64 p, __u64 *hdr)
+{
+	__u64 hi = p >> (hi_shift & 63), bi, key;
+
+	if (!read_u64(&bi, arrays + top_index_off + (hi & top_mask) * 8))
+		return -1;
+	for (int i = 0; i < HDR_HOPS; i++) {
+		if (!bi || !read_u64(&key, bi + bi_key_off))
+			return -1;
+		if (key == hi)
+			return read_u64(hdr, bi + ((p >> (log_hblk & 63)) & bottom_mask) * 8) ? 0 : -1;
+		if (!read_u64(&bi, bi + bi_link_off))
+			return -1;
+	}
+	return -1;
+}
+
+/* 1 marked, 0 dead, -1 unreadable. */
+static __always_inline int is_marked(__u64 arrays, __u64 p)
+{
+	__u64 hdr, off = p & ((1ULL << (log_hblk & 63)) - 1);
+	__u8 flags, mark;
+
+	if (find_header(arrays, p, &hdr))
+		return -1;
+	/* Not the start of a block any more: merged into a free one. */
+	if (hdr < (1ULL << (log_hblk & 63)))
+		return 0;
+	if (bpf_probe_read_user(&flags, 1, (const void *)(hdr + hb_flags_off)))
+		return -1;
+	if (flags & free_blk)
+		return 0;
+	if (bpf_probe_read_user(&mark, 1, (const void *)(hdr + hb_marks_off +
+							 (off >> (granule_shift & 63)))))
+		return -1;
+	return mark != 0;
+}
+
+/* The header of a block just returned for size bytes must look like one. */
+static __always_inline bool header_checks_out(__u64 arrays, __u64 p, __u64 size)
+{
+	__u64 hdr, sz, off = p & ((1ULL << (log_hblk & 63)) - 1);
+	__u8 flags;
+
+	if (find_header(arrays, p, &hdr) || hdr < (1ULL << (log_hblk & 63)))
+		return false;
+	if (!read_u64(&sz, hdr + hb_sz_off) ||
+	    bpf_probe_read_user(&flags, 1, (const void *)(hdr + hb_flags_off)))
+		return false;
+	if (flags & free_blk)
+		return false;
+	/* Requests are rounded up to granules (plus one byte with interior
+	 * pointers) and to a size class at most 1/4 bigger. */
+	if (sz < size || sz > size + size / 4 + 64 ||
+	    (sz & ((1ULL << (granule_shift & 63)) - 1)))
+		return false;
+	/* Small objects sit at multiples of their size in their block. */
+	return sz > (1ULL << (log_hblk & 63)) / 2 ? off == 0 : off % sz == 0;
+}
+
+static __always_inline bool emit_death(__u64 addr, __u8 cause, __u32 gc_no, __u32 since)
+{
+	struct alys_rb_death *d = bpf_ringbuf_reserve(&events, sizeof(*d), 0);
+
+	if (!d) {
+		count(ALYS_CNT_RB_DROP_DEATH);
+		return false;
+	}
+	d->type = ALYS_RB_DEATH;
+	d->cause = cause;
+	d->pad = 0;
+	d->gc_no = gc_no;
+	d->since = since;
+	d->pad2 = 0;
+	d->addr = addr;
+	d->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(d, BPF_RB_NO_WAKEUP);
+	return true;
+}
+
+struct scan_ctx {
+	__u64 arrays;
+	__u32 cur, since;
+	__u64 judged, dead, unreadable;
+};
+
+static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct scan_ctx *c)
+{
+	__u64 addr = *key;
+	int m;
+
+	if (v->gc_no >= c->cur)	/* allocated after the collection */
+		return 0;
+	c->judged++;
+	m = is_marked(c->arrays, addr);
+	if (m < 0) {
+		c->unreadable++;
+		count(ALYS_CNT_LIVE_UNREADABLE);
+		return 0;
+	}
+	if (m)
+		return 0;
+	/* Unreported deaths stay tracked: a later scan finds them again. */
+	if (!emit_death(addr, ALYS_CAUSE_MARKS, c->cur,
+			v->gc_no + 1 > c->since ? v->gc_no + 1 : c->since))
+		return 0;
+	bpf_map_delete_elem(&tracked, &addr);
+	c->dead++;
+	return 0;
+}
+
+/* bias: runtime address minus ELF address of the object holding libgc. */
+static __always_inline void maybe_scan(__u64 bias)
+{
+	struct alys_rb_collection *r;
+	struct scan_ctx c = { .arrays = bias + arrays_vaddr };
+	__u64 cur = 0, last, t0;
+
+	if (live_mode != ALYS_LIVE_MARKS || live_state != ALYS_LIVE_VERIFIED || !gc_no_vaddr)
+		return;
+	if (!read_u64(&cur, bias + gc_no_vaddr))
+		return;
+	cur = (__u32)cur;
+	last = live_scanned_gc;
+	if (cur == last)
+		return;
+	/* One CPU scans each collection. */
+	if (__sync_val_compare_and_swap(&live_scanned_gc, last, cur) != last)
+		return;
+	if (cur > last + 1)
+		count_n(ALYS_CNT_LIVE_MERGED, cur - last - 1);
+	c.cur = (__u32)cur;
+	c.since = (__u32)last + 1;
+	t0 = bpf_ktime_get_ns();
+	bpf_for_each_map_elem(&tracked, scan_one, &c, 0);
+	live_scans++;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r)
+		return;
+	r->type = ALYS_RB_COLLECTION;
+	r->pad[0] = r->pad[1] = r->pad[2] = 0;
+	r->gc_no = c.cur;
+	r->since = c.since;
+	r->pad2 = 0;
+	r->ts_ns = bpf_ktime_get_ns();
+	r->scan_ns = r->ts_ns - t0;
+	r->judged = c.judged;
+	r->dead = c.dead;
+	r->unreadable = c.unreadable;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* At an allocation's return: check the layout on the first blocks, then
+ * follow the new block. A block still tracked at this address died
+ * unnoticed (reuse mode, or an unreadable header): report it now. */
+static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool check)
+{
+	struct tracked v = { 0 }, *old;
+	__u64 cur = 0;
+
+	if (!addr)
+		return;
+	if (gc_no_vaddr)
+		read_u64(&cur, bias + gc_no_vaddr);
+	v.gc_no = (__u32)cur;
+	if (live_mode == ALYS_LIVE_OFF) {
+		/* Sampled: the frees of sampled blocks are still recorded. */
+		if (sample_mean && bpf_map_update_elem(&tracked, &addr, &v, BPF_ANY))
+			count(ALYS_CNT_TRACKED_FULL);
+		return;
+	}
+	if (live_mode == ALYS_LIVE_MARKS && check && size &&
+	    live_state == ALYS_LIVE_VERIFYING) {
+		if (!header_checks_out(bias + arrays_vaddr, addr, size))
+			live_state = ALYS_LIVE_FAILED;
+		else if (__sync_fetch_and_add(&live_verified, 1) + 1 >= ALYS_LIVE_VERIFY_N)
+			__sync_val_compare_and_swap(&live_state, ALYS_LIVE_VERIFYING,
+						    ALYS_LIVE_VERIFIED);
+	}
+	old = bpf_map_lookup_elem(&tracked, &addr);
+	if (old) {
+		if (live_mode == ALYS_LIVE_MARKS && live_state == ALYS_LIVE_VERIFIED)
+			count(ALYS_CNT_LIVE_REUSED);
+		emit_death(addr, ALYS_CAUSE_REUSE, v.gc_no, old->gc_no + 1);
+	}
+	if (bpf_map_update_elem(&tracked, &addr, &v, BPF_ANY))
+		count(ALYS_CNT_TRACKED_FULL);
+}
+
+/* Whether addr was tracked (and is no more): GC_free, realloc's old block. */
+static __always_inline bool untrack_block(__u64 addr)
+{
+	return addr && bpf_map_delete_elem(&tracked, &addr) == 0;
+}
+
+#endif

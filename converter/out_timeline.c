@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: MIT
+/*
+ * -f timeline: a self-contained SVG chart of bytes over time. Top panel:
+ * bytes allocated so far (total and for the top sites); bottom panel: live
+ * bytes (total and the same sites). Points are the snapshots of sites.c
+ * (each collection read, or each new gc_no) and the end of the trace; the
+ * top sites are the TOP_SERIES with the highest peak of live bytes. Sites
+ * name their type through the constructor frame (`T::new`).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "profile.h"
+#include "sites.h"
+#include "util.h"
+
+#define TOP_SERIES 5
+#define W 960
+#define PANEL_H 260
+#define LEFT 90
+#define RIGHT 20
+#define TOP 40
+#define GAP 60
+#define LEGEND_LINE 16
+
+static const char *const colors[TOP_SERIES + 1] = {
+	"#000000", "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e",
+};
+
+struct point {
+	uint64_t ts;
+	double alloc[TOP_SERIES + 1];	/* [0]: total */
+	double live[TOP_SERIES + 1];
+};
+
+struct timeline {
+	const struct site *top[TOP_SERIES];
+	size_t ntop;
+	struct point *pts;
+	size_t n, cap;
+};
+
+static void record(const struct site_table *st, uint64_t ts, void *arg)
+{
+	struct timeline *tl = arg;
+	struct point *p;
+
+	tl->pts = grow_array(tl->pts, &tl->cap, tl->n + 1, sizeof(*tl->pts));
+	p = &tl->pts[tl->n++];
+	memset(p, 0, sizeof(*p));
+	p->ts = ts;
+	for (size_t i = 0; i < st->n; i++) {
+		p->alloc[0] += (double)st->sites[i].alloc_bytes;
+		p->live[0] += (double)st->sites[i].live_bytes;
+	}
+	/* Same table, same order: the top sites are found by name once. */
+	for (size_t k = 0; k < tl->ntop; k++) {
+		const struct site *s = sites_find(st, tl->top[k]->name);
+
+		if (s) {
+			p->alloc[k + 1] = (double)s->alloc_bytes;
+			p->live[k + 1] = (double)s->live_bytes;
+		}
+	}
+}
+
+static int by_peak(const void *a, const void *b)
+{
+	const struct site *x = *(const struct site *const *)a, *y = *(const struct site *const *)b;
+
+	if (x->peak_live != y->peak_live)
+		return x->peak_live < y->peak_live ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static void svg(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void svg(struct outbuf *o, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		outbuf_write(o, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+static void xml_text(struct outbuf *o, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': outbuf_str(o, "&amp;"); break;
+		case '<': outbuf_str(o, "&lt;"); break;
+		case '>': outbuf_str(o, "&gt;"); break;
+		case '"': outbuf_str(o, "&quot;"); break;
+		default:
+			/* XML 1.0 allows no control characters but tab/newline */
+			outbuf_char(o, (unsigned char)*s < 0x20 ? '?' : *s);
+		}
+	}
+}
+
+static void human(char *buf, size_t len, double v)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	while (fabs(v) >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, units[u]);
+}
+
+/* One panel: axes, ticks and a polyline per series. */
+static void panel(struct outbuf *o, const struct timeline *tl, bool live, int y0,
+		  double tmax, const char *title)
+{
+	double vmax = 1;
+	int plot_w = W - LEFT - RIGHT;
+
+	for (size_t i = 0; i < tl->n; i++) {
+		const double *v = live ? tl->pts[i].live : tl->pts[i].alloc;
+
+		for (size_t k = 0; k <= tl->ntop; k++)
+			if (v[k] > vmax)
+				vmax = v[k];
+	}
+	svg(o, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n", LEFT, y0 - 8, title);
+	svg(o, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n",
+	    LEFT, y0, plot_w, PANEL_H);
+	for (int k = 0; k <= 4; k++) {
+		char lab[32];
+		int y = y0 + PANEL_H - k * PANEL_H / 4;
+
+		human(lab, sizeof(lab), vmax * k / 4);
+		svg(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", LEFT - 6, y + 4, lab);
+		svg(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
+		    LEFT + k * plot_w / 4, y0 + PANEL_H + 16, tmax * k / 4);
+	}
+	for (size_t k = tl->ntop + 1; k-- > 0;) {
+		svg(o, "<polyline class=\"%s%zu\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
+		    live ? "live" : "alloc", k, colors[k], k ? "1.5" : "2.5");
+		for (size_t i = 0; i < tl->n; i++) {
+			const double *v = live ? tl->pts[i].live : tl->pts[i].alloc;
+			double t = (double)(tl->pts[i].ts - tl->pts[0].ts) / 1e9;
+
+			svg(o, "%.1f,%.1f ", LEFT + (tmax > 0 ? t / tmax : 0) * plot_w,
+			    y0 + PANEL_H - (v[k] > 0 ? v[k] : 0) / vmax * PANEL_H);
+		}
+		svg(o, "\"/>\n");
+	}
+}
+
+void write_timeline(struct profile *p, struct outbuf *o, const struct output_options *opt)
+{
+	const struct trace *t = p->t;
+	struct symbolizer *sym = p->sym;
+	struct site_table st;
+	struct timeline tl = { 0 };
+	const struct site **v;
+	size_t n = 0;
+	double tmax;
+	int h;
+
+	(void)opt;
+	/* Pass 1: which sites peak highest. */
+	sites_build(t, sym, &st);
+	v = xcalloc(st.n ? st.n : 1, sizeof(*v));
+	for (size_t i = 0; i < st.n; i++)
+		if (st.sites[i].peak_live > 0)
+			v[n++] = &st.sites[i];
+	qsort(v, n, sizeof(*v), by_peak);
+	/* Pass 2: their series; names are copied, the table is rebuilt. */
+	tl.ntop = n < TOP_SERIES ? n : TOP_SERIES;
+	for (size_t k = 0; k < tl.ntop; k++) {
+		struct site *c = xcalloc(1, sizeof(*c));
+
+		c->name = xmemdup_str(v[k]->name, strlen(v[k]->name));
+		tl.top[k] = c;
+	}
+	free(v);
+	sites_free(&st);
+	/* A start point at zero. */
+	tl.pts = grow_array(tl.pts, &tl.cap, 1, sizeof(*tl.pts));
+	memset(&tl.pts[0], 0, sizeof(tl.pts[0]));
+	tl.pts[0].ts = t->hdr.start_ns;
+	tl.n = 1;
+	sites_build_cb(t, sym, &st, record, &tl);
+	sites_free(&st);
+
+	tmax = tl.n ? (double)(tl.pts[tl.n - 1].ts - tl.pts[0].ts) / 1e9 : 0;
+	h = TOP + 2 * PANEL_H + GAP + 40 + (int)(tl.ntop + 1) * LEGEND_LINE + 20;
+	svg(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+	    "font-family=\"sans-serif\" font-size=\"12\">\n", W, h);
+	svg(o, "<title>alys-bpf timeline: ");
+	xml_text(o, t->hdr.exe.ptr ? t->hdr.exe.ptr : "?");
+	svg(o, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	panel(o, &tl, false, TOP, tmax, "Allocated bytes (cumulative)");
+	panel(o, &tl, true, TOP + PANEL_H + GAP, tmax,
+	      t->hdr.liveness.ptr && strcmp(t->hdr.liveness.ptr, "off") ?
+	      "Live bytes (after each collection read)" :
+	      "Live bytes (no inferred frees in this trace: upper bound)");
+	for (size_t k = 0; k <= tl.ntop; k++) {
+		int y = TOP + 2 * PANEL_H + GAP + 40 + (int)k * LEGEND_LINE;
+
+		svg(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
+		    LEFT, y - 4, LEFT + 24, y - 4, colors[k]);
+		svg(o, "<text class=\"legend\" x=\"%d\" y=\"%d\">", LEFT + 30, y);
+		xml_text(o, k ? tl.top[k - 1]->name : "[total]");
+		svg(o, "</text>\n");
+	}
+	svg(o, "</svg>\n");
+	for (size_t k = 0; k < tl.ntop; k++) {
+		free(tl.top[k]->name);
+		free((void *)tl.top[k]);
+	}
+	free(tl.pts);
+}

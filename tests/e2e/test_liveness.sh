@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# End-to-end: liveness (issue 7). tests/programs/liveness.cr logs when it
+# drops each object (ground truth), churns at churn_a and churn_b and leaks
+# at leak_c. The frees the tracer infers from the collector's mark bytes
+# must name the first collection after each drop for >= 99% of the dropped
+# objects and never a collection at which the object was still referenced;
+# with the shared libgc.so and with libgc.a linked in, every call or
+# sampled. Without a usable layout it falls back to address reuse and says so.
+. "$(dirname "$0")/../lib.sh"
+BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
+require_root_bpf
+make_tmpdir T
+ROUNDS=12
+TRUTH=$ALYS_ROOT/tests/e2e/liveness_truth.py
+
+# truth NAME KEY: a number from liveness_truth.py's verdict on NAME.
+truth() { "$ALYS_PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$T/$1.verdict" "$2"; }
+
+# run NAME PROGRAM [alys-bpf options...]: trace, convert, judge.
+run() {
+	local name=$1 prog=$2
+	shift 2
+	"$BIN/alys-bpf" -v "$@" -o "$T/$name.alys" -- "$prog" $ROUNDS >"$T/$name.out" 2>"$T/$name.err"
+	check_eq "$name: traced" "$?" 0
+	"$BIN/alys_converter" -f json --depth 6 -o "$T/$name.json" "$T/$name.alys"
+	"$ALYS_PYTHON" "$TRUTH" "$T/$name.json" "$T/$name.out" >"$T/$name.verdict"
+}
+
+for variant in liveness liveness-static; do
+	run "$variant" "$ALYS_PROGS/$variant"
+	v=$variant
+	check_match "$v: layout derived from the binary (top index, key, marks)" \
+		"$(grep 'collector layout from' "$T/$v.err")" 'top_index \+0x[0-9a-f]+ .*key \+0x[0-9a-f]+ .*hb_marks \+0x[0-9a-f]+'
+	check_match "$v: layout verified on the first allocations" \
+		"$(cat "$T/$v.err")" 'collector layout verified on 8 allocations'
+	check_eq "$v: trace says liveness from marks" \
+		"$(json_query "$T/$v.json" "(header['liveness'], end['liveness'])")" '["marks", "marks"]'
+	check_eq "$v: every program object has its allocation event" \
+		"$(truth $v traced)" "$(truth $v objects)"
+	check_ge "$v: $(truth $v ontime) of $(truth $v dropped) dropped objects freed at the first collection after the drop (>= 99%)" \
+		"$(truth $v pct_ontime)" 9900
+	check_eq "$v: none reported freed while still referenced" "$(truth $v premature)" 0
+	check_eq "$v: none of the $(truth $v kept) leaked objects reported freed" "$(truth $v kept_freed)" 0
+	check_eq "$v: all inferred frees from mark bytes, none by reuse" \
+		"$(json_query "$T/$v.json" "(sum(1 for e in events if e.get('cause') == 'reused'), counters['live_reused'], counters['live_unreadable'])")" \
+		'[0, 0, 0]'
+	check_eq "$v: free events carry their collection, matching a collection record" \
+		"$(json_query "$T/$v.json" "all(e['collection'] == e['gc_no'] and e['collection'] in set(c['gc_no'] for c in d['collections']) for e in events if e.get('cause') == 'collected')")" 1
+	check_ge "$v: one collection record per GC.collect at least" \
+		"$(json_query "$T/$v.json" "len(d['collections'])")" $((ROUNDS + 1))
+	"$BIN/alys_converter" -f leaks -o "$T/$v.leaks" "$T/$v.alys"
+	top=$(sed -n '/^Leak suspects/,$p' "$T/$v.leaks" | sed -n '3p')
+	check_match "$v: leak_c is the top leak suspect, rising at every collection with new leaks" "$top" \
+		'^ +1 +\+7040 +7680 +11/12  \*Leaked::new<Int64>:Leaked < \*leak_c'
+	check_eq "$v: the churn sites are no suspects" \
+		"$(sed -n '/^Leak suspects/,$p' "$T/$v.leaks" | grep -c churn_)" 0
+	check_match "$v: leak_c's 240 objects in use at the end, aged 2..13 collections" \
+		"$(grep 'leak_c' "$T/$v.leaks" | head -1)" '^ +7680 +240 +7680 +[67]\.[0-9] +1[234]  \*Leaked::new'
+	check_match "$v: one allocating thread, holding what is live" \
+		"$(sed -n '/^By allocating thread/,$p' "$T/$v.leaks" | sed -n '3p')" '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$'
+done
+
+# --- timeline: SVG of allocated and live bytes over time -------------------
+"$BIN/alys_converter" -f timeline -o "$T/timeline.svg" "$T/liveness.alys"
+check_eq "timeline: an SVG with both panels' series and a legend naming the top sites" \
+	"$("$ALYS_PYTHON" - "$T/timeline.svg" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ns = '{http://www.w3.org/2000/svg}'
+r = ET.parse(sys.argv[1]).getroot()
+lines = {p.get('class'): [tuple(map(float, xy.split(','))) for xy in p.get('points').split()]
+         for p in r.iter(ns + 'polyline')}
+legend = [t.text for t in r.iter(ns + 'text') if t.get('class') == 'legend']
+alloc = [y for x, y in lines['alloc0']]
+xs = [x for x, y in lines['live0']]
+print(r.tag == ns + 'svg', sorted(lines) == sorted(['alloc%d' % k for k in range(6)] + ['live%d' % k for k in range(6)]),
+      legend[0] == '[total]', any('churn_b' in n for n in legend),
+      all(a >= b for a, b in zip(alloc, alloc[1:])), xs == sorted(xs), len(xs) >= 14)
+PY
+)" "True True True True True True True"
+
+# --- diff: allocation regressions by site ---------------------------------
+"$BIN/alys-bpf" -q -o "$T/again.alys" -- "$ALYS_PROGS/liveness" $ROUNDS >/dev/null
+# Same argument lengths: ARGV itself allocates.
+"$BIN/alys-bpf" -q -o "$T/base.alys" -- "$ALYS_PROGS/liveness" $ROUNDS base >/dev/null
+"$BIN/alys-bpf" -q -o "$T/more.alys" -- "$ALYS_PROGS/liveness" $ROUNDS more >/dev/null
+"$BIN/alys_converter" diff --fail-above 5 -o "$T/same.diff" "$T/liveness.alys" "$T/again.alys" 2>"$T/same.differr"
+check_eq "diff --fail-above 5: an unchanged run exits 0" "$?" 0
+check_eq "diff: unchanged run, same allocation totals" \
+	"$(awk '$NF == "[total]" { print $1 == $2 && $4 == $5 }' "$T/same.diff")" 1
+"$BIN/alys_converter" diff --fail-above 5 -o "$T/more.diff" "$T/base.alys" "$T/more.alys" 2>"$T/more.differr"
+check_eq "diff --fail-above 5: 40 more allocations per round at churn_b exit 1" "$?" 1
+check_match "diff: names churn_b and its growth" "$(cat "$T/more.differr")" \
+	'allocations \+13\.3%, bytes \+13\.3% \(limit \+5\.0%\): \*Slice\(UInt8\)@Slice\(T\)::new<Int32>:Slice\(UInt8\) < \*churn_b'
+check_match "diff: the table shows churn_b's counts" "$(grep churn_b "$T/more.diff")" \
+	"^ +$((ROUNDS * 300)) +$((ROUNDS * 340)) +\+13\.3% "
+"$BIN/alys_converter" diff --fail-above 20 -o /dev/null "$T/base.alys" "$T/more.alys" 2>/dev/null
+check_eq "diff --fail-above 20: the same growth is within the limit" "$?" 0
+"$BIN/alys_converter" diff "$T/liveness.alys" 2>/dev/null
+check_eq "diff with one trace: usage error, exit 2" "$?" 2
+
+# --- --interval: live bytes by site while tracing -------------------------
+"$BIN/alys-bpf" -q --interval 0.2 -o "$T/iv.alys" -- "$ALYS_PROGS/liveness" $ROUNDS >/dev/null 2>"$T/iv.err"
+check_eq "--interval: traced" "$?" 0
+final=$(awk '/^alys-bpf: \[/ { block = "" } { block = block $0 "\n" } END { printf "%s", block }' "$T/iv.err")
+check_match "--interval: the report at the end holds leak_c's 240 blocks, 7680 bytes" \
+	"$(printf '%b' "$final" | grep leak_c)" '^ +7680 bytes +240 blocks  \*Leaked::new<Int64>:Leaked < \*leak_c'
+check_match "--interval: the report at the end names its collection" \
+	"$(printf '%b' "$final" | head -1)" '^alys-bpf: \[[0-9.]+ s\] live after collection [0-9]+: [0-9]+ bytes in [0-9]+ blocks'
+"$BIN/alys-bpf" -q --interval 0.2 -o "$T/iv2.alys" -- "$ALYS_PROGS/sleeper" 1 /dev/null >/dev/null 2>"$T/iv2.err"
+check_ge "--interval 0.2: a report every 0.2 s over a 1 s run" \
+	"$(grep -c '^alys-bpf: \[.* top sites by live bytes:' "$T/iv2.err")" 4
+check_match "--interval: sites named by function" "$(cat "$T/iv2.err")" 'Point::new<Int32>:Point < \*tick_alloc'
+out=$("$BIN/alys-bpf" --interval 0 -- true 2>&1)
+check_eq "--interval 0: usage error" "$?" 2
+check_match "--interval 0: says what it takes" "$out" 'takes seconds between 0.05 and 86400'
+
+# --- sampled: the sampled set is followed the same way --------------------
+run sampled "$ALYS_PROGS/liveness" --sample bytes:512
+check_ge "sampled: enough sampled objects dropped ($(truth sampled dropped))" "$(truth sampled dropped)" 200
+check_le "sampled: a sample, not everything" "$(truth sampled traced)" 6000
+check_ge "sampled: $(truth sampled ontime) of $(truth sampled dropped) freed at the first collection after the drop (>= 99%)" \
+	"$(truth sampled pct_ontime)" 9900
+check_eq "sampled: none freed while still referenced" "$(truth sampled premature)" 0
+check_eq "sampled: no sampled leaked object freed" "$(truth sampled kept_freed)" 0
+
+# --- fallback: address reuse, announced ----------------------------------
+ALYS_BPF_LAYOUT_TEST=reuse run reuse "$ALYS_PROGS/liveness"
+check_match "reuse fallback: announced with its cause and cost" "$(tr '\n' ' ' <"$T/reuse.err")" \
+	'notice: cannot read the collector.s mark bytes \(ALYS_BPF_LAYOUT_TEST=reuse is set\); frees are inferred from address reuse only'
+check_eq "reuse fallback: recorded in the trace" \
+	"$(json_query "$T/reuse.json" "(header['liveness'], sorted(set(e['cause'] for e in events if e['kind'] == 'free')))")" \
+	'["reuse", ["reused"]]'
+check_eq "reuse fallback: still none freed while referenced" "$(truth reuse premature)" 0
+check_ge "reuse fallback misses what marks find ($(truth reuse never) dropped objects never reported)" \
+	"$(truth reuse never)" 1
+
+ALYS_BPF_LAYOUT_TEST=bad run bad "$ALYS_PROGS/liveness"
+check_match "wrong layout: caught by the run-time check and announced" "$(tr '\n' ' ' <"$T/bad.err")" \
+	'notice: the block headers of .* do not match the layout derived from its code'
+check_eq "wrong layout: no frees from marks, trace ends in reuse mode" \
+	"$(json_query "$T/bad.json" "(end['liveness'], sum(1 for e in events if e.get('cause') == 'collected'), len(d['collections']))")" \
+	'["reuse", 0, 0]'
+
+"$BIN/alys-bpf" -q --no-liveness -o "$T/off.alys" -- "$ALYS_PROGS/liveness" 2 >/dev/null
+"$BIN/alys_converter" -f json -o "$T/off.json" "$T/off.alys"
+check_eq "--no-liveness: no inferred frees" \
+	"$(json_query "$T/off.json" "(header['liveness'], sum(1 for e in events if e['kind'] == 'free'))")" '["off", 0]'
+
+summary
