@@ -74,6 +74,8 @@ static void usage(FILE *f)
 		"      --time FROM..TO  only events in this window since the trace start;\n"
 		"                     either end may be left out; units ns, us, ms, s\n"
 		"                     (a bare number is seconds): --time 1.5s..3s\n"
+		"      --at TIME      the state at TIME since the trace start (= --time ..TIME):\n"
+		"                     e.g. the report's in-use sites at 2s\n"
 		"      --debug-dir DIR  also look for binaries and debug files here, by build\n"
 		"                     id (DIR/xx/rest.debug, DIR/.build-id/xx/rest.debug) or\n"
 		"                     by file name\n"
@@ -263,7 +265,7 @@ int main(int argc, char **argv)
 {
 	enum {
 		OPT_INDENT = 256, OPT_DEPTH, OPT_VALUE, OPT_MARKDOWN, OPT_MIN_BYTES,
-		OPT_TYPE, OPT_TIME, OPT_DEBUG_DIR, OPT_NO_SYMBOLS,
+		OPT_TYPE, OPT_TIME, OPT_AT, OPT_DEBUG_DIR, OPT_NO_SYMBOLS,
 	};
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -275,6 +277,7 @@ int main(int argc, char **argv)
 		{ "min-bytes", required_argument, NULL, OPT_MIN_BYTES },
 		{ "type", required_argument, NULL, OPT_TYPE },
 		{ "time", required_argument, NULL, OPT_TIME },
+		{ "at", required_argument, NULL, OPT_AT },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -334,9 +337,29 @@ int main(int argc, char **argv)
 			r.filter.type = optarg;
 			break;
 		case OPT_TIME:
+			if (r.filter.has_from || r.filter.has_to) {
+				errx_msg("give one of --time and --at");
+				return 2;
+			}
 			if (parse_time(optarg, &r.filter))
 				return 2;
 			break;
+		case OPT_AT: {
+			/* The state at TIME: what was allocated and freed before it. */
+			char *range;
+
+			if (r.filter.has_from || r.filter.has_to) {
+				errx_msg("give one of --time and --at");
+				return 2;
+			}
+			if (asprintf(&range, "..%s", optarg) < 0)
+				return 2;
+			ret = parse_time(range, &r.filter);
+			free(range);
+			if (ret)
+				return 2;
+			break;
+		}
 		case OPT_DEBUG_DIR:
 			if (stat(optarg, &st) || !S_ISDIR(st.st_mode)) {
 				errx_msg("--debug-dir %s: not a directory; give the directory "

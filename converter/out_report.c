@@ -109,6 +109,15 @@ static int by_bytes(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+static int by_inuse(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->s.inuse_space != y->s.inuse_space)
+		return x->s.inuse_space < y->s.inuse_space ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
 static int by_count(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
@@ -190,8 +199,10 @@ static void heading(struct outbuf *o, bool md, const char *title)
 
 static void site_table(struct outbuf *o, struct rows *sites, const struct alloc_stats *tot,
 		       bool md, const char *title, int (*order)(const void *, const void *),
-		       uint64_t min_bytes)
+		       uint64_t min_bytes, bool inuse)
 {
+	uint64_t tot_space = inuse ? tot->inuse_space : tot->alloc_space;
+	uint64_t tot_objects = inuse ? tot->inuse_objects : tot->alloc_objects;
 	size_t shown = 0;
 
 	if (sites->nr > 1)	/* r is NULL when there are none */
@@ -205,24 +216,27 @@ static void site_table(struct outbuf *o, struct rows *sites, const struct alloc_
 			  "%", "avg size", "site");
 	for (size_t i = 0; i < sites->nr && shown < TOP_SITES; i++) {
 		const struct row *r = &sites->r[i];
-		uint64_t avg = r->s.alloc_objects ? r->s.alloc_space / r->s.alloc_objects : 0;
+		uint64_t space = inuse ? r->s.inuse_space : r->s.alloc_space;
+		uint64_t objects = inuse ? r->s.inuse_objects : r->s.alloc_objects;
+		uint64_t avg = objects ? space / objects : 0;
 
-		if (r->s.alloc_space < min_bytes || !r->s.alloc_objects)
+		if (space < min_bytes || !objects)
 			continue;
 		shown++;
 		if (md)
 			printf_to(o, "| %zu | %" PRIu64 " | %.1f | %" PRIu64 " | %.1f | %" PRIu64 " | ",
-				  shown, r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space),
-				  r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects), avg);
+				  shown, space, pct(space, tot_space), objects,
+				  pct(objects, tot_objects), avg);
 		else
 			printf_to(o, "%4zu %14" PRIu64 " %5.1f%% %12" PRIu64 " %5.1f%% %9" PRIu64 "  ",
-				  shown, r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space),
-				  r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects), avg);
+				  shown, space, pct(space, tot_space), objects,
+				  pct(objects, tot_objects), avg);
 		site_text(o, r->site, md);
 		outbuf_str(o, md ? " |\n" : "\n");
 	}
 	if (!shown)
-		outbuf_str(o, md ? "\n(no allocations)\n" : "(no allocations)\n");
+		outbuf_str(o, inuse ? (md ? "\n(nothing in use)\n" : "(nothing in use)\n")
+				    : (md ? "\n(no allocations)\n" : "(no allocations)\n"));
 }
 
 static void type_table(struct outbuf *o, struct rows *types, const struct alloc_stats *tot,
@@ -379,6 +393,19 @@ static void summary(struct profile *p, struct outbuf *o, bool md)
 		  p->total.inuse_objects, p->total.inuse_space, inuse_meaning(p->t));
 }
 
+/* Leak suspects, object age and threads come from -f leaks, which follows
+ * live bytes through the whole trace (so only without window or type). */
+static void liveness_sections(struct profile *p, struct outbuf *o,
+			      const struct output_options *opt)
+{
+	heading(o, opt->markdown, "Liveness (as -f leaks: leak suspects, age, threads)");
+	if (opt->markdown)
+		outbuf_str(o, "```\n");
+	write_leaks(p, o, opt);
+	if (opt->markdown)
+		outbuf_str(o, "```\n");
+}
+
 void write_report(struct profile *p, struct outbuf *o, const struct output_options *opt)
 {
 	bool md = opt->markdown;
@@ -427,12 +454,17 @@ void write_report(struct profile *p, struct outbuf *o, const struct output_optio
 
 	summary(p, o, md);
 	site_table(o, &sites, &p->total, md, "Top allocation sites by bytes", by_bytes,
-		   opt->min_bytes);
+		   opt->min_bytes, false);
 	site_table(o, &sites, &p->total, md, "Top allocation sites by count", by_count,
-		   opt->min_bytes);
+		   opt->min_bytes, false);
+	site_table(o, &sites, &p->total, md, p->filter.has_to ?
+		   "In use at the end of the window, by site" : "In use at the end, by site",
+		   by_inuse, opt->min_bytes, true);
 	type_table(o, &types, &p->total, md, opt->min_bytes);
 	if (p->filter.type)
 		type_stacks(p, o, md, p->filter.type, opt->min_bytes);
+	if (!p->filter.type && !p->filter.has_from && !p->filter.has_to)
+		liveness_sections(p, o, opt);
 
 	outbuf_release(&key);
 	rows_free(&sites);
