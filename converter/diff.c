@@ -66,7 +66,7 @@ static int load(struct side *s, const char *path)
 		return -1;
 	}
 	s->loaded = true;
-	s->sym = symbolizer_new(&s->t, false);
+	s->sym = symbolizer_new(&s->t, &(struct symbolizer_options){ .want_dwarf = false });
 	sites_build(&s->t, s->sym, &s->st);
 	return 0;
 }

@@ -53,7 +53,9 @@ static void record(const struct site_table *st, uint64_t ts, void *arg)
 	tl->pts = grow_array(tl->pts, &tl->cap, tl->n + 1, sizeof(*tl->pts));
 	p = &tl->pts[tl->n++];
 	memset(p, 0, sizeof(*p));
-	p->ts = ts;
+	/* Time only moves forward on the chart, whatever clock skew between
+	 * CPUs put into the records. */
+	p->ts = tl->n > 1 && ts < p[-1].ts ? p[-1].ts : ts;
 	for (size_t i = 0; i < st->n; i++) {
 		p->alloc[0] += (double)st->sites[i].alloc_bytes;
 		p->live[0] += (double)st->sites[i].live_bytes;

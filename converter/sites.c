@@ -219,8 +219,12 @@ void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_t
 			s->live_objs++;
 		}
 	}
-	for (; next_coll < t->nr_collections; next_coll++)
+	for (; next_coll < t->nr_collections; next_coll++) {
 		snapshot(st, t->collections[next_coll].ts_ns);
+		/* a collection read after the last event: the end comes after it */
+		if (t->collections[next_coll].ts_ns > last_ts)
+			last_ts = t->collections[next_coll].ts_ns;
+	}
 	for (size_t c = 0; c < t->nr_collections; c++)
 		if (t->collections[c].gc_no > st->last_gc)
 			st->last_gc = t->collections[c].gc_no;

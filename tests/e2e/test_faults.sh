@@ -17,7 +17,7 @@ gcc -O2 -Wall -Wextra -Werror -o "$T/no_bpf" "$ALYS_ROOT/tests/e2e/fixtures/no_b
 
 # convert NAME: $T/NAME.alys -> $T/NAME.json; status in CONV_RC, stderr in $T/NAME.cerr
 convert() {
-	"$BIN/alys_converter" -f json -o "$T/$1.json" "$T/$1.alys" 2>"$T/$1.cerr"
+	"$BIN/alys_converter" -q -f json -o "$T/$1.json" "$T/$1.alys" 2>"$T/$1.cerr"
 	CONV_RC=$?
 }
 # wait_gone PID SECONDS: wait until PID has exited; 1 on timeout

@@ -23,8 +23,8 @@ cd "$ROOT" || exit 1
 W=tests/build/fuzz
 FUZZER=$W/fuzz_trace
 CLANG=${CLANG:-clang}
-SRCS="converter/trace.c converter/mp_scan.c converter/u64_table.c converter/util.c"
-HDRS="converter/trace.h converter/mp_scan.h converter/u64_table.h converter/util.h include/alys_format.h"
+SRCS="converter/trace.c converter/mp_scan.c converter/u64_table.c converter/util.c converter/progress.c"
+HDRS="converter/trace.h converter/mp_scan.h converter/u64_table.h converter/util.h converter/progress.h include/alys_format.h"
 
 build() {
 	local stale=0 f
