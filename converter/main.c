@@ -36,9 +36,10 @@ static const struct format formats[] = {
 	{ "report", ".txt", write_report },
 	{ "leaks", ".leaks.txt", write_leaks },
 	{ "timeline", ".timeline.svg", write_timeline },
+	{ "census", ".census.txt", write_census },
 };
 
-#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report, leaks, timeline"
+#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report, leaks, timeline, census"
 
 static void usage(FILE *f)
 {
