@@ -458,6 +458,7 @@ int empty_return(struct pt_regs *ctx)
 const volatile __u64 setcb_vaddr;	/* GC_set_start_callback's probe */
 __u64 census_gc_no_addr;		/* set by the daemon once it knows the bias */
 __u32 census_every;			/* 0 or 1: every collection */
+__u32 census_last_gc;			/* the collection last walked */
 
 static __always_inline void census_stop(__u8 what, __u64 arg, __u64 bias, __u32 gc_no)
 {
@@ -495,8 +496,9 @@ int BPF_KPROBE(census_trigger)
 
 	if (!census_gc_no_addr ||
 	    bpf_probe_read_user(&gc_no, sizeof(gc_no), (void *)census_gc_no_addr) ||
-	    gc_no == 0 || gc_no % every)
+	    gc_no == 0 || gc_no % every || gc_no == census_last_gc)
 		return 0;
+	census_last_gc = gc_no;
 	census_stop(1, 0, 0, gc_no);
 	return 0;
 }

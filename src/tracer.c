@@ -64,7 +64,7 @@ struct tracer {
 	const struct tracer_opts *o;
 	struct alys_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link *links[10];
+	struct bpf_link *links[16];
 	int nlinks;
 	int session_fds[4];	/* uprobe-session links */
 	int nsessions;
@@ -673,6 +673,9 @@ static void on_census(struct tracer *t, const struct alys_rb_census *c)
 		return;
 	}
 	if (c->what == 0) {
+		/* Each callback the program registers gets the probe (a new
+		 * one may chain to the old: the BPF side stops once per
+		 * collection). */
 		t->census_bias = c->bias;
 		t->skel->bss->census_every = t->o->census_every;
 		t->skel->bss->census_gc_no_addr = c->bias + t->gp.gc_no_vaddr;
