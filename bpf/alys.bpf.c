@@ -447,3 +447,58 @@ int empty_return(struct pt_regs *ctx)
 {
 	return 0;
 }
+
+/*
+ * --census. The program's start-of-collection callback runs before the
+ * collector clears the previous collection's marks (GC_notify_full_gc, then
+ * GC_clear_marks): stopping the target there lets the daemon walk a heap
+ * whose mark bytes say exactly what that collection kept. SIGSTOP is
+ * delivered as the probe returns to user mode, before the callback's body.
+ */
+const volatile __u64 setcb_vaddr;	/* GC_set_start_callback's probe */
+__u64 census_gc_no_addr;		/* set by the daemon once it knows the bias */
+__u32 census_every;			/* 0 or 1: every collection */
+__u32 census_last_gc;			/* the collection last walked */
+
+static __always_inline void census_stop(__u8 what, __u64 arg, __u64 bias, __u32 gc_no)
+{
+	struct alys_rb_census *c;
+
+	c = bpf_ringbuf_reserve(&events, sizeof(*c), 0);
+	if (!c) {
+		count(ALYS_CNT_RB_DROP_EVENT);
+		return;
+	}
+	c->type = ALYS_RB_CENSUS;
+	c->what = what;
+	c->pad = 0;
+	c->gc_no = gc_no;
+	c->ts_ns = bpf_ktime_get_ns();
+	c->arg = arg;
+	c->bias = bias;
+	bpf_ringbuf_submit(c, BPF_RB_FORCE_WAKEUP);
+	bpf_send_signal(19 /* SIGSTOP */);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(census_setcb_entry, __u64 callback)
+{
+	if (callback)
+		census_stop(0, callback, bias_of(ctx, setcb_vaddr), 0);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(census_trigger)
+{
+	__u32 gc_no = 0;
+	__u32 every = census_every ? census_every : 1;
+
+	if (!census_gc_no_addr ||
+	    bpf_probe_read_user(&gc_no, sizeof(gc_no), (void *)census_gc_no_addr) ||
+	    gc_no == 0 || gc_no % every || gc_no == census_last_gc)
+		return 0;
+	census_last_gc = gc_no;
+	census_stop(1, 0, 0, gc_no);
+	return 0;
+}

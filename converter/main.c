@@ -36,9 +36,10 @@ static const struct format formats[] = {
 	{ "report", ".txt", write_report },
 	{ "leaks", ".leaks.txt", write_leaks },
 	{ "timeline", ".timeline.svg", write_timeline },
+	{ "census", ".census.txt", write_census },
 };
 
-#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report, leaks, timeline"
+#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report, leaks, timeline, census"
 
 static void usage(FILE *f)
 {
@@ -58,6 +59,7 @@ static void usage(FILE *f)
 		"                     leaks: in-use bytes by site at the end, leak\n"
 		"                       suspects, object age, bytes by thread\n"
 		"                     timeline: SVG chart of allocated and live bytes\n"
+		"                     census: live objects by type id (alys-bpf --census)\n"
 		"  -o, --output OUT   output file; '-' for stdout. Default: TRACE with its\n"
 		"                     extension replaced by .json, .pb.gz, .folded, .svg,\n"
 		"                     .txt (.md with --markdown)\n"

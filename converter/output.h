@@ -36,4 +36,7 @@ void write_leaks(struct profile *p, struct outbuf *o, const struct output_option
 /* out_timeline.c: SVG chart of allocated and live bytes over time. */
 void write_timeline(struct profile *p, struct outbuf *o, const struct output_options *opt);
 
+/* out_census.c: live objects by type id from --census heap walks. */
+void write_census(struct profile *p, struct outbuf *o, const struct output_options *opt);
+
 #endif /* ALYS_CONV_OUTPUT_H */

@@ -21,7 +21,7 @@ static bool plumbing(const char *name)
 	return strstr(name, "::malloc<") || strstr(name, "::realloc<");
 }
 
-static char *site_name(const struct trace *t, struct symbolizer *sym,
+char *sites_name_stack(const struct trace *t, struct symbolizer *sym,
 		       const struct trace_stack *st)
 {
 	struct outbuf mem;
@@ -69,7 +69,7 @@ static uint32_t *assign_sites(const struct trace *t, struct symbolizer *sym,
 
 	v[0].name = xmemdup_str("[stack lost]", 12);
 	for (size_t s = 0; s < t->nr_stacks; s++) {
-		v[s + 1].name = site_name(t, sym, &t->stacks[s]);
+		v[s + 1].name = sites_name_stack(t, sym, &t->stacks[s]);
 		v[s + 1].stack = s + 1;
 	}
 	qsort(v, n, sizeof(*v), by_name);

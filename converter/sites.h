@@ -60,6 +60,10 @@ void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_t
 		    void (*on_snapshot)(const struct site_table *, uint64_t, void *), void *arg);
 void sites_free(struct site_table *st);
 
+/* The site name of a stack (malloc'd). */
+char *sites_name_stack(const struct trace *t, struct symbolizer *sym,
+		       const struct trace_stack *st);
+
 /* The site of name, or NULL. */
 const struct site *sites_find(const struct site_table *st, const char *name);
 

@@ -435,6 +435,46 @@ static int parse_collection(const struct reader *r, const msgpack_object *f, uin
 	return 0;
 }
 
+static int parse_census(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace *t = r->t;
+	struct trace_census c = { .first_event = t->nr_events,
+				  .first_type = t->nr_census_types };
+	const msgpack_object *types;
+
+	if (n < ALYS_CENSUS_FIELDS)
+		return bad(r, "census record has %u fields, expected %d", n, ALYS_CENSUS_FIELDS);
+	if (want_u64(r, &f[1], "census ts", &c.ts_ns) ||
+	    want_u32(r, &f[2], "census gc_no", &c.gc_no) ||
+	    want_u64(r, &f[3], "census blocks", &c.blocks) ||
+	    want_u64(r, &f[4], "census unreadable", &c.unreadable) ||
+	    want_u64(r, &f[5], "census walk_ns", &c.walk_ns))
+		return -1;
+	types = &f[6];
+	if (types->type != MSGPACK_OBJECT_ARRAY)
+		return bad(r, "census types are %s, expected an array", type_name(types));
+	for (uint32_t i = 0; i < types->via.array.size; i++) {
+		const msgpack_object *e = &types->via.array.ptr[i];
+		struct trace_census_type ct;
+
+		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size < ALYS_CENSUS_TYPE_FIELDS)
+			return bad(r, "census entry %u is not [type_id, objects, bytes, example]", i);
+		if (want_u32(r, &e->via.array.ptr[0], "census type_id", &ct.type_id) ||
+		    want_u64(r, &e->via.array.ptr[1], "census objects", &ct.objects) ||
+		    want_u64(r, &e->via.array.ptr[2], "census bytes", &ct.bytes) ||
+		    want_u64(r, &e->via.array.ptr[3], "census example", &ct.example))
+			return -1;
+		t->census_types = grow_array(t->census_types, &t->cap_census_types,
+					     t->nr_census_types + 1, sizeof(*t->census_types));
+		t->census_types[t->nr_census_types++] = ct;
+	}
+	c.nr_types = t->nr_census_types - c.first_type;
+	t->censuses = grow_array(t->censuses, &t->cap_censuses, t->nr_censuses + 1,
+				 sizeof(*t->censuses));
+	t->censuses[t->nr_censuses++] = c;
+	return 0;
+}
+
 static void free_counters(struct trace *t)
 {
 	for (size_t i = 0; i < t->nr_counters; i++)
@@ -529,6 +569,7 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 	case ALYS_REC_END: return parse_end(r, f, n);
 	case ALYS_REC_DEATH: return parse_death(r, f, n);
 	case ALYS_REC_COLLECTION: return parse_collection(r, f, n);
+	case ALYS_REC_CENSUS: return parse_census(r, f, n);
 	}
 	return 0;	/* a record type from a later minor version: skip */
 }
@@ -769,6 +810,8 @@ void trace_free(struct trace *t)
 	free_bstr(&t->end.reason);
 	free_bstr(&t->end.liveness);
 	free(t->collections);
+	free(t->censuses);
+	free(t->census_types);
 	if (t->data)
 		munmap((void *)t->data, t->size);
 	memset(t, 0, sizeof(*t));

@@ -105,6 +105,21 @@ struct trace_collection {
 	size_t first_event;		/* events[first_event..] come after it */
 };
 
+/* A heap census (FORMAT.md record 8); its types are
+ * census_types[first_type..first_type + nr_types). */
+struct trace_census {
+	uint64_t ts_ns;
+	uint32_t gc_no;
+	uint64_t blocks, unreadable, walk_ns;
+	size_t first_type, nr_types;
+	size_t first_event;		/* events[first_event..] come after it */
+};
+
+struct trace_census_type {
+	uint32_t type_id;
+	uint64_t objects, bytes, example;
+};
+
 struct trace_counter {
 	struct bstr name;
 	uint64_t value;
@@ -148,6 +163,11 @@ struct trace {
 
 	struct trace_collection *collections;
 	size_t nr_collections, cap_collections;
+
+	struct trace_census *censuses;
+	size_t nr_censuses, cap_censuses;
+	struct trace_census_type *census_types;
+	size_t nr_census_types, cap_census_types;
 
 	struct trace_counter *counters;	/* the last counters record */
 	size_t nr_counters;

@@ -28,6 +28,7 @@ enum alys_rb_type {
 	ALYS_RB_STACK = 2,
 	ALYS_RB_DEATH = 3,	/* a tracked block found dead */
 	ALYS_RB_COLLECTION = 4,	/* a collection's marks were read */
+	ALYS_RB_CENSUS = 5,	/* --census: the target is stopped for a heap walk */
 };
 
 /* How a tracked block's death was found (bpf/live.h). */
@@ -114,6 +115,23 @@ struct alys_rb_collection {
 	__u64 judged;		/* tracked blocks allocated before the collection */
 	__u64 dead;
 	__u64 unreadable;
+};
+
+/*
+ * --census. what 0: GC_set_start_callback was called with arg (the
+ * program's start-of-collection callback, where the census probe goes);
+ * 1: that callback runs, the previous collection's marks are intact.
+ * Either way the BPF program has sent the target SIGSTOP: the daemon
+ * resumes it with SIGCONT.
+ */
+struct alys_rb_census {
+	__u8 type;		/* ALYS_RB_CENSUS */
+	__u8 what;
+	__u16 pad;
+	__u32 gc_no;		/* GC_gc_no: the collection whose marks stand */
+	__u64 ts_ns;
+	__u64 arg;
+	__u64 bias;		/* load bias of the object holding libgc */
 };
 
 struct alys_rb_stack {

@@ -21,6 +21,8 @@ enum alys_record {
 	ALYS_REC_DEATH = 6,	/* [6, ts, addr, gc_no, since, cause] */
 	ALYS_REC_COLLECTION = 7,	/* [7, ts, gc_no, since, judged, dead, unreadable,
 				 *  scan_ns] */
+	ALYS_REC_CENSUS = 8,	/* [8, ts, gc_no, blocks, unreadable, walk_ns,
+				 *  [[type_id, objects, bytes, example_addr]...]] */
 };
 
 #define ALYS_MAPPING_FIELDS 6
@@ -28,5 +30,7 @@ enum alys_record {
 #define ALYS_EVENT_FIELDS 11
 #define ALYS_DEATH_FIELDS 6
 #define ALYS_COLLECTION_FIELDS 8
+#define ALYS_CENSUS_FIELDS 7
+#define ALYS_CENSUS_TYPE_FIELDS 4
 
 #endif /* ALYS_FORMAT_H */

@@ -80,6 +80,12 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 		ret = -1;
 		goto out;
 	}
+	gp->setcb.name = "GC_set_start_callback";
+	gp->setcb.args = 1;
+	if (place_probe(&ef, &gp->setcb, err, errlen)) {
+		ret = -1;
+		goto out;
+	}
 	if (!gp->gc_no_vaddr)
 		snprintf(gp->layout_why, sizeof(gp->layout_why),
 			 "%s does not export GC_gc_no", path);

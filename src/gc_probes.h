@@ -32,6 +32,7 @@ struct gc_probes {
 	struct gc_func funcs[ALYS_KIND_FREE + 1];	/* by enum alys_kind */
 	uint64_t gc_no_vaddr;	/* 0: GC_gc_no not exported */
 	struct gc_func collect;	/* GC_gcollect: reads marks before it clears them */
+	struct gc_func setcb;	/* GC_set_start_callback: --census finds its trigger */
 	bool layout_ok;		/* the mark-byte layout was derived */
 	struct gc_layout layout;
 	char layout_why[512];	/* why not */

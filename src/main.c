@@ -40,6 +40,11 @@ static void usage(FILE *out)
 "      --no-liveness    do not follow blocks to the collection that frees them\n"
 "                       (default: read the collector's mark bytes after each\n"
 "                       collection and record inferred frees)\n"
+"      --census[=N]     at the start of every (every Nth) collection, stop the\n"
+"                       program, count the objects the last collection marked\n"
+"                       live by Crystal type id, record them, resume. Without\n"
+"                       --sample no allocation is probed; with it the converter\n"
+"                       names type ids from sampled sites (needs COMMAND)\n"
 "      --interval SECS  every SECS seconds (e.g. 5 or 0.5), and at the end, print\n"
 "                       the top sites by live bytes to stderr\n"
 "      --as-root        under sudo, run COMMAND as root instead of the invoking user\n"
@@ -63,7 +68,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
-       OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL };
+       OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_CENSUS };
 
 /* "all", or "bytes:N" with N in bytes, optionally with a k/K/KiB, m/M/MiB
  * suffix (powers of 1024). */
@@ -136,6 +141,7 @@ int main(int argc, char **argv)
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 		{ "no-liveness", no_argument, NULL, OPT_NO_LIVENESS },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "census", optional_argument, NULL, OPT_CENSUS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -211,6 +217,22 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			o.interval_ns = (uint64_t)(secs * 1e9);
+			break;
+		}
+		case OPT_CENSUS: {
+			char *end;
+			unsigned long n = 1;
+
+			if (optarg) {
+				errno = 0;
+				n = strtoul(optarg, &end, 10);
+				if (errno || end == optarg || *end || n < 1 || n > 1000000) {
+					fprintf(stderr, "alys-bpf: --census=N takes a number of collections "
+						"from 1 to 1000000, not '%s'\n", optarg);
+					return 2;
+				}
+			}
+			o.census_every = (uint32_t)n;
 			break;
 		}
 		case OPT_NO_LIVENESS:

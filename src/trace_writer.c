@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "alys_format.h"
+#include "census.h"
 
 static int write_cb(void *data, const char *buf, size_t len)
 {
@@ -225,6 +226,32 @@ void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collec
 	msgpack_pack_uint64(pk, c->dead);
 	msgpack_pack_uint64(pk, c->unreadable);
 	msgpack_pack_uint64(pk, c->scan_ns);
+}
+
+void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
+			 const struct census *c)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, ALYS_CENSUS_FIELDS);
+	msgpack_pack_uint8(pk, ALYS_REC_CENSUS);
+	msgpack_pack_uint64(pk, ts_ns);
+	msgpack_pack_uint32(pk, gc_no);
+	msgpack_pack_uint64(pk, c->blocks);
+	msgpack_pack_uint64(pk, c->unreadable);
+	msgpack_pack_uint64(pk, c->walk_ns);
+	msgpack_pack_array(pk, c->n);
+	for (size_t i = 0; i < c->cap; i++) {
+		const struct census_type *e = &c->v[i];
+
+		if (!e->objects)
+			continue;
+		msgpack_pack_array(pk, ALYS_CENSUS_TYPE_FIELDS);
+		msgpack_pack_uint32(pk, e->type_id);
+		msgpack_pack_uint64(pk, e->objects);
+		msgpack_pack_uint64(pk, e->bytes);
+		msgpack_pack_uint64(pk, e->example);
+	}
 }
 
 void trace_writer_counters(struct trace_writer *w, const char *const *names,

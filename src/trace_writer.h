@@ -50,6 +50,9 @@ void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d);
 void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collection *c);
 /* names[i] for counts[i]; written as one cumulative record. */
+struct census;
+void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
+			 const struct census *c);
 void trace_writer_counters(struct trace_writer *w, const char *const *names,
 			   const uint64_t *counts, size_t n);
 void trace_writer_end(struct trace_writer *w, const char *reason, int exit_status,

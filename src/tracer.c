@@ -23,6 +23,7 @@
 
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
+#include "census.h"
 #include "gc_probes.h"
 #include "launch.h"
 #include "live_report.h"
@@ -63,7 +64,7 @@ struct tracer {
 	const struct tracer_opts *o;
 	struct alys_bpf *skel;
 	struct ring_buffer *rb;
-	struct bpf_link *links[10];
+	struct bpf_link *links[16];
 	int nlinks;
 	int session_fds[4];	/* uprobe-session links */
 	int nsessions;
@@ -95,6 +96,9 @@ struct tracer {
 	uint64_t counters[NR_COUNTERS];
 	char output[PATH_MAX];
 	char exe[PATH_MAX];
+	bool census_only;		/* --census without --sample: no allocation probes */
+	uint64_t census_bias;		/* load bias of libgc's object, from the first stop */
+	uint64_t censuses;
 };
 
 static uint64_t now_ns(clockid_t clk)
@@ -242,18 +246,42 @@ static void choose_programs(struct tracer *t)
 				  t->live_mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
+	bpf_program__set_autoload(s->progs.census_setcb_entry, t->o->census_every != 0);
+	bpf_program__set_autoload(s->progs.census_trigger, t->o->census_every != 0);
+	t->skel->rodata->setcb_vaddr = t->gp.setcb.probe_vaddr;
 	t->skel->rodata->session_mode = t->session;
 }
 
 /* Liveness: mark bytes when the layout was derived, else address reuse
  * (announced: it misses the blocks never handed out again). */
+static int check_census(struct tracer *t)
+{
+	if (!t->o->argv) {
+		fail("--census needs a command to launch: the collector's start callback "
+		     "is registered at program start, before --pid could attach\n");
+		return 1;
+	}
+	if (!t->gp.layout_ok || !t->gp.gc_no_vaddr) {
+		fail("--census: cannot find the collector's mark bytes in %s (%s); "
+		     "use a libgc 7.x/8.x build exporting GC_is_marked, GC_size, GC_base, "
+		     "GC_arrays and GC_gc_no\n", t->gp.path, t->gp.layout_why);
+		return 1;
+	}
+	if (!t->gp.setcb.found) {
+		fail("--census: %s does not export GC_set_start_callback, where the census "
+		     "finds its once-per-collection trigger; use libgc 7.2 or later\n", t->gp.path);
+		return 1;
+	}
+	return 0;
+}
+
 static void choose_liveness(struct tracer *t)
 {
 	/* Tests: ALYS_BPF_LAYOUT_TEST=reuse acts as if the layout could not
 	 * be derived; =bad shifts hb_sz so that the run-time check fails. */
 	const char *test = getenv("ALYS_BPF_LAYOUT_TEST");
 
-	if (t->o->no_liveness || t->o->empty_probes) {
+	if (t->o->no_liveness || t->o->empty_probes || t->census_only) {
 		t->live_mode = ALYS_LIVE_OFF;
 		return;
 	}
@@ -437,8 +465,11 @@ static int attach_probes(struct tracer *t)
 		[ALYS_KIND_REALLOC] = s->progs.gc_realloc_session,
 	};
 
+	if (t->o->census_every &&
+	    attach_one(t, s->progs.census_setcb_entry, &t->gp.setcb, false))
+		return -1;
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++) {
-		if (!f[k].found)
+		if (!f[k].found || t->census_only)
 			continue;
 		if (t->session && session[k]) {
 			int fd = session_link_create(bpf_program__fd(session[k]), t->gp.path,
@@ -553,6 +584,120 @@ static uint64_t event_weight(const struct tracer *t, const struct alys_rb_event 
 	return (uint64_t)llround((double)e->size / -expm1(-(double)e->size / n));
 }
 
+/* The target stopped itself (SIGSTOP from the census probes): wait until
+ * it really is stopped, so that nothing changes under the walk. */
+static bool wait_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int tries = 0; tries < 2000; tries++) {
+		FILE *f = fopen(path, "r");
+		char *p = NULL;
+
+		if (!f)
+			return false;
+		if (fgets(buf, sizeof(buf), f))
+			p = strrchr(buf, ')');
+		fclose(f);
+		if (p && (p[2] == 'T' || p[2] == 't'))
+			return true;
+		if (p && (p[2] == 'Z' || p[2] == 'X'))
+			return false;
+		usleep(500);
+	}
+	return false;
+}
+
+/* The callback given to GC_set_start_callback: probe it where it is
+ * mapped (an executable's code, usually the Crystal runtime's). */
+static int attach_census_trigger(struct tracer *t, uint64_t addr, char *err, size_t errlen)
+{
+	char path[64], line[PATH_MAX + 128], file[PATH_MAX];
+	unsigned long long start, end, off;
+	struct bpf_link *link;
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &off, file) == 4 &&
+			addr >= start && addr < end && file[0] == '/';
+	fclose(f);
+	if (!found) {
+		snprintf(err, errlen, "the collector's start callback 0x%llx is in no mapped file",
+			 (unsigned long long)addr);
+		return -1;
+	}
+	snprintf(line, sizeof(line), "/proc/%d/root%s", t->pid, file);
+	link = bpf_program__attach_uprobe(t->skel->progs.census_trigger, false, t->pid, line,
+					  addr - start + off);
+	if (!link) {
+		snprintf(err, errlen, "cannot attach a uprobe to the start callback in %s: %s",
+			 file, strerror(errno));
+		return -1;
+	}
+	if (t->nlinks >= (int)(sizeof(t->links) / sizeof(t->links[0]))) {
+		bpf_link__destroy(link);
+		snprintf(err, errlen, "too many probes");
+		return -1;
+	}
+	t->links[t->nlinks++] = link;
+	if (t->o->verbose)
+		say(t, "census trigger: uprobe on the start callback at %s+0x%llx\n", file,
+		    addr - start + off);
+	return 0;
+}
+
+/* A block whose allocation event the trace holds and that no free ended. */
+static int census_recorded(void *arg, uint64_t addr)
+{
+	struct tracer *t = arg;
+
+	return size_table_get(&t->sizes, addr) != 0;
+}
+
+static void on_census(struct tracer *t, const struct alys_rb_census *c)
+{
+	char err[PATH_MAX + 256];
+
+	if (!wait_stopped(t->pid)) {
+		if (!t->exited)
+			fail("census: pid %d did not stop; nothing walked\n", t->pid);
+		kill(t->pid, SIGCONT);
+		return;
+	}
+	if (c->what == 0) {
+		/* Each callback the program registers gets the probe (a new
+		 * one may chain to the old: the BPF side stops once per
+		 * collection). */
+		t->census_bias = c->bias;
+		t->skel->bss->census_every = t->o->census_every;
+		t->skel->bss->census_gc_no_addr = c->bias + t->gp.gc_no_vaddr;
+		if (attach_census_trigger(t, c->arg, err, sizeof(err)))
+			fail("census: %s: no census will be taken\n", err);
+	} else {
+		struct census cs = { 0 };
+
+		if (census_walk(t->pid, &t->gp.layout, t->census_bias, &cs,
+				t->census_only ? NULL : census_recorded, t, err, sizeof(err)))
+			fail("%s\n", err);
+		else
+			trace_writer_census(&t->w, c->ts_ns, c->gc_no, &cs);
+		if (t->o->verbose)
+			say(t, "census after collection %u: %zu types, %llu blocks, %.1f ms\n",
+			    c->gc_no, cs.n, (unsigned long long)cs.blocks, cs.walk_ns / 1e6);
+		census_free(&cs);
+		t->censuses++;
+	}
+	kill(t->pid, SIGCONT);
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct tracer *t = ctx;
@@ -595,6 +740,8 @@ static int on_record(void *ctx, void *data, size_t len)
 			else
 				live_report_alloc(&t->lr, e->addr, e->stack_id, event_weight(t, e));
 		}
+	} else if (type == ALYS_RB_CENSUS && len >= sizeof(struct alys_rb_census)) {
+		on_census(t, data);
 	} else if (type == ALYS_RB_DEATH && len >= sizeof(struct alys_rb_death)) {
 		const struct alys_rb_death *d = data;
 
@@ -951,6 +1098,9 @@ int tracer_run(const struct tracer_opts *o)
 	if (ret)
 		goto out;
 	build_unwind_tables(&t);
+	t.census_only = o->census_every && !o->sample_bytes;
+	if (o->census_every && (ret = check_census(&t)))
+		goto out;
 	choose_liveness(&t);
 	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
 	 * sessions (tests and benchmarks compare the two). */

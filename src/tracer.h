@@ -20,6 +20,7 @@ struct tracer_opts {
 	uint64_t sample_bytes;	/* 0: every call; else mean bytes between samples */
 	uint32_t ringbuf_size;	/* bytes, a power of two; 0: the BPF object's */
 	bool no_liveness;	/* do not follow blocks to their collection */
+	uint32_t census_every;	/* --census N: walk the heap every N collections; 0: off */
 	uint64_t interval_ns;	/* --interval: print live bytes by site this often */
 };
 

@@ -6,7 +6,7 @@
 # Produces, for every tests/programs/NAME.cr:
 #   OUTDIR/NAME           crystal build (debug, links the shared libgc.so.1)
 #   OUTDIR/NAME-release   crystal build --release (shared libgc.so.1)
-# and for alloc_known, sleeper and liveness also:
+# and for alloc_known, sleeper, liveness and census also:
 #   OUTDIR/NAME-static    crystal build, libgc linked statically (libgc.a):
 #                         GC_malloc & co. live in the executable itself
 # except for the MT_PROGRAMS (faults), built once, debug, with -Dpreview_mt:
@@ -42,7 +42,7 @@ STATIC_GC_DIR=$OUTDIR/.static-gc
 LIBGC_A=${LIBGC_A:-$(${CC} -print-file-name=libgc.a)}
 [ -f "$LIBGC_A" ] || LIBGC_A=/usr/lib/x86_64-linux-gnu/libgc.a
 
-STATIC_PROGRAMS="alloc_known sleeper liveness"
+STATIC_PROGRAMS="alloc_known sleeper liveness census"
 MT_PROGRAMS="faults"
 
 # is_mt NAME: NAME is built multi-threaded only.

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# End-to-end: --census (issue 7). tests/programs/census.cr holds 5000
+# CensusFoo, 2000 CensusBar and 300 CensusBaz, drops as many of each as
+# garbage, collects and prints what it holds and each class's type id, then
+# collects three more times. The heap walk at the start of each collection
+# must count, by type id, what the program holds (the collector is
+# conservative: within 1% above, never below) and none of the garbage,
+# with no allocation probe attached; with --sample the converter names the
+# type ids by their allocation sites. Shared libgc.so and static libgc.a.
+. "$(dirname "$0")/../lib.sh"
+BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
+require_root_bpf
+make_tmpdir T
+
+# held NAME CLASS FIELD: from the program's "TYPE CLASS id count size" line.
+held() { awk -v c="$2" -v f="$3" '$1 == "TYPE" && $2 == c { print $f }' "$T/$1.out"; }
+# counted NAME TYPE_ID: objects of that type id in the last census.
+counted() {
+	sed -n '/^Last census/,$p' "$T/$1.census" | awk -v id="$2" '$1 == id { print $2 }'
+}
+
+for v in census census-static; do
+	"$BIN/alys-bpf" -v --census -o "$T/$v.alys" -- "$ALYS_PROGS/$v" >"$T/$v.out" 2>"$T/$v.err"
+	check_eq "$v: traced" "$?" 0
+	check_match "$v: trigger found through GC_set_start_callback" \
+		"$(cat "$T/$v.err")" 'census trigger: uprobe on the start callback at .*census.*\+0x[0-9a-f]+'
+	"$BIN/alys_converter" -f census -o "$T/$v.census" "$T/$v.alys" 2>/dev/null
+	check_eq "$v: converted" "$?" 0
+	# Censuses at the start of collections 2..7 read collections 1..6.
+	check_eq "$v: one census per collection (1..6)" \
+		"$(sed -n '3,/^$/p' "$T/$v.census" | awk 'NF { printf "%s ", $1 }')" "1 2 3 4 5 6 "
+	for cls in CensusFoo CensusBar CensusBaz; do
+		id=$(held $v $cls 3)
+		n=$(held $v $cls 4)
+		c=$(counted $v "$id")
+		check_ge "$v: $cls (type id $id): $c live counted, $n held" "${c:-0}" "$n"
+		check_le "$v: $cls: within 1% of what is held, none of the $n dropped" \
+			"${c:-0}" $((n + n / 100))
+	done
+	check_eq "$v: no allocation probed: the trace holds no events" \
+		"$("$BIN/alys_converter" -f json -o - "$T/$v.alys" 2>/dev/null | "$ALYS_PYTHON" -c 'import json,sys; print(len(json.load(sys.stdin)["events"]))')" 0
+done
+
+# Every Nth collection.
+"$BIN/alys-bpf" -q --census=2 -o "$T/every2.alys" -- "$ALYS_PROGS/census" >/dev/null 2>"$T/every2.err"
+check_eq "--census=2: traced" "$?" 0
+"$BIN/alys_converter" -f census -o "$T/every2.census" "$T/every2.alys" 2>/dev/null
+check_eq "--census=2: censuses of collections 2, 4, 6" \
+	"$(sed -n '3,/^$/p' "$T/every2.census" | awk 'NF { printf "%s ", $1 }')" "2 4 6 "
+
+# With sampled allocations, type ids get the names of their sites.
+"$BIN/alys-bpf" -q --census --sample bytes:512 -o "$T/named.alys" -- "$ALYS_PROGS/census" \
+	>"$T/named.out" 2>"$T/named.err"
+check_eq "--census --sample: traced" "$?" 0
+"$BIN/alys_converter" -f census -o "$T/named.census" "$T/named.alys" 2>/dev/null
+for cls in CensusFoo CensusBar CensusBaz; do
+	id=$(held named $cls 3)
+	check_match "--census --sample: type id $id named by $cls::new" \
+		"$(sed -n '/^Last census/,$p' "$T/named.census" | awk -v id="$id" '$1 == id')" \
+		"^ +$id +$(held named $cls 4) +[0-9]+ +\\*$cls::new<"
+done
+
+# Usage errors.
+out=$("$BIN/alys-bpf" --census=0 -- true 2>&1)
+check_eq "--census=0: usage error" "$?" 2
+check_match "--census=0: says what it takes" "$out" 'takes a number of collections'
+"$ALYS_PROGS/sleeper" 5 >/dev/null 2>&1 &
+sp=$!
+out=$("$BIN/alys-bpf" --census -p $sp -o "$T/pid.alys" 2>&1)
+check_eq "--census --pid: refused" "$?" 1
+check_match "--census --pid: says why" "$out" 'needs a command to launch'
+kill $sp 2>/dev/null
+wait $sp 2>/dev/null
+
+summary
