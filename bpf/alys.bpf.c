@@ -275,7 +275,7 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 	if (!st)
 		return 1;
 	d = st->depth;
-	maybe_scan(bias_of(regs, probe_vaddr[kind & 7]));
+	maybe_scan(bias_of(regs, probe_vaddr[kind & 7]), false);
 	/* GC_realloc frees and allocates through the same entry points: those
 	 * inner calls are part of the realloc event. Finalizers that allocate
 	 * inside a collection are real allocations and are kept. */
@@ -324,7 +324,7 @@ static __always_inline int on_return(struct pt_regs *regs)
 	/* The collection this allocation ran is judged before its block,
 	 * which may reuse a slot that collection freed, is tracked. */
 	if (c->gc_no_addr)
-		maybe_scan(bias);
+		maybe_scan(bias, false);
 	if (c->skip)
 		return 0;
 	if (c->kind == ALYS_KIND_REALLOC)
@@ -374,7 +374,7 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
 	if (!addr)
 		return 0;
 	if (probe_vaddr[ALYS_KIND_FREE])
-		maybe_scan(bias_of(ctx, probe_vaddr[ALYS_KIND_FREE]));
+		maybe_scan(bias_of(ctx, probe_vaddr[ALYS_KIND_FREE]), false);
 	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st)
@@ -430,7 +430,7 @@ SEC("uprobe")
 int BPF_KPROBE(gc_collect_entry)
 {
 	if (collect_vaddr)
-		maybe_scan(bias_of(ctx, collect_vaddr));
+		maybe_scan(bias_of(ctx, collect_vaddr), true);
 	return 0;
 }
 

@@ -33,6 +33,18 @@ __u32 live_state;			/* enum alys_live_state */
 __u32 live_verified;			/* allocations whose header checked out */
 __u64 live_scanned_gc;			/* last collection whose marks were read */
 __u64 live_scans;
+__u64 live_next_scan_ns;		/* no implicit scan before this time */
+
+/*
+ * A scan costs ~1 ms per 256K buckets of the tracked map whatever it holds,
+ * and a small heap collects every few hundred KiB: scanning after each
+ * collection could slow such a program 40-fold. After a scan of D ns the
+ * next one waits ALYS_LIVE_SCAN_GAP * D ns, so scans take at most 1/(1 +
+ * gap) of the time; the collections skipped meanwhile are read by the next
+ * scan (their marks stay clear for the dead: live_merged counts them).
+ * GC_gcollect (GC.collect) is always read: it is explicit and rare.
+ */
+#define ALYS_LIVE_SCAN_GAP 4
 
 struct tracked {
 	__u32 gc_no;			/* GC_gc_no when allocated */
@@ -109,13 +121,15 @@ static __always_inline bool header_checks_out(__u64 arrays, __u64 p, __u64 size)
 		return false;
 	if (flags & free_blk)
 		return false;
-	/* Requests are rounded up to granules (plus one byte with interior
-	 * pointers) and to a size class at most 1/4 bigger. */
-	if (sz < size || sz > size + size / 4 + 64 ||
-	    (sz & ((1ULL << (granule_shift & 63)) - 1)))
+	if (sz < size || (sz & ((1ULL << (granule_shift & 63)) - 1)))
 		return false;
-	/* Small objects sit at multiples of their size in their block. */
-	return sz > (1ULL << (log_hblk & 63)) / 2 ? off == 0 : off % sz == 0;
+	/* A large object's block is the request rounded up to granules (plus
+	 * one byte with interior pointers). A small one gets a size class,
+	 * which may be far bigger (a 1400-byte request lands in the 2048-byte
+	 * class: two per block), and sits at a multiple of it in its block. */
+	if (size > (1ULL << (log_hblk & 63)) / 2)
+		return sz <= size + 64 && off == 0;
+	return sz <= (1ULL << (log_hblk & 63)) / 2 && off % sz == 0;
 }
 
 static __always_inline bool emit_death(__u64 addr, __u8 cause, __u32 gc_no, __u32 since)
@@ -170,11 +184,11 @@ static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct 
 }
 
 /* bias: runtime address minus ELF address of the object holding libgc. */
-static __always_inline void maybe_scan(__u64 bias)
+static __always_inline void maybe_scan(__u64 bias, bool explicit)
 {
 	struct alys_rb_collection *r;
 	struct scan_ctx c = { .arrays = bias + arrays_vaddr };
-	__u64 cur = 0, last, t0;
+	__u64 cur = 0, last, t0, t1;
 
 	if (live_mode != ALYS_LIVE_MARKS || live_state != ALYS_LIVE_VERIFIED || !gc_no_vaddr)
 		return;
@@ -184,6 +198,9 @@ static __always_inline void maybe_scan(__u64 bias)
 	last = live_scanned_gc;
 	if (cur == last)
 		return;
+	t0 = bpf_ktime_get_ns();
+	if (!explicit && t0 < live_next_scan_ns)
+		return;
 	/* One CPU scans each collection. */
 	if (__sync_val_compare_and_swap(&live_scanned_gc, last, cur) != last)
 		return;
@@ -191,9 +208,10 @@ static __always_inline void maybe_scan(__u64 bias)
 		count_n(ALYS_CNT_LIVE_MERGED, cur - last - 1);
 	c.cur = (__u32)cur;
 	c.since = (__u32)last + 1;
-	t0 = bpf_ktime_get_ns();
 	bpf_for_each_map_elem(&tracked, scan_one, &c, 0);
 	live_scans++;
+	t1 = bpf_ktime_get_ns();
+	live_next_scan_ns = t1 + (t1 - t0) * ALYS_LIVE_SCAN_GAP;
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r)
 		return;
@@ -202,8 +220,8 @@ static __always_inline void maybe_scan(__u64 bias)
 	r->gc_no = c.cur;
 	r->since = c.since;
 	r->pad2 = 0;
-	r->ts_ns = bpf_ktime_get_ns();
-	r->scan_ns = r->ts_ns - t0;
+	r->ts_ns = t1;
+	r->scan_ns = t1 - t0;
 	r->judged = c.judged;
 	r->dead = c.dead;
 	r->unreadable = c.unreadable;

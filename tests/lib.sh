@@ -144,62 +144,22 @@ require_root_bpf() {
 #                   in that order, innermost first (not necessarily adjacent)
 #   count(...)      len(select(...));  total(...)  sum of their sizes
 # Example: json_query t.json 'count(kind="malloc_atomic", size=8, frame="make_points")'
+# A large FILE is parsed once and kept by a server process for the later
+# queries (tests/json_query.py); the servers die with this script.
 # Uses /usr/bin/python3 when present (pyenv shims cost ~0.3 s per call);
 # set ALYS_PYTHON to override.
 ALYS_PYTHON=${ALYS_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 json_query() {
-	"$ALYS_PYTHON" -c '
-import json, sys
-with open(sys.argv[1]) as f:
-    d = json.load(f)
-header = d.get("header", {})
-events = d.get("events", [])
-counters = d.get("counters", {})
-end = d.get("end", {})
+	"$ALYS_PYTHON" "$ALYS_ROOT/tests/json_query.py" "$1" "$2"
+}
 
-def names(e):
-    return [(fr.get("name") or "") for fr in (e.get("stack") or [])]
-
-def in_stack(e, s):
-    return any(s in n for n in names(e))
-
-def _in_order(e, subs):
-    i = 0
-    for n in names(e):
-        if i < len(subs) and subs[i] in n:
-            i += 1
-    return i == len(subs)
-
-def select(kind=None, size=None, frame=None, frames=None, tid=None):
-    out = []
-    for e in events:
-        if kind is not None and e.get("kind") != kind:
-            continue
-        if size is not None and e.get("size") != size:
-            continue
-        if tid is not None and e.get("tid") != tid:
-            continue
-        if frame is not None and not in_stack(e, frame):
-            continue
-        if frames is not None and not _in_order(e, list(frames)):
-            continue
-        out.append(e)
-    return out
-
-def count(**kw):
-    return len(select(**kw))
-
-def total(**kw):
-    return sum(e.get("size", 0) for e in select(**kw))
-
-v = eval(sys.argv[2])
-if isinstance(v, bool):
-    print(1 if v else 0)
-elif isinstance(v, (int, float, str)):
-    print(v)
-else:
-    print(json.dumps(v))
-' "$1" "$2"
+# _alys_jq_stop: end the json_query servers of this script.
+_alys_jq_stop() {
+	local p
+	for p in "$ALYS_JQ_DIR"/*.pid; do
+		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+	done
+	rm -rf "$ALYS_JQ_DIR"
 }
 
 # wait_for_line FILE ERE TIMEOUT: wait up to TIMEOUT seconds (may be
@@ -249,3 +209,9 @@ make_tmpdir() {
 	fi
 	printf -v "$1" '%s' "$d"
 }
+
+# Where json_query's servers keep their sockets: one directory per script.
+ALYS_JQ_OWNER=$$
+ALYS_JQ_DIR=$(mktemp -d "${TMPDIR:-/tmp}/alys-jq.XXXXXX") || ALYS_JQ_DIR=
+export ALYS_JQ_OWNER ALYS_JQ_DIR
+[ -z "$ALYS_JQ_DIR" ] || on_exit _alys_jq_stop

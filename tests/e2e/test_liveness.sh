@@ -61,12 +61,12 @@ for variant in liveness liveness-static; do
 		"$(sed -n '/^In use at the end, by site/,/^$/p' "$T/$v.report" | grep leak_c)" \
 		'^ +[0-9]+ +7680 +[0-9.]+% +240 +[0-9.]+% +32  \*leak_c<Int32>:Leaked  liveness.cr:[0-9]+$'
 	check_eq "$v: report: churn_a holds almost nothing at the end (< 1% of its 4800)" \
-		"$(sed -n '/^In use at the end, by site/,/^$/p' "$T/$v.report" | awk '/churn_a/ { n += $5 } END { print (n < 48) }')" 1
+		"$(sed -n '/^In use at the end, by site/,/^$/p' "$T/$v.report" | awk '/churn_a/ { n += $4 } END { print (n < 48) }')" 1
 	check_match "$v: report: leak suspects included" \
 		"$(sed -n '/^Leak suspects/,/^$/p' "$T/$v.report" | sed -n 3p)" '^ +1 .*leak_c'
 	half=$(json_query "$T/$v.json" "'%dns' % (events[-1]['time_ns'] // 2)")
 	at_half=$("$BIN/alys_converter" -q -f report --at "$half" -o - "$T/$v.alys" |
-		sed -n '/^In use at the end of the window/,/^$/p' | awk '/leak_c/ { print $5 }')
+		sed -n '/^In use at the end of the window/,/^$/p' | awk '/leak_c/ { print $4 }')
 	want_half=$(json_query "$T/$v.json" "sum(1 for e in events if e['time_ns'] <= events[-1]['time_ns'] // 2 and any(f['name'].startswith('*leak_c') for f in e['stack']))")
 	check_eq "$v: report --at half-time: leak_c's in-use objects = those allocated by then ($want_half)" \
 		"$at_half" "$want_half"

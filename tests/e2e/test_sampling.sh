@@ -2,7 +2,8 @@
 # End-to-end: in-kernel byte sampling (issue 5). Sites of known proportion
 # are estimated within 5% at a 64 KiB mean interval; a periodic pattern of
 # two alternating sites is not aliased (both within 10%); with uprobe
-# sessions and with the uprobe+uretprobe fallback.
+# sessions and with the uprobe+uretprobe fallback. The program's small heap
+# collects every ~100 KiB: liveness keeps its scans to their time budget.
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf
@@ -13,8 +14,8 @@ MIB=1536	# ~1.5 GiB: ~24000 samples at 64 KiB, so 5% is > 4 standard errors
 # estimate NAME MODE LIMIT_PCT: trace MODE sampled at 64 KiB and check both
 # sites' estimated bytes (sum of weights) against the program's exact count.
 estimate() {
-	local name=$1 mode=$2 limit=$3 site truth est
-	"$BIN/alys-bpf" -q --sample bytes:64K -o "$T/$name.alys" -- "$P" "$mode" $MIB >"$T/$name.out"
+	local name=$1 mode=$2 limit=$3 site truth est live
+	"$BIN/alys-bpf" -v --sample bytes:64K -o "$T/$name.alys" -- "$P" "$mode" $MIB >"$T/$name.out" 2>"$T/$name.err"
 	check_eq "$name: traced" "$?" 0
 	"$BIN/alys_converter" -f json --depth 4 -o "$T/$name.json" "$T/$name.alys"
 	for site in a b; do
@@ -30,12 +31,29 @@ estimate() {
 	expect=$(( ($(sed -n 's/^SITE_A_BYTES=//p' "$T/$name.out") + $(sed -n 's/^SITE_B_BYTES=//p' "$T/$name.out")) / 65536 ))
 	check_ge "$name: about one sample per 64 KiB ($samples for ~$expect expected)" $samples $((expect * 85 / 100))
 	check_le "$name: and no more ($samples of $calls calls)" $samples $((expect * 115 / 100))
+	live=$(json_query "$T/$name.json" "header.get('liveness')")
+	check_eq "$name: liveness from the collector's marks" "$live" marks
+	[ "$live" = marks ] || grep -i 'live\|layout\|notice\|warn' "$T/$name.err"
+	# The heap is small and collects ~10,000 times: liveness scans must
+	# keep to their budget (1/5 of the time) and still report every drop.
+	check_le "$name: liveness scans take at most ~1/5 of the run (% of the time)" \
+		"$(json_query "$T/$name.json" "round(100 * sum(c['scan_ns'] for c in d['collections']) / events[-1]['time_ns'])")" 22
+	check_ge "$name: collections skipped by the scan budget are read later" \
+		"$(json_query "$T/$name.json" "counters['live_merged']")" 1000
+	check_ge "$name: >= 99% of the sampled blocks are reported freed" \
+		"$(json_query "$T/$name.json" "int(100 * sum(1 for e in events if e['kind'] == 'free') / sum(1 for e in events if e['kind'] != 'free'))")" 99
 }
 
 estimate proportions-session proportions 5
 estimate alternate-session alternate 10
 ALYS_BPF_NO_SESSIONS=1 estimate proportions-fallback proportions 5
 ALYS_BPF_NO_SESSIONS=1 estimate alternate-fallback alternate 10
+
+# Requests of 1366..1586 bytes get the 2048-byte size class: the layout
+# check on the first sampled blocks must accept them.
+"$BIN/alys-bpf" -v --sample bytes:64K -o "$T/classes.alys" -- "$ALYS_PROGS/sample_sites" classes 64 >/dev/null 2>"$T/classes.err"
+check_match "size classes far above the request: layout verified, frees from marks" \
+	"$(grep 'liveness' "$T/classes.err")" '^alys-bpf: liveness \(marks\): [0-9]+ blocks found dead over [1-9][0-9]* collections'
 
 check_eq "header records the sampling" "$(json_query "$T/proportions-session.json" "header['sample']")" bytes:65536
 

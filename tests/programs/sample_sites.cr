@@ -6,6 +6,9 @@
 #        as 7 calls of site_a then 3 of site_b.
 #   MODE alternate: site_a and site_b alternate strictly, every call 4096
 #        bytes: a periodic pattern a fixed sampling interval would alias with.
+#   MODE classes: every call in site_a, the sizes cycling through
+#        1366..1586 bytes: requests the collector serves from its 2048-byte
+#        size class (two per block), far more than 1/4 above the request.
 #   MODE frees: 100 times, a 1 MiB block from big_block, freed with
 #        GC.free, then 1000 blocks of 16 bytes from small_block, each freed
 #        with GC.free (explicit GC_free calls; MIBS is ignored).
@@ -59,7 +62,11 @@ a_bytes = b_bytes = 0_i64
 a_calls = b_calls = 0_i64
 sink = 0_u64
 while a_bytes + b_bytes < total
-  if mode == "alternate"
+  if mode == "classes"
+    n = 1366 + (a_calls % 221).to_i32
+    sink &+= site_a(n)
+    a_bytes += n; a_calls += 1
+  elsif mode == "alternate"
     sink &+= site_a(4096)
     sink &+= site_b(4096)
     a_bytes += 4096; b_bytes += 4096
