@@ -429,8 +429,14 @@ int BPF_KPROBE(gc_realloc_session, __u64 old_addr, __u64 size)
 SEC("uprobe")
 int BPF_KPROBE(gc_collect_entry)
 {
-	if (collect_vaddr)
-		maybe_scan(bias_of(ctx, collect_vaddr), true);
+	__u64 bias, cur = 0;
+
+	if (!collect_vaddr)
+		return 0;
+	bias = bias_of(ctx, collect_vaddr);
+	maybe_scan(bias, true);
+	if (gc_no_vaddr && read_u64(&cur, bias + gc_no_vaddr))
+		live_explicit_gc = (__u32)cur + 1;
 	return 0;
 }
 

@@ -34,6 +34,7 @@ __u32 live_verified;			/* allocations whose header checked out */
 __u64 live_scanned_gc;			/* last collection whose marks were read */
 __u64 live_scans;
 __u64 live_next_scan_ns;		/* no implicit scan before this time */
+__u64 live_explicit_gc;			/* the collection GC_gcollect runs */
 
 /*
  * A scan costs ~1 ms per 256K buckets of the tracked map whatever it holds,
@@ -42,7 +43,8 @@ __u64 live_next_scan_ns;		/* no implicit scan before this time */
  * next one waits ALYS_LIVE_SCAN_GAP * D ns, so scans take at most 1/(1 +
  * gap) of the time; the collections skipped meanwhile are read by the next
  * scan (their marks stay clear for the dead: live_merged counts them).
- * GC_gcollect (GC.collect) is always read: it is explicit and rare.
+ * GC_gcollect (GC.collect) is explicit and rare: the collection before
+ * it, whose marks it clears, and its own are always read.
  */
 #define ALYS_LIVE_SCAN_GAP 4
 
@@ -199,7 +201,8 @@ static __always_inline void maybe_scan(__u64 bias, bool explicit)
 	if (cur == last)
 		return;
 	t0 = bpf_ktime_get_ns();
-	if (!explicit && t0 < live_next_scan_ns)
+	if (!explicit && t0 < live_next_scan_ns &&
+	    !(last < live_explicit_gc && live_explicit_gc <= cur))
 		return;
 	/* One CPU scans each collection. */
 	if (__sync_val_compare_and_swap(&live_scanned_gc, last, cur) != last)
