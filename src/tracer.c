@@ -1050,9 +1050,11 @@ static void finish(struct tracer *t)
 		     (unsigned long long)t->counters[ALYS_CNT_STACK_MAP_FULL]);
 	stat(t->output, &st);
 	if (t->live_mode != ALYS_LIVE_OFF)
-		say(t, "liveness (%s): %llu blocks found dead over %llu collections read\n",
+		say(t, "liveness (%s): %llu blocks found dead over %llu collections read"
+		    " (%llu more read together with a later one)\n",
 		    live_mode_name(t), (unsigned long long)t->deaths,
-		    (unsigned long long)t->collections);
+		    (unsigned long long)t->collections,
+		    (unsigned long long)t->counters[ALYS_CNT_LIVE_MERGED]);
 	say(t, "%s: %llu events, %llu stacks, %.1f MiB written to %s\n",
 	    t->exited ? "target exited" : "detached",
 	    (unsigned long long)t->w.events, (unsigned long long)t->stacks,
