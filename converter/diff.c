@@ -15,7 +15,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,21 +77,6 @@ static void unload(struct side *s)
 	sites_free(&s->st);
 	symbolizer_free(s->sym);
 	trace_free(&s->t);
-}
-
-static void out(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void out(struct outbuf *o, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		outbuf_write(o, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
 /* Growth in percent; +inf for something from nothing. */
@@ -181,7 +165,7 @@ static void write_row(struct outbuf *o, const char *name, uint64_t oa, uint64_t 
 
 	fmt_pct(pa, sizeof(pa), oa, na);
 	fmt_pct(pb, sizeof(pb), ob, nb);
-	out(o, "%10" PRIu64 " %10" PRIu64 " %8s %12" PRIu64 " %12" PRIu64 " %8s %12" PRId64
+	outbuf_printf(o, "%10" PRIu64 " %10" PRIu64 " %8s %12" PRIu64 " %12" PRIu64 " %8s %12" PRId64
 	    " %12" PRId64 "  %s\n", oa, na, pa, ob, nb, pb, ol, nl, name);
 }
 
@@ -196,10 +180,10 @@ static int compare(struct side *a, struct side *b, struct outbuf *o, double fail
 	totals(&a->st, &oa, &ob, &ol);
 	totals(&b->st, &na, &nb, &nl);
 	qsort(rows, n, sizeof(*rows), by_change);
-	out(o, "old: %s (liveness %s)\nnew: %s (liveness %s)\n\n", a->t.path,
+	outbuf_printf(o, "old: %s (liveness %s)\nnew: %s (liveness %s)\n\n", a->t.path,
 	    a->t.hdr.liveness.ptr ? a->t.hdr.liveness.ptr : "off", b->t.path,
 	    b->t.hdr.liveness.ptr ? b->t.hdr.liveness.ptr : "off");
-	out(o, "%10s %10s %8s %12s %12s %8s %12s %12s  %s\n", "old_allocs", "new_allocs", "allocs",
+	outbuf_printf(o, "%10s %10s %8s %12s %12s %8s %12s %12s  %s\n", "old_allocs", "new_allocs", "allocs",
 	    "old_bytes", "new_bytes", "bytes", "old_live", "new_live", "site");
 	write_row(o, "[total]", oa, na, ob, nb, ol, nl);
 	for (size_t i = 0; i < n; i++) {

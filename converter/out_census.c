@@ -7,30 +7,12 @@
  * (--census --sample ...): the daemon prefers a sampled object as example.
  */
 #include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output.h"
 #include "profile.h"
 #include "sites.h"
-
-static void line(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void line(struct outbuf *o, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	outbuf_write(o, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
 
 static int by_bytes(const void *a, const void *b)
 {
@@ -64,11 +46,11 @@ void write_census(struct profile *p, struct outbuf *o, const struct output_optio
 
 	(void)opt;
 	if (!t->nr_censuses) {
-		line(o, "No heap census in this trace: record one with alys-bpf --census.\n");
+		outbuf_printf(o, "No heap census in this trace: record one with alys-bpf --census.\n");
 		return;
 	}
-	line(o, "Heap censuses (live objects by type id after a collection)\n");
-	line(o, "%8s %12s %14s %6s %8s %10s\n", "gc_no", "objects", "bytes", "types",
+	outbuf_printf(o, "Heap censuses (live objects by type id after a collection)\n");
+	outbuf_printf(o, "%8s %12s %14s %6s %8s %10s\n", "gc_no", "objects", "bytes", "types",
 	     "blocks", "walk ms");
 	for (size_t i = 0; i < t->nr_censuses; i++) {
 		const struct trace_census *c = &t->censuses[i];
@@ -78,7 +60,7 @@ void write_census(struct profile *p, struct outbuf *o, const struct output_optio
 			n += t->census_types[c->first_type + k].objects;
 			b += t->census_types[c->first_type + k].bytes;
 		}
-		line(o, "%8" PRIu32 " %12" PRIu64 " %14" PRIu64 " %6zu %8" PRIu64 " %10.2f%s\n",
+		outbuf_printf(o, "%8" PRIu32 " %12" PRIu64 " %14" PRIu64 " %6zu %8" PRIu64 " %10.2f%s\n",
 		     c->gc_no, n, b, c->nr_types, c->blocks, c->walk_ns / 1e6,
 		     c->unreadable ? " (some blocks unreadable)" : "");
 	}
@@ -88,17 +70,17 @@ void write_census(struct profile *p, struct outbuf *o, const struct output_optio
 		return;
 	memcpy(v, &t->census_types[last->first_type], last->nr_types * sizeof(*v));
 	qsort(v, last->nr_types, sizeof(*v), by_bytes);
-	line(o, "\nLast census, after collection %" PRIu32 ", by bytes:\n", last->gc_no);
-	line(o, "%10s %12s %14s  %s\n", "type_id", "objects", "bytes", "allocated at");
+	outbuf_printf(o, "\nLast census, after collection %" PRIu32 ", by bytes:\n", last->gc_no);
+	outbuf_printf(o, "%10s %12s %14s  %s\n", "type_id", "objects", "bytes", "allocated at");
 	for (size_t k = 0; k < last->nr_types; k++) {
 		char *site = example_site(t, p->sym, last, v[k].example);
 
 		objs += v[k].objects;
 		bytes += v[k].bytes;
-		line(o, "%10" PRIu32 " %12" PRIu64 " %14" PRIu64 "  %s\n", v[k].type_id,
+		outbuf_printf(o, "%10" PRIu32 " %12" PRIu64 " %14" PRIu64 "  %s\n", v[k].type_id,
 		     v[k].objects, v[k].bytes, site ? site : "-");
 		free(site);
 	}
-	line(o, "%10s %12" PRIu64 " %14" PRIu64 "\n", "total", objs, bytes);
+	outbuf_printf(o, "%10s %12" PRIu64 " %14" PRIu64 "\n", "total", objs, bytes);
 	free(v);
 }

@@ -7,7 +7,6 @@
  * without them every block looks live and the report says so.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,21 +50,6 @@ static int by_growth(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void line(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void line(struct outbuf *o, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		outbuf_write(o, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
 void write_leaks(struct profile *p, struct outbuf *o, const struct output_options *opt)
 {
 	const struct trace *t = p->t;
@@ -79,7 +63,7 @@ void write_leaks(struct profile *p, struct outbuf *o, const struct output_option
 	sites_build(t, sym, &st);
 	if (t->end.liveness.ptr)
 		mode = t->end.liveness.ptr;
-	line(o, "liveness: %s; %zu collections read; %u snapshots of live bytes\n", mode,
+	outbuf_printf(o, "liveness: %s; %zu collections read; %u snapshots of live bytes\n", mode,
 	     t->nr_collections, st.snapshots);
 	if (!strcmp(mode, "off"))
 		outbuf_str(o, "note: this trace has no inferred frees (traced with --no-liveness or "
@@ -93,32 +77,32 @@ void write_leaks(struct profile *p, struct outbuf *o, const struct output_option
 		if (st.sites[i].allocs)
 			v[n++] = &st.sites[i];
 	qsort(v, n, sizeof(*v), by_live);
-	line(o, "\nIn use at the end, by site (top %d):\n", TOP_IN_USE);
-	line(o, "%14s %10s %14s %8s %8s  %s\n", "live_bytes", "objects", "alloc_bytes",
+	outbuf_printf(o, "\nIn use at the end, by site (top %d):\n", TOP_IN_USE);
+	outbuf_printf(o, "%14s %10s %14s %8s %8s  %s\n", "live_bytes", "objects", "alloc_bytes",
 	     "age_avg", "age_max", "site");
 	for (size_t i = 0; i < n && i < TOP_IN_USE && v[i]->live_bytes > 0; i++)
-		line(o, "%14" PRId64 " %10" PRId64 " %14" PRIu64 " %8.1f %8u  %s\n", v[i]->live_bytes,
+		outbuf_printf(o, "%14" PRId64 " %10" PRId64 " %14" PRIu64 " %8.1f %8u  %s\n", v[i]->live_bytes,
 		     v[i]->live_objs, v[i]->alloc_bytes,
 		     v[i]->live_objs > 0 ? (double)v[i]->age_sum / (double)v[i]->live_objs : 0.0,
 		     v[i]->age_max, v[i]->name);
 
 	qsort(v, n, sizeof(*v), by_growth);
-	line(o, "\nLeak suspects: sites whose live bytes grew across collections (top %d):\n",
+	outbuf_printf(o, "\nLeak suspects: sites whose live bytes grew across collections (top %d):\n",
 	     TOP_SUSPECTS);
-	line(o, "%4s %14s %14s %9s  %s\n", "rank", "growth_bytes", "live_bytes", "rising", "site");
+	outbuf_printf(o, "%4s %14s %14s %9s  %s\n", "rank", "growth_bytes", "live_bytes", "rising", "site");
 	for (size_t i = 0, rank = 0; i < n && rank < TOP_SUSPECTS; i++) {
 		char rising[32];
 
 		if (!suspect(v[i]))
 			continue;
 		snprintf(rising, sizeof(rising), "%u/%u", v[i]->rises, v[i]->snapshots - 1);
-		line(o, "%4zu %+14" PRId64 " %14" PRId64 " %9s  %s\n", ++rank, growth(v[i]),
+		outbuf_printf(o, "%4zu %+14" PRId64 " %14" PRId64 " %9s  %s\n", ++rank, growth(v[i]),
 		     v[i]->live_bytes, rising, v[i]->name);
 	}
-	line(o, "\nBy allocating thread:\n%10s %12s %14s %14s %10s\n", "tid", "allocs",
+	outbuf_printf(o, "\nBy allocating thread:\n%10s %12s %14s %14s %10s\n", "tid", "allocs",
 	     "alloc_bytes", "live_bytes", "objects");
 	for (size_t i = 0; i < st.nthreads; i++)
-		line(o, "%10u %12" PRIu64 " %14" PRIu64 " %14" PRId64 " %10" PRId64 "\n",
+		outbuf_printf(o, "%10u %12" PRIu64 " %14" PRIu64 " %14" PRId64 " %10" PRId64 "\n",
 		     st.threads[i].tid, st.threads[i].allocs, st.threads[i].alloc_bytes,
 		     st.threads[i].live_bytes, st.threads[i].live_objs);
 	free(v);

@@ -13,7 +13,6 @@
  *  - With --type: that type's top call stacks.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,23 +126,6 @@ static int by_count(const void *a, const void *b)
 	return by_bytes(a, b);
 }
 
-static void printf_to(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void printf_to(struct outbuf *o, const char *fmt, ...)
-{
-	char *s;
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	outbuf_write(o, s, (size_t)n);
-	free(s);
-}
-
 /* A name for a table cell: control bytes as '?', and in Markdown '|' and
  * backquotes escaped so a Crystal name cannot break the table. */
 static void cell(struct outbuf *o, const char *s, bool md)
@@ -155,7 +137,7 @@ static void cell(struct outbuf *o, const char *s, bool md)
 			outbuf_char(o, '?');
 		else if (md && (c == '|' || c == '`' || c == '*' || c == '_' || c == '<' ||
 				c == '>' || c == '\\' || c == '[' || c == ']'))
-			printf_to(o, "\\%c", c);
+			outbuf_printf(o, "\\%c", c);
 		else
 			outbuf_char(o, (char)c);
 	}
@@ -179,7 +161,7 @@ static void site_text(struct outbuf *o, const struct sym_frame *f, bool md)
 		outbuf_str(o, md ? " — " : "  ");
 		cell(o, base_name(f->file), md);
 		if (f->line)
-			printf_to(o, ":%" PRIu32, f->line);
+			outbuf_printf(o, ":%" PRIu32, f->line);
 	}
 }
 
@@ -191,9 +173,9 @@ static double pct(uint64_t part, uint64_t whole)
 static void heading(struct outbuf *o, bool md, const char *title)
 {
 	if (md)
-		printf_to(o, "\n## %s\n\n", title);
+		outbuf_printf(o, "\n## %s\n\n", title);
 	else
-		printf_to(o, "\n%s\n%.*s\n", title, (int)strlen(title),
+		outbuf_printf(o, "\n%s\n%.*s\n", title, (int)strlen(title),
 			  "------------------------------------------------------------------------");
 }
 
@@ -212,7 +194,7 @@ static void site_table(struct outbuf *o, struct rows *sites, const struct alloc_
 		outbuf_str(o, "| # | bytes | % | objects | % | avg size | site |\n"
 			      "|---:|---:|---:|---:|---:|---:|---|\n");
 	else
-		printf_to(o, "%4s %14s %6s %12s %6s %9s  %s\n", "#", "bytes", "%", "objects",
+		outbuf_printf(o, "%4s %14s %6s %12s %6s %9s  %s\n", "#", "bytes", "%", "objects",
 			  "%", "avg size", "site");
 	for (size_t i = 0; i < sites->nr && shown < TOP_SITES; i++) {
 		const struct row *r = &sites->r[i];
@@ -224,11 +206,11 @@ static void site_table(struct outbuf *o, struct rows *sites, const struct alloc_
 			continue;
 		shown++;
 		if (md)
-			printf_to(o, "| %zu | %" PRIu64 " | %.1f | %" PRIu64 " | %.1f | %" PRIu64 " | ",
+			outbuf_printf(o, "| %zu | %" PRIu64 " | %.1f | %" PRIu64 " | %.1f | %" PRIu64 " | ",
 				  shown, space, pct(space, tot_space), objects,
 				  pct(objects, tot_objects), avg);
 		else
-			printf_to(o, "%4zu %14" PRIu64 " %5.1f%% %12" PRIu64 " %5.1f%% %9" PRIu64 "  ",
+			outbuf_printf(o, "%4zu %14" PRIu64 " %5.1f%% %12" PRIu64 " %5.1f%% %9" PRIu64 "  ",
 				  shown, space, pct(space, tot_space), objects,
 				  pct(objects, tot_objects), avg);
 		site_text(o, r->site, md);
@@ -251,7 +233,7 @@ static void type_table(struct outbuf *o, struct rows *types, const struct alloc_
 		outbuf_str(o, "| type | objects | % | bytes | % | avg size | biggest site |\n"
 			      "|---|---:|---:|---:|---:|---:|---|\n");
 	else
-		printf_to(o, "%-32s %12s %6s %14s %6s %9s  %s\n", "type", "objects", "%", "bytes",
+		outbuf_printf(o, "%-32s %12s %6s %14s %6s %9s  %s\n", "type", "objects", "%", "bytes",
 			  "%", "avg size", "biggest site");
 	for (size_t i = 0; i < types->nr && shown < TOP_TYPES; i++) {
 		const struct row *r = &types->r[i];
@@ -264,7 +246,7 @@ static void type_table(struct outbuf *o, struct rows *types, const struct alloc_
 		if (md) {
 			outbuf_str(o, "| ");
 			cell(o, name, true);
-			printf_to(o, " | %" PRIu64 " | %.1f | %" PRIu64 " | %.1f | %" PRIu64 " | ",
+			outbuf_printf(o, " | %" PRIu64 " | %.1f | %" PRIu64 " | %.1f | %" PRIu64 " | ",
 				  r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects),
 				  r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space), avg);
 		} else {
@@ -272,8 +254,8 @@ static void type_table(struct outbuf *o, struct rows *types, const struct alloc_
 
 			cell(o, name, false);
 			if (o->len - before < 32)
-				printf_to(o, "%*s", (int)(32 - (o->len - before)), "");
-			printf_to(o, " %12" PRIu64 " %5.1f%% %14" PRIu64 " %5.1f%% %9" PRIu64 "  ",
+				outbuf_printf(o, "%*s", (int)(32 - (o->len - before)), "");
+			outbuf_printf(o, " %12" PRIu64 " %5.1f%% %14" PRIu64 " %5.1f%% %9" PRIu64 "  ",
 				  r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects),
 				  r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space), avg);
 		}
@@ -317,7 +299,7 @@ static void type_stacks(struct profile *p, struct outbuf *o, bool md, const char
 		const struct sym_frame **f;
 		size_t n = profile_frames(p, rank[i].b, &f);
 
-		printf_to(o, md ? "%zu. %" PRIu64 " bytes, %" PRIu64 " objects (%.1f%% of the bytes)\n\n"
+		outbuf_printf(o, md ? "%zu. %" PRIu64 " bytes, %" PRIu64 " objects (%.1f%% of the bytes)\n\n"
 				: "#%zu  %" PRIu64 " bytes, %" PRIu64 " objects (%.1f%% of the bytes)\n",
 			  i + 1, rank[i].bytes, rank[i].objects,
 			  pct(rank[i].bytes, p->total.alloc_space));
@@ -330,12 +312,12 @@ static void type_stacks(struct profile *p, struct outbuf *o, bool md, const char
 				outbuf_str(o, "  ");
 				cell(o, f[k]->file, false);
 				if (f[k]->line)
-					printf_to(o, ":%" PRIu32, f[k]->line);
+					outbuf_printf(o, ":%" PRIu32, f[k]->line);
 			}
 			outbuf_char(o, '\n');
 		}
 		if (n > STACK_FRAMES)
-			printf_to(o, "%s... %zu more frames\n", md ? "   " : "    ", n - STACK_FRAMES);
+			outbuf_printf(o, "%s... %zu more frames\n", md ? "   " : "    ", n - STACK_FRAMES);
 		outbuf_str(o, md ? "   ```\n\n" : "\n");
 	}
 	if (!nr)
@@ -359,12 +341,12 @@ static void summary(struct profile *p, struct outbuf *o, bool md)
 		cell(o, t->hdr.argv[i].ptr ? t->hdr.argv[i].ptr : "", md);
 	}
 	if (!t->hdr.argc)
-		printf_to(o, "(attached to pid %" PRIu64 ")", t->hdr.pid);
+		outbuf_printf(o, "(attached to pid %" PRIu64 ")", t->hdr.pid);
 	outbuf_char(o, '\n');
 	outbuf_str(o, li);
 	outbuf_str(o, "Trace: ");
 	cell(o, t->path, md);
-	printf_to(o, ", %zu events, sampling %s%s\n", t->nr_events,
+	outbuf_printf(o, ", %zu events, sampling %s%s\n", t->nr_events,
 		  t->hdr.sample.ptr ? t->hdr.sample.ptr : "all",
 		  t->hdr.sample.ptr && strcmp(t->hdr.sample.ptr, "all") ?
 			  " (figures are estimates scaled by each event's weight)" : "");
@@ -372,10 +354,10 @@ static void summary(struct profile *p, struct outbuf *o, bool md)
 		outbuf_str(o, li);
 		outbuf_str(o, "Time window: ");
 		if (p->filter.has_from)
-			printf_to(o, "%.6f s", (double)p->filter.from_ns / 1e9);
+			outbuf_printf(o, "%.6f s", (double)p->filter.from_ns / 1e9);
 		outbuf_str(o, " .. ");
 		if (p->filter.has_to)
-			printf_to(o, "%.6f s", (double)p->filter.to_ns / 1e9);
+			outbuf_printf(o, "%.6f s", (double)p->filter.to_ns / 1e9);
 		outbuf_str(o, " since the trace start\n");
 	}
 	if (p->filter.type) {
@@ -385,11 +367,11 @@ static void summary(struct profile *p, struct outbuf *o, bool md)
 		outbuf_char(o, '\n');
 	}
 	outbuf_str(o, li);
-	printf_to(o, "Allocated: %" PRIu64 " objects, %" PRIu64 " bytes in %" PRIu64
+	outbuf_printf(o, "Allocated: %" PRIu64 " objects, %" PRIu64 " bytes in %" PRIu64
 		     " allocation events; %" PRIu64 " frees\n",
 		  p->total.alloc_objects, p->total.alloc_space, p->alloc_events, p->free_events);
 	outbuf_str(o, li);
-	printf_to(o, "Not freed by the end: %" PRIu64 " objects, %" PRIu64 " bytes (%s)\n",
+	outbuf_printf(o, "Not freed by the end: %" PRIu64 " objects, %" PRIu64 " bytes (%s)\n",
 		  p->total.inuse_objects, p->total.inuse_space, inuse_meaning(p->t));
 }
 

@@ -9,7 +9,6 @@
  */
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,21 +79,6 @@ static int by_peak(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void svg(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void svg(struct outbuf *o, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		outbuf_write(o, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
 static void xml_text(struct outbuf *o, const char *s)
 {
 	for (; *s; s++) {
@@ -136,29 +120,29 @@ static void panel(struct outbuf *o, const struct timeline *tl, bool live, int y0
 			if (v[k] > vmax)
 				vmax = v[k];
 	}
-	svg(o, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n", LEFT, y0 - 8, title);
-	svg(o, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n",
+	outbuf_printf(o, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n", LEFT, y0 - 8, title);
+	outbuf_printf(o, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n",
 	    LEFT, y0, plot_w, PANEL_H);
 	for (int k = 0; k <= 4; k++) {
 		char lab[32];
 		int y = y0 + PANEL_H - k * PANEL_H / 4;
 
 		human(lab, sizeof(lab), vmax * k / 4);
-		svg(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", LEFT - 6, y + 4, lab);
-		svg(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
+		outbuf_printf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", LEFT - 6, y + 4, lab);
+		outbuf_printf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
 		    LEFT + k * plot_w / 4, y0 + PANEL_H + 16, tmax * k / 4);
 	}
 	for (size_t k = tl->ntop + 1; k-- > 0;) {
-		svg(o, "<polyline class=\"%s%zu\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
+		outbuf_printf(o, "<polyline class=\"%s%zu\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
 		    live ? "live" : "alloc", k, colors[k], k ? "1.5" : "2.5");
 		for (size_t i = 0; i < tl->n; i++) {
 			const double *v = live ? tl->pts[i].live : tl->pts[i].alloc;
 			double t = (double)(tl->pts[i].ts - tl->pts[0].ts) / 1e9;
 
-			svg(o, "%.1f,%.1f ", LEFT + (tmax > 0 ? t / tmax : 0) * plot_w,
+			outbuf_printf(o, "%.1f,%.1f ", LEFT + (tmax > 0 ? t / tmax : 0) * plot_w,
 			    y0 + PANEL_H - (v[k] > 0 ? v[k] : 0) / vmax * PANEL_H);
 		}
-		svg(o, "\"/>\n");
+		outbuf_printf(o, "\"/>\n");
 	}
 }
 
@@ -201,12 +185,12 @@ void write_timeline(struct profile *p, struct outbuf *o, const struct output_opt
 
 	tmax = tl.n ? (double)(tl.pts[tl.n - 1].ts - tl.pts[0].ts) / 1e9 : 0;
 	h = TOP + 2 * PANEL_H + GAP + 40 + (int)(tl.ntop + 1) * LEGEND_LINE + 20;
-	svg(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	outbuf_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 	    "font-family=\"sans-serif\" font-size=\"12\">\n", W, h);
-	svg(o, "<title>alys-bpf timeline: ");
+	outbuf_printf(o, "<title>alys-bpf timeline: ");
 	xml_text(o, t->hdr.exe.ptr ? t->hdr.exe.ptr : "?");
-	svg(o, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	outbuf_printf(o, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 	panel(o, &tl, false, TOP, tmax, "Allocated bytes (cumulative)");
 	panel(o, &tl, true, TOP + PANEL_H + GAP, tmax,
 	      t->hdr.liveness.ptr && strcmp(t->hdr.liveness.ptr, "off") ?
@@ -215,13 +199,13 @@ void write_timeline(struct profile *p, struct outbuf *o, const struct output_opt
 	for (size_t k = 0; k <= tl.ntop; k++) {
 		int y = TOP + 2 * PANEL_H + GAP + 40 + (int)k * LEGEND_LINE;
 
-		svg(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
+		outbuf_printf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
 		    LEFT, y - 4, LEFT + 24, y - 4, colors[k]);
-		svg(o, "<text class=\"legend\" x=\"%d\" y=\"%d\">", LEFT + 30, y);
+		outbuf_printf(o, "<text class=\"legend\" x=\"%d\" y=\"%d\">", LEFT + 30, y);
 		xml_text(o, k ? tl.top[k - 1]->name : "[total]");
-		svg(o, "</text>\n");
+		outbuf_printf(o, "</text>\n");
 	}
-	svg(o, "</svg>\n");
+	outbuf_printf(o, "</svg>\n");
 	for (size_t k = 0; k < tl.ntop; k++) {
 		free(tl.top[k]->name);
 		free((void *)tl.top[k]);

@@ -2,6 +2,8 @@
 #include "outbuf.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -55,6 +57,25 @@ void outbuf_reserve(struct outbuf *o, size_t n)
 			return;
 	}
 	o->buf = grow_array(o->buf, &o->cap, o->len + n, 1);
+}
+
+void outbuf_printf(struct outbuf *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	outbuf_reserve(o, (size_t)n + 1);	/* vsnprintf writes a NUL */
+	if (o->cap - o->len < (size_t)n + 1)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(o->buf + o->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	o->len += (size_t)n;
 }
 
 void outbuf_u64(struct outbuf *o, uint64_t v)

@@ -48,6 +48,10 @@ static inline void outbuf_str(struct outbuf *o, const char *s)
 	outbuf_write(o, s, strlen(s));
 }
 
+/* printf into the buffer, never truncated (report lines, SVG elements:
+ * not for the per-event hot path). */
+void outbuf_printf(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 void outbuf_u64(struct outbuf *o, uint64_t v);
 void outbuf_i64(struct outbuf *o, int64_t v);
 /* "0x" followed by lowercase hex digits, no padding. */
