@@ -153,13 +153,15 @@ json_query() {
 	"$ALYS_PYTHON" "$ALYS_ROOT/tests/json_query.py" "$1" "$2"
 }
 
-# _alys_jq_stop: end the json_query servers of this script.
+# _alys_jq_stop: end the json_query servers of this script, silently (it
+# runs after summary's last line; a server may be exiting on its own).
 _alys_jq_stop() {
-	local p
+	local p pid
 	for p in "$ALYS_JQ_DIR"/*.pid; do
-		[ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null
+		pid=$(cat "$p" 2>/dev/null) && [ -n "$pid" ] && kill "$pid" 2>/dev/null
 	done
 	rm -rf "$ALYS_JQ_DIR"
+	return 0
 }
 
 # wait_for_line FILE ERE TIMEOUT: wait up to TIMEOUT seconds (may be
