@@ -4,22 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alys_site.h"
 #include "outbuf.h"
 #include "u64_table.h"
 #include "util.h"
-
-/* Frames that say how memory is obtained, not who wants it. */
-static bool plumbing(const char *name)
-{
-	static const char *const prefixes[] = {
-		"GC_", "*GC::", "GC::", "__crystal_malloc", "__crystal_realloc",
-	};
-
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return strstr(name, "::malloc<") || strstr(name, "::realloc<");
-}
 
 char *sites_name_stack(const struct trace *t, struct symbolizer *sym,
 		       const struct trace_stack *st)
@@ -35,7 +23,7 @@ char *sites_name_stack(const struct trace *t, struct symbolizer *sym,
 		for (uint32_t k = 0; k < e->nr_frames && kept < SITE_FRAMES; k++) {
 			const char *n = e->frames[k].name;
 
-			if (i == 0 || plumbing(n))
+			if (i == 0 || alys_frame_is_plumbing(n))
 				continue;
 			if (kept++)
 				outbuf_str(&mem, " < ");

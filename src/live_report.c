@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alys_site.h"
+
 #define SITE_FRAMES 3
 #define WEIGHT_BITS 40
 
@@ -23,20 +25,6 @@ static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 };
-
-/* Frames that say how memory is obtained, not who wants it (as in
- * converter/sites.c, which names sites the same way). */
-static bool plumbing(const char *name)
-{
-	static const char *const prefixes[] = {
-		"GC_", "*GC::", "GC::", "__crystal_malloc", "__crystal_realloc",
-	};
-
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return strstr(name, "::malloc<") || strstr(name, "::realloc<");
-}
 
 static void report_maps(struct live_report *lr)
 {
@@ -79,7 +67,7 @@ static char *site_name(struct live_report *lr, const uint64_t *ips, uint32_t nr)
 			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)ips[i]);
 			n = hex;
 		}
-		if (plumbing(n))
+		if (alys_frame_is_plumbing(n))
 			continue;
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", kept++ ? " < " : "", n);
 		if (len >= sizeof(buf))
