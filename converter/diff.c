@@ -166,7 +166,7 @@ static void write_row(struct outbuf *o, const char *name, uint64_t oa, uint64_t 
 	fmt_pct(pa, sizeof(pa), oa, na);
 	fmt_pct(pb, sizeof(pb), ob, nb);
 	outbuf_printf(o, "%10" PRIu64 " %10" PRIu64 " %8s %12" PRIu64 " %12" PRIu64 " %8s %12" PRId64
-	    " %12" PRId64 "  %s\n", oa, na, pa, ob, nb, pb, ol, nl, name);
+		      " %12" PRId64 "  %s\n", oa, na, pa, ob, nb, pb, ol, nl, name);
 }
 
 static int compare(struct side *a, struct side *b, struct outbuf *o, double fail_above,
@@ -181,10 +181,10 @@ static int compare(struct side *a, struct side *b, struct outbuf *o, double fail
 	totals(&b->st, &na, &nb, &nl);
 	qsort(rows, n, sizeof(*rows), by_change);
 	outbuf_printf(o, "old: %s (liveness %s)\nnew: %s (liveness %s)\n\n", a->t.path,
-	    a->t.hdr.liveness.ptr ? a->t.hdr.liveness.ptr : "off", b->t.path,
-	    b->t.hdr.liveness.ptr ? b->t.hdr.liveness.ptr : "off");
+		      a->t.hdr.liveness.ptr ? a->t.hdr.liveness.ptr : "off", b->t.path,
+		      b->t.hdr.liveness.ptr ? b->t.hdr.liveness.ptr : "off");
 	outbuf_printf(o, "%10s %10s %8s %12s %12s %8s %12s %12s  %s\n", "old_allocs", "new_allocs", "allocs",
-	    "old_bytes", "new_bytes", "bytes", "old_live", "new_live", "site");
+		      "old_bytes", "new_bytes", "bytes", "old_live", "new_live", "site");
 	write_row(o, "[total]", oa, na, ob, nb, ol, nl);
 	for (size_t i = 0; i < n; i++) {
 		const struct row *r = &rows[i];

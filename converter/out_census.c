@@ -51,7 +51,7 @@ void write_census(struct profile *p, struct outbuf *o, const struct output_optio
 	}
 	outbuf_printf(o, "Heap censuses (live objects by type id after a collection)\n");
 	outbuf_printf(o, "%8s %12s %14s %6s %8s %10s\n", "gc_no", "objects", "bytes", "types",
-	     "blocks", "walk ms");
+		      "blocks", "walk ms");
 	for (size_t i = 0; i < t->nr_censuses; i++) {
 		const struct trace_census *c = &t->censuses[i];
 		uint64_t n = 0, b = 0;
@@ -61,8 +61,8 @@ void write_census(struct profile *p, struct outbuf *o, const struct output_optio
 			b += t->census_types[c->first_type + k].bytes;
 		}
 		outbuf_printf(o, "%8" PRIu32 " %12" PRIu64 " %14" PRIu64 " %6zu %8" PRIu64 " %10.2f%s\n",
-		     c->gc_no, n, b, c->nr_types, c->blocks, c->walk_ns / 1e6,
-		     c->unreadable ? " (some blocks unreadable)" : "");
+			      c->gc_no, n, b, c->nr_types, c->blocks, c->walk_ns / 1e6,
+			      c->unreadable ? " (some blocks unreadable)" : "");
 	}
 	last = &t->censuses[t->nr_censuses - 1];
 	v = malloc((last->nr_types ? last->nr_types : 1) * sizeof(*v));
@@ -78,7 +78,7 @@ void write_census(struct profile *p, struct outbuf *o, const struct output_optio
 		objs += v[k].objects;
 		bytes += v[k].bytes;
 		outbuf_printf(o, "%10" PRIu32 " %12" PRIu64 " %14" PRIu64 "  %s\n", v[k].type_id,
-		     v[k].objects, v[k].bytes, site ? site : "-");
+			      v[k].objects, v[k].bytes, site ? site : "-");
 		free(site);
 	}
 	outbuf_printf(o, "%10s %12" PRIu64 " %14" PRIu64 "\n", "total", objs, bytes);

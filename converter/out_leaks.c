@@ -64,7 +64,7 @@ void write_leaks(struct profile *p, struct outbuf *o, const struct output_option
 	if (t->end.liveness.ptr)
 		mode = t->end.liveness.ptr;
 	outbuf_printf(o, "liveness: %s; %zu collections read; %u snapshots of live bytes\n", mode,
-	     t->nr_collections, st.snapshots);
+		      t->nr_collections, st.snapshots);
 	if (!strcmp(mode, "off"))
 		outbuf_str(o, "note: this trace has no inferred frees (traced with --no-liveness or "
 			   "by an older alys-bpf): every block the program did not GC_free looks live\n");
@@ -79,16 +79,16 @@ void write_leaks(struct profile *p, struct outbuf *o, const struct output_option
 	qsort(v, n, sizeof(*v), by_live);
 	outbuf_printf(o, "\nIn use at the end, by site (top %d):\n", TOP_IN_USE);
 	outbuf_printf(o, "%14s %10s %14s %8s %8s  %s\n", "live_bytes", "objects", "alloc_bytes",
-	     "age_avg", "age_max", "site");
+		      "age_avg", "age_max", "site");
 	for (size_t i = 0; i < n && i < TOP_IN_USE && v[i]->live_bytes > 0; i++)
 		outbuf_printf(o, "%14" PRId64 " %10" PRId64 " %14" PRIu64 " %8.1f %8u  %s\n", v[i]->live_bytes,
-		     v[i]->live_objs, v[i]->alloc_bytes,
-		     v[i]->live_objs > 0 ? (double)v[i]->age_sum / (double)v[i]->live_objs : 0.0,
-		     v[i]->age_max, v[i]->name);
+			      v[i]->live_objs, v[i]->alloc_bytes,
+			      v[i]->live_objs > 0 ? (double)v[i]->age_sum / (double)v[i]->live_objs : 0.0,
+			      v[i]->age_max, v[i]->name);
 
 	qsort(v, n, sizeof(*v), by_growth);
 	outbuf_printf(o, "\nLeak suspects: sites whose live bytes grew across collections (top %d):\n",
-	     TOP_SUSPECTS);
+		      TOP_SUSPECTS);
 	outbuf_printf(o, "%4s %14s %14s %9s  %s\n", "rank", "growth_bytes", "live_bytes", "rising", "site");
 	for (size_t i = 0, rank = 0; i < n && rank < TOP_SUSPECTS; i++) {
 		char rising[32];
@@ -97,14 +97,14 @@ void write_leaks(struct profile *p, struct outbuf *o, const struct output_option
 			continue;
 		snprintf(rising, sizeof(rising), "%u/%u", v[i]->rises, v[i]->snapshots - 1);
 		outbuf_printf(o, "%4zu %+14" PRId64 " %14" PRId64 " %9s  %s\n", ++rank, growth(v[i]),
-		     v[i]->live_bytes, rising, v[i]->name);
+			      v[i]->live_bytes, rising, v[i]->name);
 	}
 	outbuf_printf(o, "\nBy allocating thread:\n%10s %12s %14s %14s %10s\n", "tid", "allocs",
-	     "alloc_bytes", "live_bytes", "objects");
+		      "alloc_bytes", "live_bytes", "objects");
 	for (size_t i = 0; i < st.nthreads; i++)
 		outbuf_printf(o, "%10u %12" PRIu64 " %14" PRIu64 " %14" PRId64 " %10" PRId64 "\n",
-		     st.threads[i].tid, st.threads[i].allocs, st.threads[i].alloc_bytes,
-		     st.threads[i].live_bytes, st.threads[i].live_objs);
+			      st.threads[i].tid, st.threads[i].allocs, st.threads[i].alloc_bytes,
+			      st.threads[i].live_bytes, st.threads[i].live_objs);
 	free(v);
 	sites_free(&st);
 }

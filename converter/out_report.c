@@ -176,7 +176,7 @@ static void heading(struct outbuf *o, bool md, const char *title)
 		outbuf_printf(o, "\n## %s\n\n", title);
 	else
 		outbuf_printf(o, "\n%s\n%.*s\n", title, (int)strlen(title),
-			  "------------------------------------------------------------------------");
+			      "------------------------------------------------------------------------");
 }
 
 static void site_table(struct outbuf *o, struct rows *sites, const struct alloc_stats *tot,
@@ -195,7 +195,7 @@ static void site_table(struct outbuf *o, struct rows *sites, const struct alloc_
 			      "|---:|---:|---:|---:|---:|---:|---|\n");
 	else
 		outbuf_printf(o, "%4s %14s %6s %12s %6s %9s  %s\n", "#", "bytes", "%", "objects",
-			  "%", "avg size", "site");
+			      "%", "avg size", "site");
 	for (size_t i = 0; i < sites->nr && shown < TOP_SITES; i++) {
 		const struct row *r = &sites->r[i];
 		uint64_t space = inuse ? r->s.inuse_space : r->s.alloc_space;
@@ -207,12 +207,12 @@ static void site_table(struct outbuf *o, struct rows *sites, const struct alloc_
 		shown++;
 		if (md)
 			outbuf_printf(o, "| %zu | %" PRIu64 " | %.1f | %" PRIu64 " | %.1f | %" PRIu64 " | ",
-				  shown, space, pct(space, tot_space), objects,
-				  pct(objects, tot_objects), avg);
+				      shown, space, pct(space, tot_space), objects,
+				      pct(objects, tot_objects), avg);
 		else
 			outbuf_printf(o, "%4zu %14" PRIu64 " %5.1f%% %12" PRIu64 " %5.1f%% %9" PRIu64 "  ",
-				  shown, space, pct(space, tot_space), objects,
-				  pct(objects, tot_objects), avg);
+				      shown, space, pct(space, tot_space), objects,
+				      pct(objects, tot_objects), avg);
 		site_text(o, r->site, md);
 		outbuf_str(o, md ? " |\n" : "\n");
 	}
@@ -234,7 +234,7 @@ static void type_table(struct outbuf *o, struct rows *types, const struct alloc_
 			      "|---|---:|---:|---:|---:|---:|---|\n");
 	else
 		outbuf_printf(o, "%-32s %12s %6s %14s %6s %9s  %s\n", "type", "objects", "%", "bytes",
-			  "%", "avg size", "biggest site");
+			      "%", "avg size", "biggest site");
 	for (size_t i = 0; i < types->nr && shown < TOP_TYPES; i++) {
 		const struct row *r = &types->r[i];
 		const char *name = r->key[0] ? r->key : "(no constructor frame)";
@@ -247,8 +247,8 @@ static void type_table(struct outbuf *o, struct rows *types, const struct alloc_
 			outbuf_str(o, "| ");
 			cell(o, name, true);
 			outbuf_printf(o, " | %" PRIu64 " | %.1f | %" PRIu64 " | %.1f | %" PRIu64 " | ",
-				  r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects),
-				  r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space), avg);
+				      r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects),
+				      r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space), avg);
 		} else {
 			size_t before = o->len;
 
@@ -256,8 +256,8 @@ static void type_table(struct outbuf *o, struct rows *types, const struct alloc_
 			if (o->len - before < 32)
 				outbuf_printf(o, "%*s", (int)(32 - (o->len - before)), "");
 			outbuf_printf(o, " %12" PRIu64 " %5.1f%% %14" PRIu64 " %5.1f%% %9" PRIu64 "  ",
-				  r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects),
-				  r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space), avg);
+				      r->s.alloc_objects, pct(r->s.alloc_objects, tot->alloc_objects),
+				      r->s.alloc_space, pct(r->s.alloc_space, tot->alloc_space), avg);
 		}
 		site_text(o, r->site, md);
 		outbuf_str(o, md ? " |\n" : "\n");
@@ -300,9 +300,9 @@ static void type_stacks(struct profile *p, struct outbuf *o, bool md, const char
 		size_t n = profile_frames(p, rank[i].b, &f);
 
 		outbuf_printf(o, md ? "%zu. %" PRIu64 " bytes, %" PRIu64 " objects (%.1f%% of the bytes)\n\n"
-				: "#%zu  %" PRIu64 " bytes, %" PRIu64 " objects (%.1f%% of the bytes)\n",
-			  i + 1, rank[i].bytes, rank[i].objects,
-			  pct(rank[i].bytes, p->total.alloc_space));
+			      : "#%zu  %" PRIu64 " bytes, %" PRIu64 " objects (%.1f%% of the bytes)\n",
+			      i + 1, rank[i].bytes, rank[i].objects,
+			      pct(rank[i].bytes, p->total.alloc_space));
 		if (md)
 			outbuf_str(o, "   ```\n");
 		for (size_t k = 0; k < n && k < STACK_FRAMES; k++) {
@@ -347,9 +347,9 @@ static void summary(struct profile *p, struct outbuf *o, bool md)
 	outbuf_str(o, "Trace: ");
 	cell(o, t->path, md);
 	outbuf_printf(o, ", %zu events, sampling %s%s\n", t->nr_events,
-		  t->hdr.sample.ptr ? t->hdr.sample.ptr : "all",
-		  t->hdr.sample.ptr && strcmp(t->hdr.sample.ptr, "all") ?
-			  " (figures are estimates scaled by each event's weight)" : "");
+		      t->hdr.sample.ptr ? t->hdr.sample.ptr : "all",
+		      t->hdr.sample.ptr && strcmp(t->hdr.sample.ptr, "all") ?
+		      " (figures are estimates scaled by each event's weight)" : "");
 	if (p->filter.has_from || p->filter.has_to) {
 		outbuf_str(o, li);
 		outbuf_str(o, "Time window: ");
@@ -368,11 +368,11 @@ static void summary(struct profile *p, struct outbuf *o, bool md)
 	}
 	outbuf_str(o, li);
 	outbuf_printf(o, "Allocated: %" PRIu64 " objects, %" PRIu64 " bytes in %" PRIu64
-		     " allocation events; %" PRIu64 " frees\n",
-		  p->total.alloc_objects, p->total.alloc_space, p->alloc_events, p->free_events);
+		      " allocation events; %" PRIu64 " frees\n",
+		      p->total.alloc_objects, p->total.alloc_space, p->alloc_events, p->free_events);
 	outbuf_str(o, li);
 	outbuf_printf(o, "Not freed by the end: %" PRIu64 " objects, %" PRIu64 " bytes (%s)\n",
-		  p->total.inuse_objects, p->total.inuse_space, inuse_meaning(p->t));
+		      p->total.inuse_objects, p->total.inuse_space, inuse_meaning(p->t));
 }
 
 /* Leak suspects, object age and threads come from -f leaks, which follows

@@ -122,7 +122,7 @@ static void panel(struct outbuf *o, const struct timeline *tl, bool live, int y0
 	}
 	outbuf_printf(o, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">%s</text>\n", LEFT, y0 - 8, title);
 	outbuf_printf(o, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>\n",
-	    LEFT, y0, plot_w, PANEL_H);
+		      LEFT, y0, plot_w, PANEL_H);
 	for (int k = 0; k <= 4; k++) {
 		char lab[32];
 		int y = y0 + PANEL_H - k * PANEL_H / 4;
@@ -130,17 +130,17 @@ static void panel(struct outbuf *o, const struct timeline *tl, bool live, int y0
 		human(lab, sizeof(lab), vmax * k / 4);
 		outbuf_printf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", LEFT - 6, y + 4, lab);
 		outbuf_printf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
-		    LEFT + k * plot_w / 4, y0 + PANEL_H + 16, tmax * k / 4);
+			      LEFT + k * plot_w / 4, y0 + PANEL_H + 16, tmax * k / 4);
 	}
 	for (size_t k = tl->ntop + 1; k-- > 0;) {
 		outbuf_printf(o, "<polyline class=\"%s%zu\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
-		    live ? "live" : "alloc", k, colors[k], k ? "1.5" : "2.5");
+			      live ? "live" : "alloc", k, colors[k], k ? "1.5" : "2.5");
 		for (size_t i = 0; i < tl->n; i++) {
 			const double *v = live ? tl->pts[i].live : tl->pts[i].alloc;
 			double t = (double)(tl->pts[i].ts - tl->pts[0].ts) / 1e9;
 
 			outbuf_printf(o, "%.1f,%.1f ", LEFT + (tmax > 0 ? t / tmax : 0) * plot_w,
-			    y0 + PANEL_H - (v[k] > 0 ? v[k] : 0) / vmax * PANEL_H);
+				      y0 + PANEL_H - (v[k] > 0 ? v[k] : 0) / vmax * PANEL_H);
 		}
 		outbuf_printf(o, "\"/>\n");
 	}
@@ -186,8 +186,8 @@ void write_timeline(struct profile *p, struct outbuf *o, const struct output_opt
 	tmax = tl.n ? (double)(tl.pts[tl.n - 1].ts - tl.pts[0].ts) / 1e9 : 0;
 	h = TOP + 2 * PANEL_H + GAP + 40 + (int)(tl.ntop + 1) * LEGEND_LINE + 20;
 	outbuf_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-	    "font-family=\"sans-serif\" font-size=\"12\">\n", W, h);
+		      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		      "font-family=\"sans-serif\" font-size=\"12\">\n", W, h);
 	outbuf_printf(o, "<title>alys-bpf timeline: ");
 	xml_text(o, t->hdr.exe.ptr ? t->hdr.exe.ptr : "?");
 	outbuf_printf(o, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
@@ -200,7 +200,7 @@ void write_timeline(struct profile *p, struct outbuf *o, const struct output_opt
 		int y = TOP + 2 * PANEL_H + GAP + 40 + (int)k * LEGEND_LINE;
 
 		outbuf_printf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
-		    LEFT, y - 4, LEFT + 24, y - 4, colors[k]);
+			      LEFT, y - 4, LEFT + 24, y - 4, colors[k]);
 		outbuf_printf(o, "<text class=\"legend\" x=\"%d\" y=\"%d\">", LEFT + 30, y);
 		xml_text(o, k ? tl.top[k - 1]->name : "[total]");
 		outbuf_printf(o, "</text>\n");
