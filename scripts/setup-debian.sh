@@ -14,6 +14,8 @@ set -euo pipefail
 
 log() { printf 'setup-debian: %s\n' "$*"; }
 die() { printf 'setup-debian: ERROR: %s\n' "$*" >&2; exit 1; }
+# Any command that fails under set -e says what it was before the script ends.
+trap 'rc=$?; printf "setup-debian: ERROR: line %s: \"%s\" failed with status %s\n" "$LINENO" "$BASH_COMMAND" "$rc" >&2; exit "$rc"' ERR
 
 [ "$(id -u)" -eq 0 ] || die "run me as root (apt-get install, mount)"
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script is for Debian 12"
@@ -64,8 +66,10 @@ done
 [ ${#missing[@]} -eq 0 ] ||
 	die "no installation candidate for: ${missing[*]} (is the bookworm main repository configured?)"
 
+# dpkg-query exits 1 when any named package is unknown to dpkg (on a fresh
+# machine, most of them): that is an answer, not a failure.
 to_install=()
-installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>/dev/null |
+installed=$({ dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>/dev/null || true; } |
 	awk '$NF == "installed" { print $1 }')
 for p in "${PACKAGES[@]}"; do
 	grep -qxF "$p" <<<"$installed" || to_install+=("$p")

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# scripts/setup-debian.sh on a machine that has none of its packages, with
+# stub apt-get, apt-cache and dpkg-query on PATH that behave like Debian's on
+# a fresh machine: dpkg-query exits 1 for packages it does not know, apt-get
+# install makes them known. Also: each failure names what failed.
+#
+# ALYS_SETUP_SCRIPT=PATH tests another copy of the script (e.g. an old one,
+# to see this test fail on it).
+. "$(dirname "$0")/../lib.sh"
+
+SCRIPT=${ALYS_SETUP_SCRIPT:-$ALYS_ROOT/scripts/setup-debian.sh}
+make_tmpdir T
+STUBS=$T/bin
+mkdir -p "$STUBS"
+
+# stub NAME BODY: a bash script NAME on the stub PATH.
+stub() {
+	printf '#!/usr/bin/env bash\n%s\n' "$2" >"$STUBS/$1"
+	chmod +x "$STUBS/$1"
+}
+
+# The machine's state: one installed package per line in $STATE/installed.
+# ALYS_STUB_NO_CANDIDATE names a package apt-cache has no candidate for;
+# ALYS_STUB_FAIL names an apt-get verb that fails like a broken mirror.
+stub apt-get '
+echo "apt-get $*" >>"$STATE/log"
+verb=
+for a in "$@"; do case $a in -*) ;; *) [ -n "$verb" ] || { verb=$a; continue; }; pkgs+=("$a") ;; esac; done
+if [ "$verb" = "${ALYS_STUB_FAIL:-}" ]; then
+	echo "E: Failed to fetch http://deb.debian.org/... 404 Not Found" >&2
+	exit 100
+fi
+[ "$verb" = install ] && printf "%s\n" "${pkgs[@]}" >>"$STATE/installed"
+exit 0'
+stub apt-cache '
+[ "$1" = policy ] || exit 1
+shift
+for p in "$@"; do
+	echo "$p:"
+	echo "  Installed: (none)"
+	if [ "$p" = "${ALYS_STUB_NO_CANDIDATE:-}" ]; then echo "  Candidate: (none)"; else echo "  Candidate: 1.0-1"; fi
+done'
+# dpkg-query -W -f=FORMAT PKG...: known packages printed, then exit 1 if any
+# package was unknown (what Debian 12 does).
+stub dpkg-query '
+rc=0
+for p in "$@"; do
+	case $p in -*) continue ;; esac
+	if grep -qxF "$p" "$STATE/installed" 2>/dev/null; then
+		echo "$p install ok installed"
+	else
+		echo "dpkg-query: no packages found matching $p" >&2
+		rc=1
+	fi
+done
+exit $rc'
+stub id '[ "$1" = -u ] && { echo 0; exit 0; }; exec /usr/bin/id "$@"'
+for c in mount mountpoint bpftool; do stub "$c" 'exit 0'; done
+stub crystal 'echo "Crystal 1.6.0 (stub)"'
+stub clang 'echo "clang version 14 (stub)"'
+
+# run_setup NAME [VAR=VALUE...]: run the script against a fresh state;
+# sets $out (stdout+stderr) and $rc.
+run_setup() {
+	local name=$1
+	shift
+	STATE=$T/state-$name
+	mkdir -p "$STATE"
+	: >"$STATE/installed"
+	out=$(env "$@" STATE="$STATE" PATH="$STUBS:$PATH" bash "$SCRIPT" </dev/null 2>&1)
+	rc=$?
+}
+
+# A fresh machine: installs everything, says how many were missing.
+run_setup fresh
+check_eq "fresh machine: setup exits 0" "$rc" 0
+[ "$rc" -eq 0 ] || printf '%s\n' "$out" | sed 's/^/    /'
+npkg=$(grep -c . "$STATE/installed")
+check_ge "fresh machine: packages installed" "$npkg" 20
+check_match "fresh machine: says none was installed" "$out" "\($npkg not yet installed"
+check "fresh machine: apt-get update ran" grep -qx 'apt-get update -q' "$STATE/log"
+check_match "fresh machine: ends with done" "$(printf '%s\n' "$out" | tail -n 1)" '^setup-debian: done'
+
+# Run again on the same machine: nothing missing any more.
+out=$(env STATE="$STATE" PATH="$STUBS:$PATH" bash "$SCRIPT" </dev/null 2>&1)
+check_eq "second run: exits 0" "$?" 0
+check_match "second run: nothing left to install" "$out" '\(0 not yet installed\)'
+
+# Failures name what failed.
+run_setup nocand ALYS_STUB_NO_CANDIDATE=libcapstone-dev
+check_eq "no candidate: exit 1" "$rc" 1
+check_match "no candidate: names the package" "$out" 'ERROR: no installation candidate for: libcapstone-dev'
+
+run_setup installfail ALYS_STUB_FAIL=install
+check_eq "apt-get install fails: its status" "$rc" 100
+check_match "apt-get install fails: says which command" "$out" 'ERROR: line [0-9]+: "apt-get install .*" failed with status 100'
+
+run_setup updatefail ALYS_STUB_FAIL=update
+check_eq "apt-get update fails: its status" "$rc" 100
+check_match "apt-get update fails: says which command" "$out" 'ERROR: line [0-9]+: "apt-get update -q[^"]*" failed with status 100'
+
+summary
