@@ -33,19 +33,15 @@ struct {
 	__uint(max_entries, 32 << 20);
 } events SEC(".maps");
 
-struct stack_val {
-	__u32 nr;
-	__u32 pad;
-	__u64 ips[ALYS_MAX_FRAMES];
-};
-
+/* Keys of the stacks sent to userspace; the loader sizes it (--stack-cache).
+ * LRU: a stack evicted is sent again when next seen, so the cache bounds
+ * kernel memory and never loses a stack. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct stack_val);
-} stacks SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ALYS_DEFAULT_STACK_CACHE);
+	__type(key, __u64);
+	__type(value, __u8);
+} stack_cache SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -59,7 +55,7 @@ struct pending_call {
 	__u64 size;
 	__u64 old_addr;
 	__u64 gc_no_addr;
-	__u32 stack_id;
+	__u64 stack_key;
 	__u8 kind;
 	__u8 skip;
 };
@@ -72,7 +68,7 @@ struct thread_state {
 	/* The stack being walked: too big for the 512-byte BPF stack, and
 	 * per-task rather than per-CPU because uprobe programs can be
 	 * preempted. */
-	struct stack_val scratch;
+	struct alys_rb_stack scratch;
 };
 
 /* Task storage: found without a hash lookup, freed when the thread exits. */
@@ -102,120 +98,86 @@ static __always_inline void count(enum alys_counter c)
 #include "live.h"
 #include "sample.h"
 
-static __always_inline __u64 hash_ips(struct stack_val *s)
+static __always_inline __u64 rotl64(__u64 x, int r)
 {
-	__u64 h = 0xcbf29ce484222325ULL;
+	return x << r | x >> (64 - r);
+}
+
+/* MurmurHash3's x64 block mix and finalizer, one 64-bit block per frame:
+ * return addresses differ in few low bits, and a key names a stack for the
+ * whole trace (a collision would merge two stacks: ~n^2/2^65 for n stacks). */
+static __always_inline __u64 stack_key_of(const struct alys_rb_stack *s)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL ^ ((__u64)s->flags << 16 | s->nr);
 
 	for (__u32 i = 0; i < ALYS_MAX_FRAMES; i++) {
+		__u64 k;
+
 		if (i >= s->nr)
 			break;
-		h ^= s->ips[i];
-		h *= 0x100000001b3ULL;
-		h ^= h >> 29;
+		k = s->ips[i] * 0x87c37b91114253d5ULL;
+		k = rotl64(k, 31) * 0x4cf5ad432745937fULL;
+		h ^= k;
+		h = rotl64(h, 27) * 5 + 0x52dce729;
 	}
-	return h;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	/* 0 means no stack; userspace tables reserve all-ones. */
+	return h && ~h ? h : 1;
 }
-
-static __always_inline bool same_stack(const struct stack_val *a,
-				       const struct stack_val *b)
-{
-	if (a->nr != b->nr)
-		return false;
-	for (__u32 i = 0; i < ALYS_MAX_FRAMES; i++) {
-		if (i >= a->nr)
-			break;
-		if (a->ips[i] != b->ips[i])
-			return false;
-	}
-	return true;
-}
-
-/* Publish a new stack to userspace; the map entry is only kept if it was. */
-static __always_inline bool emit_stack(__u32 id, struct stack_val *s)
-{
-	struct alys_rb_stack *rec;
-	__u32 nr = s->nr;
-
-	if (nr > ALYS_MAX_FRAMES)
-		return false;
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
-	if (!rec)
-		return false;
-	rec->type = ALYS_RB_STACK;
-	rec->pad = 0;
-	rec->nr = nr;
-	rec->id = id;
-	bpf_probe_read_kernel(rec->ips, sizeof(rec->ips), s->ips);
-	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
-	return true;
-}
-
-#define STACK_PROBES 4
 
 /*
- * Deduplicate: the id is a hash of the frames; a different stack already
- * holding that id is a collision, resolved by probing the next ids, and
- * counted, never merged.
+ * The key of the stack in s, sending the stack first unless the cache says
+ * it was sent. Two CPUs may both send a new stack, and an evicted one is
+ * sent again: the daemon writes each key once. Only a full ring buffer
+ * loses a stack, and then it stays out of the cache.
  */
-static __always_inline __u32 stack_id_of(struct stack_val *s)
+static __always_inline __u64 stack_key(struct alys_rb_stack *s)
 {
-	__u64 h = hash_ips(s);
-	__u32 id = (__u32)(h ^ (h >> 32));
+	__u64 key = stack_key_of(s), size = ALYS_RB_STACK_SIZE((__u64)s->nr);
+	__u8 one = 1;
 
-	for (int probe = 0; probe < STACK_PROBES; probe++, id++) {
-		struct stack_val *old;
-		long err;
-
-		if (id == 0)
-			id = 1;
-		old = bpf_map_lookup_elem(&stacks, &id);
-		if (old) {
-			if (same_stack(old, s))
-				return id;
-			count(ALYS_CNT_STACK_COLLISION);
-			continue;
-		}
-		err = bpf_map_update_elem(&stacks, &id, s, BPF_NOEXIST);
-		if (err == -17 /* EEXIST: another CPU won the race */) {
-			old = bpf_map_lookup_elem(&stacks, &id);
-			if (old && same_stack(old, s))
-				return id;
-			count(ALYS_CNT_STACK_COLLISION);
-			continue;
-		}
-		if (err) {
-			count(ALYS_CNT_STACK_MAP_FULL);
-			return 0;
-		}
-		if (!emit_stack(id, s)) {
-			bpf_map_delete_elem(&stacks, &id);
-			count(ALYS_CNT_RB_DROP_STACK);
-			return 0;
-		}
-		return id;
+	if (bpf_map_lookup_elem(&stack_cache, &key))
+		return key;
+	/* Opaque to the compiler: the size checked is the size passed, not
+	 * one read again from memory that the verifier cannot bound. */
+	asm volatile("" : "+r"(size));
+	if (size > sizeof(*s))
+		return 0;
+	s->type = ALYS_RB_STACK;
+	s->pad = 0;
+	s->key = key;
+	if (bpf_ringbuf_output(&events, s, size, BPF_RB_NO_WAKEUP)) {
+		count(ALYS_CNT_RB_DROP_STACK);
+		return 0;
 	}
-	count(ALYS_CNT_STACK_COLLISION_UNRESOLVED);
-	return 0;
+	bpf_map_update_elem(&stack_cache, &key, &one, BPF_ANY);
+	count(ALYS_CNT_STACK_SENT);
+	return key;
 }
 
-static __always_inline __u32 collect_stack(struct pt_regs *regs,
+static __always_inline __u64 collect_stack(struct pt_regs *regs,
 					   struct thread_state *st)
 {
-	struct stack_val *s = &st->scratch;
+	struct alys_rb_stack *s = &st->scratch;
 
 	s->nr = 0;
+	s->flags = 0;
 	if (unwind_mode == ALYS_UNWIND_DWARF)
 		unwind_dwarf(regs, s);
 	else
 		unwind_fp(regs, s);
 	if (s->nr == 0)
 		return 0;
-	return stack_id_of(s);
+	return stack_key(s);
 }
 
 static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
 					 __u64 addr, __u64 old_addr,
-					 __u32 stack_id, __u64 gc_no_addr)
+					 __u64 stack_key, __u64 gc_no_addr)
 {
 	struct alys_rb_event *e;
 	__u64 flags = BPF_RB_NO_WAKEUP;
@@ -238,8 +200,7 @@ static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
 	e->gc_no = 0;
 	if (gc_no_addr)
 		bpf_probe_read_user(&e->gc_no, sizeof(__u32), (void *)gc_no_addr);
-	e->stack_id = stack_id;
-	e->pad2 = 0;
+	e->stack_key = stack_key;
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
@@ -301,7 +262,7 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 	c->gc_no_addr = gc_no_addr_of(regs, kind);
 	if (c->skip)
 		return 0;
-	c->stack_id = collect_stack(regs, st);
+	c->stack_key = collect_stack(regs, st);
 	return 0;
 }
 
@@ -333,7 +294,7 @@ static __always_inline int on_return(struct pt_regs *regs)
 	if (c->gc_no_addr)
 		track_block(bias, PT_REGS_RC(regs), c->size, c->kind != ALYS_KIND_REALLOC);
 	submit_event(c->kind, d, c->size, PT_REGS_RC(regs), c->old_addr,
-		     c->stack_id, c->gc_no_addr);
+		     c->stack_key, c->gc_no_addr);
 	return 0;
 }
 

@@ -64,9 +64,9 @@ static __always_inline bool sample_call(struct thread_state *st, __u64 size)
 
 static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
 					 __u64 addr, __u64 old_addr,
-					 __u32 stack_id, __u64 gc_no_addr);
+					 __u64 stack_key, __u64 gc_no_addr);
 static __always_inline __u64 gc_no_addr_of(struct pt_regs *regs, __u8 kind);
-static __always_inline __u32 collect_stack(struct pt_regs *regs,
+static __always_inline __u64 collect_stack(struct pt_regs *regs,
 					   struct thread_state *st);
 
 /* An unsampled realloc gives up a sampled block: record that as its free. */

@@ -141,7 +141,7 @@ const struct alys_proc empty_proc = {};
 /* The frame count lives in s->nr, map memory, so that the verifier does not
  * track it precisely and can prune the callback's states. */
 struct unwind_ctx {
-	struct stack_val *s;
+	struct alys_rb_stack *s;
 	struct alys_proc *proc;
 	__u64 pc, sp, bp;
 };
@@ -154,10 +154,6 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
 	__u64 cfa, ra = 0, rel;
 	__u32 nr = c->s->nr;
 
-	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
-		count(ALYS_CNT_STACK_TRUNCATED);
-		return 1;
-	}
 	m = cached_mapping(c->proc, lookup);
 	if (!m) {
 		if (!discover_mapping(c->proc, lookup, &found)) {
@@ -210,6 +206,12 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
 	/* The stack grows down: a caller's frame is never below ours. */
 	if (!ra || cfa <= c->sp)
 		return 1;
+	/* Only a caller found past the limit makes the stack truncated. */
+	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
+		c->s->flags |= ALYS_STACK_TRUNCATED;
+		count(ALYS_CNT_STACK_TRUNCATED);
+		return 1;
+	}
 	c->sp = cfa;
 	c->pc = ra;
 	c->s->ips[nr & (ALYS_MAX_FRAMES - 1)] = ra;
@@ -217,7 +219,7 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
 	return 0;
 }
 
-static __always_inline void unwind_dwarf(struct pt_regs *regs, struct stack_val *s)
+static __always_inline void unwind_dwarf(struct pt_regs *regs, struct alys_rb_stack *s)
 {
 	__u64 mm = (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm);
 	struct unwind_ctx c = {
@@ -236,7 +238,8 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct stack_val 
 		if (!c.proc)
 			return;
 	}
-	bpf_loop(ALYS_MAX_FRAMES, unwind_step, &c, 0);
+	/* One step more than frames: it tells a cut stack from a full one. */
+	bpf_loop(ALYS_MAX_FRAMES + 1, unwind_step, &c, 0);
 }
 
 #endif

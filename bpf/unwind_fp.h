@@ -13,7 +13,7 @@ struct fp_frame {
 	__u64 ret;
 };
 
-static __always_inline void unwind_fp(struct pt_regs *regs, struct stack_val *s)
+static __always_inline void unwind_fp(struct pt_regs *regs, struct alys_rb_stack *s)
 {
 	__u64 sp = PT_REGS_SP(regs);
 	__u64 bp = PT_REGS_FP(regs);
@@ -26,19 +26,21 @@ static __always_inline void unwind_fp(struct pt_regs *regs, struct stack_val *s)
 		return;
 	}
 	s->ips[nr++] = ret;
-	for (__u32 i = 2; i < ALYS_MAX_FRAMES; i++) {
+	for (__u32 i = 2; i <= ALYS_MAX_FRAMES; i++) {
 		struct fp_frame f;
 
-		if (i >= max_frames) {
-			count(ALYS_CNT_STACK_TRUNCATED);
-			break;
-		}
 		/* Frames live above the probe's sp; anything else is not a
 		 * frame pointer. */
 		if (bp <= sp || bp & 7)
 			break;
 		if (bpf_probe_read_user(&f, sizeof(f), (void *)bp) || !f.ret)
 			break;
+		/* Only a caller found past the limit makes the stack truncated. */
+		if (i >= max_frames || i >= ALYS_MAX_FRAMES) {
+			s->flags |= ALYS_STACK_TRUNCATED;
+			count(ALYS_CNT_STACK_TRUNCATED);
+			break;
+		}
 		s->ips[i & (ALYS_MAX_FRAMES - 1)] = f.ret;
 		nr = i + 1;
 		if (f.next_bp <= bp)

@@ -155,6 +155,10 @@ static void write_mappings(struct json *j, const struct trace *t)
 			outbuf_char(j->o, hex[m->build_id[b] & 0xf]);
 		}
 		outbuf_char(j->o, '"');
+		if (m->flags & ALYS_MAPPING_ANON) {
+			key(j, "anon");
+			outbuf_str(j->o, "true");
+		}
 		close_(j, '}');
 	}
 	close_(j, ']');
@@ -381,6 +385,10 @@ static void write_event(struct json *j, const struct trace *t, const struct trac
 	key_u64(j, "weight", true, e->weight);
 	key_u64(j, "gc_no", true, e->gc_no);
 	key_u64(j, "stack_id", true, st ? st->id : 0);
+	if (st && (st->flags & ALYS_STACK_FLAG_TRUNCATED)) {
+		key(j, "truncated");
+		outbuf_str(j->o, "true");
+	}
 	key(j, "stack");
 	open_(j, '[');
 	if (st)

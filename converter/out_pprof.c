@@ -301,16 +301,22 @@ static void gzip_into(struct outbuf *o, const struct outbuf *src)
 	}
 }
 
-/* Synthetic location for a lost stack's GC function, or "[stack lost]". */
-static uint64_t lost_location(struct profile *p, uint64_t first_free_id, unsigned int kind,
-			      bool *written, struct functions *fn, struct strtab *st,
-			      struct outbuf *msg)
+/* Synthetic locations, after the resolved ones: a lost stack's GC function
+ * (by kind), "[stack lost]" (0), and the "[truncated]" root of a stack cut
+ * at max_frames. */
+#define SYNTH_TRUNCATED (KIND_REALLOC + 1)
+
+static uint64_t synthetic_location(uint64_t first_free_id, unsigned int kind,
+				   bool *written, struct functions *fn, struct strtab *st,
+				   struct outbuf *msg)
 {
-	uint64_t id = first_free_id + kind;	/* kind 0: "[stack lost]" */
-	struct sym_frame f = { .name = kind ? kind_function(kind) : "[stack lost]" };
+	uint64_t id = first_free_id + kind;
+	struct sym_frame f = {
+		.name = kind == SYNTH_TRUNCATED ? "[truncated]" : kind ? kind_function(kind) :
+			"[stack lost]",
+	};
 	struct outbuf sub, line;
 
-	(void)p;
 	if (written[kind])
 		return id;
 	written[kind] = true;
@@ -342,7 +348,7 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 	const struct trace *t = p->t;
 	struct outbuf msg, sub, ids;
 	struct functions fn;
-	bool lost_written[KIND_REALLOC + 1] = { false };
+	bool synth_written[SYNTH_TRUNCATED + 1] = { false };
 	uint8_t *written, *map_used;
 	uint64_t first_free_id;
 	struct strtab st;
@@ -386,13 +392,16 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 				put_varint(&ids, location_id(p, idx, i > 0, written, map_used,
 							     &fn, &st, &msg));
 			}
+			if (profile_truncated(p, b))
+				put_varint(&ids, synthetic_location(first_free_id, SYNTH_TRUNCATED,
+								    synth_written, &fn, &st, &msg));
 		} else {
 			unsigned int kind = (unsigned int)(b - t->nr_stacks);
 
-			put_varint(&ids, lost_location(p, first_free_id, kind, lost_written,
-						       &fn, &st, &msg));
-			put_varint(&ids, lost_location(p, first_free_id, 0, lost_written,
-						       &fn, &st, &msg));
+			put_varint(&ids, synthetic_location(first_free_id, kind, synth_written,
+							    &fn, &st, &msg));
+			put_varint(&ids, synthetic_location(first_free_id, 0, synth_written,
+							    &fn, &st, &msg));
 		}
 		put_bytes(&sub, SAMPLE_LOCATION_ID, ids.buf, ids.len);	/* packed */
 		ids.len = 0;

@@ -157,6 +157,16 @@ static void push_frame(struct profile *p, size_t n, const struct sym_frame *f)
 	p->frames[n] = f;
 }
 
+bool profile_truncated(const struct profile *p, size_t b)
+{
+	const struct trace_stack *st;
+
+	if (b == 0 || b > p->t->nr_stacks)
+		return false;
+	st = &p->t->stacks[b - 1];
+	return (st->flags & ALYS_STACK_FLAG_TRUNCATED) && !(p->depth && st->nr > p->depth);
+}
+
 size_t profile_frames(struct profile *p, size_t b, const struct sym_frame ***frames)
 {
 	const struct trace *t = p->t;
@@ -181,6 +191,10 @@ size_t profile_frames(struct profile *p, size_t b, const struct sym_frame ***fra
 
 		for (uint32_t k = 0; k < e->nr_frames; k++)
 			push_frame(p, n++, &e->frames[k]);
+	}
+	if (profile_truncated(p, b)) {
+		p->truncated.name = "[truncated]";
+		push_frame(p, n++, &p->truncated);
 	}
 	*frames = p->frames;
 	return n;

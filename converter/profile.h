@@ -55,6 +55,7 @@ struct profile {
 	const struct sym_frame **frames;
 	size_t cap_frames;
 	struct sym_frame lost[2];
+	struct sym_frame truncated;	/* "[truncated]" */
 };
 
 enum selection {
@@ -89,10 +90,15 @@ size_t profile_bucket_of(const struct profile *p, const struct trace_event *e);
 /*
  * The frames of bucket b, innermost first, inlined frames flattened in,
  * limited to the innermost `depth` recorded addresses. A lost stack gives
- * "GC_malloc" (or the kind's GC function) and "[stack lost]". Valid until
- * the next call.
+ * "GC_malloc" (or the kind's GC function) and "[stack lost]"; a stack the
+ * tracer cut at its frame limit ends in "[truncated]" instead of posing as
+ * a root. Valid until the next call.
  */
 size_t profile_frames(struct profile *p, size_t b, const struct sym_frame ***frames);
+
+/* Bucket b's stack was cut at the tracer's frame limit (and not by --depth):
+ * its outermost frame is "[truncated]". */
+bool profile_truncated(const struct profile *p, size_t b);
 
 /*
  * The Crystal type bucket b constructs ("" if none): the innermost

@@ -489,6 +489,12 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 		f->name = format_name("0x%" PRIx64, ip);
 		return 1;
 	}
+	if (m->flags & ALYS_MAPPING_ANON) {
+		/* JIT code, memfd, ...: no file to read symbols from. */
+		f = *frames = xcalloc(1, sizeof(*f));
+		f->name = format_name("[anon]");
+		return 1;
+	}
 	mod = module_for(s, m);
 	if (!mod)
 		goto unresolved;

@@ -249,6 +249,9 @@ static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32
 			   type_name(bid));
 	if (want_str(r, &f[4], "mapping path", &m.path))
 		return -1;
+	if (n >= ALYS_MAPPING_FIELDS_FLAGS &&
+	    want_u32(r, &f[6], "mapping flags", &m.flags))
+		return -1;
 	if (bid->type == MSGPACK_OBJECT_BIN && bid->via.bin.size) {
 		m.build_id_len = bid->via.bin.size;
 		m.build_id = xmalloc(m.build_id_len);
@@ -272,6 +275,9 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 		return -1;
 	if (!s.id)
 		return bad(r, "stack id is 0; ids of stack records are non-zero");
+	s.flags = 0;
+	if (n >= ALYS_STACK_FIELDS_FLAGS && want_u32(r, &f[3], "stack flags", &s.flags))
+		return -1;
 	ips = &f[2];
 	if (ips->type != MSGPACK_OBJECT_ARRAY)
 		return bad(r, "stack %u frames are %s, expected an array", s.id,

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alys_format.h"
 #include "u64_table.h"
 
 enum trace_kind {
@@ -70,11 +71,13 @@ struct trace_mapping {
 	struct bstr path;
 	uint8_t *build_id;
 	uint32_t build_id_len;
+	uint32_t flags;			/* enum alys_mapping_flags */
 };
 
 struct trace_stack {
 	uint32_t id;
 	uint32_t nr;			/* frames, innermost first */
+	uint32_t flags;			/* ALYS_STACK_FLAG_* */
 	size_t first;			/* index of frame 0 in trace.ips */
 };
 

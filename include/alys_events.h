@@ -12,7 +12,10 @@
 
 /* Compile-time cap on frames per stack; --max-frames may lower it. */
 #define ALYS_MAX_FRAMES 128	/* a power of two: indexes are masked for the verifier */
-#define ALYS_DEFAULT_FRAMES 64
+#define ALYS_DEFAULT_FRAMES 127	/* perf's and bcc's default: deep recursion is common */
+/* Keys of stacks already sent, kept by the kernel (--stack-cache): a stack
+ * evicted from it is sent again, never lost. ~80 bytes of kernel memory each. */
+#define ALYS_DEFAULT_STACK_CACHE 131072
 /* Entries of nested GC calls tracked per thread (finalizers may allocate). */
 #define ALYS_MAX_DEPTH 8
 
@@ -62,11 +65,9 @@ enum alys_unwind_mode {
 enum alys_counter {
 	ALYS_CNT_RB_DROP_EVENT,	/* ring buffer full: event lost */
 	ALYS_CNT_RB_DROP_STACK,	/* ring buffer full: new stack lost */
-	ALYS_CNT_STACK_MAP_FULL,	/* stack map full: event has no stack */
-	ALYS_CNT_STACK_COLLISION,	/* hash collision resolved by probing */
-	ALYS_CNT_STACK_COLLISION_UNRESOLVED,
+	ALYS_CNT_STACK_SENT,	/* stack records sent: not in the kernel's cache */
 	ALYS_CNT_DEPTH_OVERFLOW,	/* nesting deeper than ALYS_MAX_DEPTH */
-	ALYS_CNT_STACK_TRUNCATED,	/* walk stopped at max frames */
+	ALYS_CNT_STACK_TRUNCATED,	/* walk stopped at max frames, more were there */
 	ALYS_CNT_UNWIND_NO_TABLE,	/* dwarf: pc in no known table */
 	ALYS_CNT_UNWIND_BAD_READ,	/* user memory unreadable mid-walk */
 	ALYS_CNT_TRACKED_FULL,	/* tracked-block map full: block not tracked */
@@ -89,8 +90,7 @@ struct alys_rb_event {
 	__u64 old_addr;		/* realloc only */
 	__u64 weight;		/* bytes this event stands for (sampling) */
 	__u64 gc_no;		/* collector's GC_gc_no at return, 0 if unknown */
-	__u32 stack_id;		/* 0: no stack */
-	__u32 pad2;
+	__u64 stack_key;	/* key of a stack record; 0: no stack */
 };
 
 struct alys_rb_death {
@@ -134,13 +134,24 @@ struct alys_rb_census {
 	__u64 bias;		/* load bias of the object holding libgc */
 };
 
+enum alys_stack_flags {
+	ALYS_STACK_TRUNCATED = 1,	/* the walk stopped at max frames: ips[nr-1] is no root */
+};
+
+/*
+ * A stack, sent when its key is not in the kernel's cache of sent stacks:
+ * the first time, and again after an eviction (the daemon keeps every key
+ * it has seen and writes each stack once). Only the nr frames used are sent.
+ */
 struct alys_rb_stack {
 	__u8 type;		/* ALYS_RB_STACK */
-	__u8 pad;
+	__u8 flags;		/* enum alys_stack_flags */
 	__u16 nr;		/* frames in ips[] */
-	__u32 id;
+	__u32 pad;
+	__u64 key;		/* 64-bit hash of flags, nr and ips; never 0 */
 	__u64 ips[ALYS_MAX_FRAMES];	/* innermost first */
 };
+#define ALYS_RB_STACK_SIZE(nr) (16 + 8 * (nr))
 
 /*
  * An ELF file whose unwind rows are loaded, keyed as the kernel sees the

@@ -12,8 +12,8 @@
 
 /* First element of every record array after the header map. */
 enum alys_record {
-	ALYS_REC_MAPPING = 1,	/* [1, start, end, offset, path, build_id] */
-	ALYS_REC_STACK = 2,	/* [2, id, [ip...]] */
+	ALYS_REC_MAPPING = 1,	/* [1, start, end, offset, path, build_id, flags] */
+	ALYS_REC_STACK = 2,	/* [2, id, [ip...], flags] */
 	ALYS_REC_EVENT = 3,	/* [3, kind, ts, tid, size, addr, old_addr, old_size,
 				 *  stack_id, weight, gc_no] */
 	ALYS_REC_COUNTERS = 4,	/* [4, {name: count}] cumulative */
@@ -25,8 +25,19 @@ enum alys_record {
 				 *  [[type_id, objects, bytes, example_addr]...]] */
 };
 
+/* Fields a reader requires; writers add the optional trailing ones. */
 #define ALYS_MAPPING_FIELDS 6
+#define ALYS_MAPPING_FIELDS_FLAGS 7
 #define ALYS_STACK_FIELDS 3
+#define ALYS_STACK_FIELDS_FLAGS 4
+
+/* A mapping record's flags. */
+enum alys_mapping_flags {
+	ALYS_MAPPING_ANON = 1,	/* no file behind it (JIT code, //anon, memfd): no symbols */
+};
+
+/* A stack record's flags: as enum alys_stack_flags (include/alys_events.h). */
+#define ALYS_STACK_FLAG_TRUNCATED 1	/* cut at max_frames: the last frame is no root */
 #define ALYS_EVENT_FIELDS 11
 #define ALYS_DEATH_FIELDS 6
 #define ALYS_COLLECTION_FIELDS 8

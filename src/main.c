@@ -30,7 +30,11 @@ static void usage(FILE *out)
 "  -p, --pid PID        attach to process PID; detach on Ctrl-C, SIGTERM or exit\n"
 "      --unwind MODE    dwarf (default: .eh_frame tables, no frame pointers needed)\n"
 "                       or fp (frame pointers, for code built with them)\n"
-"      --max-frames N   stack depth, 1..%d (default %d)\n"
+"      --max-frames N   stack depth, 1..%d (default %d); a deeper stack is cut\n"
+"                       and marked truncated\n"
+"      --stack-cache N  stacks the kernel remembers as sent (default %d, ~80\n"
+"                       bytes of kernel memory each; 1K..16M). A stack it\n"
+"                       forgot is sent again, never lost\n"
 "      --sample MODE    all (default): record every call; bytes:N: sample,\n"
 "                       about one call per N bytes allocated (e.g. bytes:512K),\n"
 "                       each with the weight that keeps totals unbiased\n"
@@ -55,7 +59,7 @@ static void usage(FILE *out)
 "  -V, --version        print the version\n"
 "\n"
 "Needs root (CAP_BPF and CAP_PERFMON). Exit status: the command's, when launched.\n",
-		ALYS_MAX_FRAMES, ALYS_DEFAULT_FRAMES);
+		ALYS_MAX_FRAMES, ALYS_DEFAULT_FRAMES, ALYS_DEFAULT_STACK_CACHE);
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -68,7 +72,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
-       OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_CENSUS };
+       OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_CENSUS, OPT_STACK_CACHE };
 
 /* "all", or "bytes:N" with N in bytes, optionally with a k/K/KiB, m/M/MiB
  * suffix (powers of 1024). */
@@ -139,6 +143,7 @@ int main(int argc, char **argv)
 		{ "empty-probes", no_argument, NULL, OPT_EMPTY_PROBES },
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
+		{ "stack-cache", required_argument, NULL, OPT_STACK_CACHE },
 		{ "no-liveness", no_argument, NULL, OPT_NO_LIVENESS },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "census", optional_argument, NULL, OPT_CENSUS },
@@ -151,6 +156,7 @@ int main(int argc, char **argv)
 	struct tracer_opts o = {
 		.unwind = ALYS_UNWIND_DWARF,
 		.max_frames = ALYS_DEFAULT_FRAMES,
+		.stack_cache = ALYS_DEFAULT_STACK_CACHE,
 	};
 	unsigned long v;
 	int c;
@@ -184,6 +190,14 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			o.max_frames = (unsigned)v;
+			break;
+		case OPT_STACK_CACHE:
+			if (parse_uint(optarg, 1 << 24, &v) || v < 1024) {
+				fprintf(stderr, "alys-bpf: --stack-cache takes a number of stacks from "
+					"1024 to 16777216, not '%s'\n", optarg);
+				return 2;
+			}
+			o.stack_cache = (uint32_t)v;
 			break;
 		case OPT_AS_ROOT:
 			o.as_root = true;

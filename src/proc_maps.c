@@ -7,12 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alys_format.h"
 #include "elf_file.h"
 
 void proc_maps_init(struct proc_maps *pm, pid_t pid)
 {
 	memset(pm, 0, sizeof(*pm));
 	pm->pid = pid;
+}
+
+bool mapping_is_anon(const char *path)
+{
+	static const char *const prefixes[] = { "//anon", "/memfd:", "/dev/zero", "/SYSV" };
+
+	if (path[0] != '/')
+		return true;	/* "", [anon:NAME], [vdso], ... */
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
 }
 
 static bool known(const struct proc_maps *pm, uint64_t start, uint64_t end,
@@ -52,7 +65,10 @@ int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
 {
 	uint8_t id[64];
 	struct mapping *m;
+	bool anon = mapping_is_anon(path);
 
+	if (!path[0])
+		path = "//anon";
 	if (known(pm, start, end, offset, path))
 		return 0;
 	if (pm->n == pm->cap) {
@@ -72,11 +88,14 @@ int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
 	m->end = end;
 	m->offset = offset;
 	pm->n++;
-	if (!build_id) {
+	if (anon) {
+		build_id_len = 0;
+	} else if (!build_id) {
 		build_id_len = build_id_of(pm->pid, start, end, path, id, sizeof(id));
 		build_id = id;
 	}
-	trace_writer_mapping(w, start, end, offset, path, build_id, build_id_len);
+	trace_writer_mapping(w, start, end, offset, path, build_id, build_id_len,
+			     anon ? ALYS_MAPPING_ANON : 0);
 	return 1;
 }
 
@@ -99,7 +118,7 @@ int proc_maps_refresh(struct proc_maps *pm, struct trace_writer *w)
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095[^\n]",
 			   &start, &end, perms, &offset, path) < 4)
 			continue;
-		if (perms[2] != 'x' || path[0] != '/')
+		if (perms[2] != 'x')
 			continue;
 		if (proc_maps_add(pm, w, start, end, offset, path, NULL, 0) > 0)
 			added++;

@@ -24,8 +24,12 @@ struct proc_maps {
 };
 
 void proc_maps_init(struct proc_maps *pm, pid_t pid);
-/* Records one mapping unless already known. build_id NULL: read from path.
- * Returns 1 if it was new. */
+/* Executable memory with no file behind it to read symbols or unwind rows
+ * from: anonymous (JIT code), memfd, shared memory. Named "//anon" when the
+ * kernel gives no name. */
+bool mapping_is_anon(const char *path);
+/* Records one mapping unless already known. build_id NULL: read from path
+ * (not for anonymous memory, recorded as such). Returns 1 if it was new. */
 int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
 		  uint64_t end, uint64_t offset, const char *path,
 		  const uint8_t *build_id, size_t build_id_len);

@@ -153,11 +153,11 @@ void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 
 void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 			  uint64_t offset, const char *path,
-			  const uint8_t *build_id, size_t build_id_len)
+			  const uint8_t *build_id, size_t build_id_len, uint32_t flags)
 {
 	msgpack_packer *pk = &w->pk;
 
-	msgpack_pack_array(pk, ALYS_MAPPING_FIELDS);
+	msgpack_pack_array(pk, ALYS_MAPPING_FIELDS_FLAGS);
 	msgpack_pack_uint8(pk, ALYS_REC_MAPPING);
 	msgpack_pack_uint64(pk, start);
 	msgpack_pack_uint64(pk, end);
@@ -165,23 +165,25 @@ void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 	pack_str(pk, path);
 	msgpack_pack_bin(pk, build_id_len);
 	msgpack_pack_bin_body(pk, build_id, build_id_len);
+	msgpack_pack_uint32(pk, flags);
 }
 
 void trace_writer_stack(struct trace_writer *w, uint32_t id, const uint64_t *ips,
-			uint32_t nr)
+			uint32_t nr, uint32_t flags)
 {
 	msgpack_packer *pk = &w->pk;
 
-	msgpack_pack_array(pk, ALYS_STACK_FIELDS);
+	msgpack_pack_array(pk, ALYS_STACK_FIELDS_FLAGS);
 	msgpack_pack_uint8(pk, ALYS_REC_STACK);
 	msgpack_pack_uint32(pk, id);
 	msgpack_pack_array(pk, nr);
 	for (uint32_t i = 0; i < nr; i++)
 		msgpack_pack_uint64(pk, ips[i]);
+	msgpack_pack_uint32(pk, flags);
 }
 
 void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
-			uint64_t old_size, uint64_t weight)
+			uint32_t stack_id, uint64_t old_size, uint64_t weight)
 {
 	msgpack_packer *pk = &w->pk;
 
@@ -194,7 +196,7 @@ void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 	msgpack_pack_uint64(pk, e->addr);
 	msgpack_pack_uint64(pk, e->old_addr);
 	msgpack_pack_uint64(pk, old_size);
-	msgpack_pack_uint32(pk, e->stack_id);
+	msgpack_pack_uint32(pk, stack_id);
 	msgpack_pack_uint64(pk, weight);
 	msgpack_pack_uint64(pk, e->gc_no);
 	w->events++;

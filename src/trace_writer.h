@@ -41,11 +41,11 @@ int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
 void trace_writer_header(struct trace_writer *w, const struct trace_header *h);
 void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 			  uint64_t offset, const char *path,
-			  const uint8_t *build_id, size_t build_id_len);
+			  const uint8_t *build_id, size_t build_id_len, uint32_t flags);
 void trace_writer_stack(struct trace_writer *w, uint32_t id, const uint64_t *ips,
-			uint32_t nr);
+			uint32_t nr, uint32_t flags);
 void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
-			uint64_t old_size, uint64_t weight);
+			uint32_t stack_id, uint64_t old_size, uint64_t weight);
 /* A tracked block found dead (bpf/live.h). */
 void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d);
 void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collection *c);

@@ -32,6 +32,7 @@
 #include "proc_maps.h"
 #include "session_link.h"
 #include "size_table.h"
+#include "stack_table.h"
 #include "trace_writer.h"
 #include "unwind_maps.h"
 
@@ -41,12 +42,18 @@
 #define TRACKED_SAMPLED (1u << 18)	/* sampled */
 #define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
 
+/* Counted by the daemon, after the BPF program's. */
+enum {
+	CNT_UNMAPPED_IP = ALYS_CNT_NR,	/* a frame in no known mapping */
+	CNT_STACK_RESENT,	/* a stack sent again (evicted from the kernel's cache) */
+	CNT_STACK_COLLISION,	/* two stacks with one 64-bit key: the later merged */
+	NR_COUNTERS
+};
+
 static const char *const counter_names[] = {
 	[ALYS_CNT_RB_DROP_EVENT] = "ringbuf_drop_event",
 	[ALYS_CNT_RB_DROP_STACK] = "ringbuf_drop_stack",
-	[ALYS_CNT_STACK_MAP_FULL] = "stack_map_full",
-	[ALYS_CNT_STACK_COLLISION] = "stack_collision",
-	[ALYS_CNT_STACK_COLLISION_UNRESOLVED] = "stack_collision_unresolved",
+	[ALYS_CNT_STACK_SENT] = "stack_sent",
 	[ALYS_CNT_DEPTH_OVERFLOW] = "depth_overflow",
 	[ALYS_CNT_STACK_TRUNCATED] = "stack_truncated",
 	[ALYS_CNT_UNWIND_NO_TABLE] = "unwind_no_table",
@@ -56,9 +63,10 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_LIVE_REUSED] = "live_reused",
 	[ALYS_CNT_LIVE_MERGED] = "live_merged",
 	[ALYS_CNT_RB_DROP_DEATH] = "ringbuf_drop_death",
-	[ALYS_CNT_NR] = "unmapped_ip",
+	[CNT_UNMAPPED_IP] = "unmapped_ip",
+	[CNT_STACK_RESENT] = "stack_resent",
+	[CNT_STACK_COLLISION] = "stack_collision",
 };
-#define NR_COUNTERS (ALYS_CNT_NR + 1)
 
 struct tracer {
 	const struct tracer_opts *o;
@@ -76,6 +84,7 @@ struct tracer {
 	struct proc_maps maps;
 	struct mmap_watch mw;
 	struct size_table sizes;
+	struct stack_table stacks;
 	struct live_report lr;		/* --interval */
 	uint64_t start_ns;
 	struct launch launch;
@@ -89,7 +98,6 @@ struct tracer {
 	int interrupted;	/* signal that stopped a launch before exec */
 	int exit_status;
 	int signals;
-	uint64_t stacks;
 	uint64_t deaths, collections;
 	int live_mode;			/* enum alys_live_mode */
 	uint32_t live_state_seen;	/* last state announced */
@@ -389,6 +397,7 @@ static int open_bpf(struct tracer *t)
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
 	set_layout(t);
 	bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
+	bpf_map__set_max_entries(t->skel->maps.stack_cache, t->o->stack_cache);
 	if (t->o->ringbuf_size) {
 		bpf_map__set_max_entries(t->skel->maps.events, t->o->ringbuf_size);
 		/* Wake the reader by a quarter full at the latest. */
@@ -526,6 +535,8 @@ static void read_counters(struct tracer *t)
 static void write_counters(struct tracer *t)
 {
 	read_counters(t);
+	t->counters[CNT_STACK_RESENT] = t->stacks.resent;
+	t->counters[CNT_STACK_COLLISION] = t->stacks.collisions;
 	trace_writer_counters(&t->w, counter_names, t->counters, NR_COUNTERS);
 }
 
@@ -533,12 +544,13 @@ static void on_mapping(void *ctx, const struct mmap_info *mi)
 {
 	struct tracer *t = ctx;
 
-	if (mi->pid != t->pid || (!mi->exec && mi->path[0] != '/'))
+	if (mi->pid != t->pid)
 		return;
 	if (mi->exec) {
 		proc_maps_forget(&t->maps);
 	} else if (proc_maps_add(&t->maps, &t->w, mi->start, mi->end, mi->offset,
-				 mi->path, mi->build_id, mi->build_id_len) > 0) {
+				 mi->path, mi->build_id, mi->build_id_len) > 0 &&
+		   !mapping_is_anon(mi->path)) {
 		char root[PATH_MAX + 64];
 
 		/* A library loaded late (dlopen): its rows were not built yet. */
@@ -566,7 +578,7 @@ static void cover_stack(struct tracer *t, const uint64_t *ips, uint32_t nr)
 			if (proc_maps_covers(&t->maps, ips[i]))
 				continue;
 		}
-		t->counters[ALYS_CNT_NR]++;
+		t->counters[CNT_UNMAPPED_IP]++;
 	}
 }
 
@@ -703,21 +715,23 @@ static int on_record(void *ctx, void *data, size_t len)
 	struct tracer *t = ctx;
 	uint8_t type = *(uint8_t *)data;
 
-	if (type == ALYS_RB_STACK && len >= offsetof(struct alys_rb_stack, ips)) {
+	if (type == ALYS_RB_STACK && len >= ALYS_RB_STACK_SIZE(0)) {
 		const struct alys_rb_stack *s = data;
 		/* __u64 is unsigned long long, uint64_t unsigned long. */
 		const uint64_t *ips = (const uint64_t *)s->ips;
-		uint32_t nr = s->nr;
+		uint32_t nr = s->nr, id;
 
-		if (nr > ALYS_MAX_FRAMES)
-			nr = ALYS_MAX_FRAMES;
+		if (nr > ALYS_MAX_FRAMES || ALYS_RB_STACK_SIZE(nr) > len)
+			return 0;
+		if (!stack_table_record(&t->stacks, s->key, ips, nr, s->flags, &id))
+			return 0;
 		cover_stack(t, ips, nr);
-		trace_writer_stack(&t->w, s->id, ips, nr);
+		trace_writer_stack(&t->w, id, ips, nr, s->flags);
 		if (t->o->interval_ns)
-			live_report_stack(&t->lr, s->id, ips, nr);
-		t->stacks++;
+			live_report_stack(&t->lr, id, ips, nr);
 	} else if (type == ALYS_RB_EVENT && len >= sizeof(struct alys_rb_event)) {
 		const struct alys_rb_event *e = data;
+		uint32_t stack_id = stack_table_event(&t->stacks, e->stack_key);
 		uint64_t old_size = 0;
 
 		switch (e->kind) {
@@ -731,14 +745,14 @@ static int on_record(void *ctx, void *data, size_t len)
 		default:
 			size_table_put(&t->sizes, e->addr, e->size);
 		}
-		trace_writer_event(&t->w, e, old_size, event_weight(t, e));
+		trace_writer_event(&t->w, e, stack_id, old_size, event_weight(t, e));
 		if (t->o->interval_ns) {
 			if (e->kind == ALYS_KIND_REALLOC)
 				live_report_drop(&t->lr, e->old_addr);
 			if (e->kind == ALYS_KIND_FREE)
 				live_report_drop(&t->lr, e->addr);
 			else
-				live_report_alloc(&t->lr, e->addr, e->stack_id, event_weight(t, e));
+				live_report_alloc(&t->lr, e->addr, stack_id, event_weight(t, e));
 		}
 	} else if (type == ALYS_RB_CENSUS && len >= sizeof(struct alys_rb_census)) {
 		on_census(t, data);
@@ -1045,9 +1059,10 @@ static void finish(struct tracer *t)
 		     "(counted in the trace)\n",
 		     (unsigned long long)t->counters[ALYS_CNT_RB_DROP_EVENT],
 		     (unsigned long long)t->counters[ALYS_CNT_RB_DROP_STACK]);
-	if (t->counters[ALYS_CNT_STACK_MAP_FULL])
-		fail("warning: the stack map filled up: %llu events have no stack\n",
-		     (unsigned long long)t->counters[ALYS_CNT_STACK_MAP_FULL]);
+	if (t->counters[CNT_STACK_COLLISION])
+		fail("warning: %llu stacks shared a 64-bit key with another: their events "
+		     "are attributed to the first (counted in the trace)\n",
+		     (unsigned long long)t->counters[CNT_STACK_COLLISION]);
 	stat(t->output, &st);
 	if (t->live_mode != ALYS_LIVE_OFF)
 		say(t, "liveness (%s): %llu blocks found dead over %llu collections read"
@@ -1057,7 +1072,7 @@ static void finish(struct tracer *t)
 		    (unsigned long long)t->counters[ALYS_CNT_LIVE_MERGED]);
 	say(t, "%s: %llu events, %llu stacks, %.1f MiB written to %s\n",
 	    t->exited ? "target exited" : "detached",
-	    (unsigned long long)t->w.events, (unsigned long long)t->stacks,
+	    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,
 	    st.st_size / 1048576.0, t->output);
 }
 
@@ -1070,6 +1085,7 @@ static void cleanup(struct tracer *t)
 	ring_buffer__free(t->rb);
 	alys_bpf__destroy(t->skel);
 	proc_maps_free(&t->maps);
+	stack_table_free(&t->stacks);
 	mmap_watch_close(&t->mw);
 	unwind_maps_free(&t->um);
 	lib_list_free(&t->libs);

@@ -13,6 +13,7 @@ struct tracer_opts {
 	const char *output;
 	int unwind;		/* enum alys_unwind_mode */
 	unsigned max_frames;
+	uint32_t stack_cache;	/* stacks whose keys the kernel remembers as sent */
 	bool as_root;
 	bool quiet;
 	bool verbose;

@@ -13,6 +13,7 @@
 #   OUTDIR/NAME           crystal build -Dpreview_mt (multi-threaded scheduler)
 # and for tests/programs/callchain.c:
 #   OUTDIR/callchain-c    cc -O2 -g -fomit-frame-pointer -fno-inline ... -lgc
+#   OUTDIR/jit_alloc      cc -O2 -g ... -lgc (allocates from anonymous code)
 #
 # An output newer than its source (and than this script) is not rebuilt.
 # Crystal's cache goes to OUTDIR/.crystal-cache unless CRYSTAL_CACHE_DIR is set.
@@ -145,6 +146,8 @@ done
 run_bg build_one "$OUTDIR/callchain-c" "$SRCDIR/callchain.c" \
 	"$CC" -O2 -g -fomit-frame-pointer -fno-inline -Wall -Werror \
 	"$SRCDIR/callchain.c" -o "$OUTDIR/callchain-c" -lgc
+run_bg build_one "$OUTDIR/jit_alloc" "$SRCDIR/jit_alloc.c" \
+	"$CC" -O2 -g -Wall -Werror "$SRCDIR/jit_alloc.c" -o "$OUTDIR/jit_alloc" -lgc
 
 for pid in "${pids[@]}"; do
 	wait "$pid" || failed=1

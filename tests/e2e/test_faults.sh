@@ -167,7 +167,7 @@ CRYSTAL_WORKERS=4 timeout 60 "$BIN/alys-bpf" -q -o "$T/mt.alys" -- "$P/faults" t
 check_eq "$C: exit 0" "$?" 0
 convert mt
 check_eq "$C: trace converts cleanly" "$CONV_RC:$(wc -l <"$T/mt.cerr")" "0:0"
-check_eq "$C: nothing lost" "$(json_query "$T/mt.json" "counters.get('ringbuf_drop_event', -1) + counters.get('stack_map_full', -1)")" 0
+check_eq "$C: nothing lost" "$(json_query "$T/mt.json" "counters.get('ringbuf_drop_event', -1) + counters.get('ringbuf_drop_stack', -1)")" 0
 check_eq "$C: all 8 x 2000 Blobs recorded from thread_alloc" \
 	"$(json_query "$T/mt.json" "len($blobs)")" \
 	"$(sed -n 's/^COUNT=//p' "$T/mt.out")"

@@ -29,7 +29,7 @@ for variant in alloc_known alloc_known-static; do
 		"$(json_query "$T/$variant.json" "(end or {}).get('reason'), (end or {}).get('exit_status')")" \
 		'["exit", 3]'
 	check_eq "$variant: nothing lost" \
-		"$(json_query "$T/$variant.json" "counters.get('ringbuf_drop_event', -1) + counters.get('stack_map_full', -1) + counters.get('unmapped_ip', -1)")" 0
+		"$(json_query "$T/$variant.json" "counters.get('ringbuf_drop_event', -1) + counters.get('ringbuf_drop_stack', -1) + counters.get('unmapped_ip', -1)")" 0
 	check_match "$variant: folded stacks name the allocating method" \
 		"$(grep -c 'make_points' "$T/$variant.folded")" '^[1-9]'
 	folded_total=$(awk '{ s += $NF } END { print s }' "$T/$variant.folded")

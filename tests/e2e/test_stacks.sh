@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# End-to-end: no stack is lost at any size (issue 11).
+#   - 320,000 distinct stacks (tests/programs/many_stacks.cr: recursion whose
+#     depth and path follow the data), each visited twice far apart, traced
+#     with default settings: fewer than 0.1% of events without a stack, and
+#     the count per distinct stack equal to the program's own.
+#   - A kernel stack cache far smaller than the stacks: still exact, stacks
+#     are sent again (counted), not lost.
+#   - Stacks deeper than the frame limit end in a [truncated] root frame.
+#   - Code in anonymous memory and memfds: [anon] frames, no warnings.
+. "$(dirname "$0")/../lib.sh"
+BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
+require_root_bpf
+make_tmpdir T
+PROG=$ALYS_PROGS/many_stacks
+PATHS=320000
+
+# counter FILE.alys NAME: a counter of the trace (JSON of no event).
+counter() {
+	"$BIN/alys_converter" -q -f json --time 0s..1ns -o "$T/counters.json" "$1" &&
+		json_query "$T/counters.json" "counters.get('$2', -1)"
+}
+
+# truth NAME: stacks_truth.py's key=value lines for $T/NAME.folded, as
+# variables truth_paths, truth_stacks, truth_exact, ...
+truth() {
+	local k v
+	for k in paths stacks exact wrong extra events lost; do unset "truth_$k"; done
+	while IFS== read -r k v; do
+		printf -v "truth_$k" '%s' "$v"
+	done < <("$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/stacks_truth.py" "$T/$1.folded" "$T/$1.truth")
+}
+
+# --- 320,000 distinct stacks, default settings -----------------------------
+"$BIN/alys-bpf" -o "$T/many.alys" -- "$PROG" paths $PATHS "$T/many.truth" \
+	>"$T/many.out" 2>"$T/many.err"
+check_eq "many: traced" "$?" 0
+check_eq "many: the program allocated" "$(cat "$T/many.out")" "PATHS=$PATHS ALLOCS=959999"
+check_match "many: no warning" "$(grep -c 'warning' "$T/many.err")" '^0$'
+"$BIN/alys_converter" -q -f folded-stacks -o "$T/many.folded" "$T/many.alys"
+check_eq "many: converted" "$?" 0
+truth many
+check_ge "many: at least 300,000 distinct stacks through leaf" "${truth_stacks:-0}" 300000
+check_eq "many: every path has the count the program made" "${truth_exact:-}" $PATHS
+check_eq "many: no path miscounted" "${truth_wrong:-}" 0
+check_eq "many: no stack that the program has no path for" "${truth_extra:-}" 0
+check_le "many: fewer than 0.1% of events without a stack (${truth_lost:-?} of ${truth_events:-?})" \
+	$((${truth_lost:-1} * 1000)) "${truth_events:-0}"
+check_eq "many: no stack record lost" "$(counter "$T/many.alys" ringbuf_drop_stack)" 0
+resent=$(counter "$T/many.alys" stack_resent)
+check_ge "many: stacks evicted from the kernel's cache were sent again ($resent)" "$resent" 100000
+check_eq "many: no 64-bit key collision" "$(counter "$T/many.alys" stack_collision)" 0
+check_eq "many: sent = distinct + resent" "$(counter "$T/many.alys" stack_sent)" \
+	$(($(grep -Eo '[0-9]+ stacks' "$T/many.err" | grep -Eo '^[0-9]+') + resent))
+
+# --- a tiny kernel cache: every stack is sent again, none lost -------------
+"$BIN/alys-bpf" -q --stack-cache 1024 -o "$T/tiny.alys" -- "$PROG" paths 20000 "$T/tiny.truth" >/dev/null
+check_eq "tiny cache: traced" "$?" 0
+"$BIN/alys_converter" -q -f folded-stacks -o "$T/tiny.folded" "$T/tiny.alys"
+truth tiny
+check_eq "tiny cache: every path exact" "${truth_exact:-}" 20000
+check_eq "tiny cache: no event without a stack" "${truth_lost:-}" 0
+check_ge "tiny cache: resent at least once per path" "$(counter "$T/tiny.alys" stack_resent)" 19000
+out=$("$BIN/alys-bpf" --stack-cache 10 -- true 2>&1)
+check_eq "--stack-cache 10: refused, exit 2" "$?" 2
+check_match "--stack-cache 10: says the range" "$out" 'takes a number of stacks from 1024 to 16777216'
+
+# --- deeper than the frame limit ---------------------------------------------
+# frames (names) of the one deep_rec line of a folded file, and its count
+deep_line() {
+	grep -F 'deep_rec' "$1" | "$ALYS_PYTHON" -c '
+import sys
+for l in sys.stdin:
+    s, _, n = l.rstrip("\n").rpartition(" ")
+    f = s.split(";")
+    print(f[0], len(f), n)'
+}
+"$BIN/alys-bpf" -q -o "$T/deep.alys" -- "$PROG" deep 200 50 >/dev/null
+"$BIN/alys_converter" -q -f folded-stacks -o "$T/deep.folded" "$T/deep.alys"
+check_eq "deep 200: default depth 127, root [truncated] (root, frames, count)" \
+	"$(deep_line "$T/deep.folded")" "[truncated] 128 50"
+check_eq "deep 200: stack_truncated counts the 50 cut walks" "$(counter "$T/deep.alys" stack_truncated)" 50
+"$BIN/alys_converter" -q -f json -o "$T/deep.json" "$T/deep.alys"
+check_eq "deep 200: JSON marks the stack truncated, 127 recorded frames" \
+	"$(json_query "$T/deep.json" "sorted(set((e.get('truncated'), len(e['stack'])) for e in events if in_stack(e, 'deep_rec')))")" \
+	'[[true, 127]]'
+"$BIN/alys_converter" -q -f flamegraph -o "$T/deep.svg" "$T/deep.alys"
+check_match "deep 200: the flamegraph has a [truncated] root" "$(grep -c '\[truncated\]' "$T/deep.svg")" '^[1-9]'
+"$BIN/alys_converter" -q -f pprof -o "$T/deep.pb.gz" "$T/deep.alys"
+check_match "deep 200: pprof has a [truncated] function" \
+	"$(gzip -dc "$T/deep.pb.gz" | grep -c -a '\[truncated\]')" '^[1-9]'
+"$BIN/alys-bpf" -q -o "$T/deep100.alys" -- "$PROG" deep 100 50 >/dev/null
+"$BIN/alys_converter" -q -f folded-stacks -o "$T/deep100.folded" "$T/deep100.alys"
+check_match "deep 100: whole stack, from _start, not truncated" "$(deep_line "$T/deep100.folded")" '^_start [0-9]+ 50$'
+check_eq "deep 100: stack_truncated 0" "$(counter "$T/deep100.alys" stack_truncated)" 0
+"$BIN/alys-bpf" -q --max-frames 20 -o "$T/deep20.alys" -- "$PROG" deep 100 50 >/dev/null
+"$BIN/alys_converter" -q -f folded-stacks -o "$T/deep20.folded" "$T/deep20.alys"
+check_eq "--max-frames 20: [truncated] root above 20 frames" "$(deep_line "$T/deep20.folded")" "[truncated] 21 50"
+
+# --- anonymous executable memory ---------------------------------------------
+"$BIN/alys-bpf" -o "$T/jit.alys" -- "$ALYS_PROGS/jit_alloc" 1000 500 >"$T/jit.out" 2>"$T/jit.err"
+check_eq "jit: traced" "$?" 0
+check_eq "jit: no warning about files that are not files" "$(grep -c 'warning\|cannot read' "$T/jit.err")" 0
+"$BIN/alys_converter" -q -f folded-stacks -o "$T/jit.folded" "$T/jit.alys"
+check_eq "jit: the 1500 allocations from JIT code under [anon]" "$(grep -c -x '\[anon\];GC_malloc 1500' "$T/jit.folded")" 1
+"$BIN/alys_converter" -q -f json -o "$T/jit.json" "$T/jit.alys"
+check_eq "jit: anonymous and memfd mappings recorded as anonymous" \
+	"$(json_query "$T/jit.json" "sorted(m['path'] for m in d['mappings'] if m.get('anon') and (m['path'] == '//anon' or m['path'].startswith('/memfd:alys-jit')))")" \
+	'["//anon", "/memfd:alys-jit (deleted)"]'
+check_eq "jit: no frame outside a known mapping" "$(counter "$T/jit.alys" unmapped_ip)" 0
+
+summary
