@@ -247,10 +247,11 @@ static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32
 	if (bid->type != MSGPACK_OBJECT_BIN && bid->type != MSGPACK_OBJECT_NIL)
 		return bad(r, "mapping build id is %s, expected binary data",
 			   type_name(bid));
-	if (want_str(r, &f[4], "mapping path", &m.path))
-		return -1;
+	/* Before the path, which is copied: nothing to free on failure. */
 	if (n >= ALYS_MAPPING_FIELDS_FLAGS &&
 	    want_u32(r, &f[6], "mapping flags", &m.flags))
+		return -1;
+	if (want_str(r, &f[4], "mapping path", &m.path))
 		return -1;
 	if (bid->type == MSGPACK_OBJECT_BIN && bid->via.bin.size) {
 		m.build_id_len = bid->via.bin.size;

@@ -25,6 +25,9 @@ T=$BIN/alys-bpf
 "$T" -q --unwind fp -o "$OUT/real-callchain-fp.alys" -- "$P/callchain" 5 >/dev/null
 "$T" -q --max-frames 4 -o "$OUT/real-callchain-release.alys" -- "$P/callchain-release" 5 >/dev/null
 "$T" -q -o "$OUT/real-callchain-c.alys" -- "$P/callchain-c" 5 >/dev/null
+# anonymous and memfd mappings; a stack cut at the frame limit
+"$T" -q -o "$OUT/real-jit_alloc.alys" -- "$P/jit_alloc" 5 3 >/dev/null
+"$T" -q --max-frames 16 -o "$OUT/real-deep-truncated.alys" -- "$P/many_stacks" deep 40 3 >/dev/null
 # attached, then detached with SIGINT: end reason "signal"
 "$P/sleeper" 0 "$W/hb" 2 >"$W/sleeper.out" &
 spid=$!
@@ -51,6 +54,9 @@ gcc -O1 -o "$W/gen" "$ROOT/tests/unit/test_converter_gen.c" -lmsgpackc
 gen() { "$W/gen" >"$OUT/edge-$1.alys"; }
 H="header alys-bpf 1 4242 /bin/prog 1000"
 printf '%s\nend exit 0 2000 0\n' "$H" | gen minimal
+# the optional flags fields: valid, and of the wrong type
+printf '%s\nmappingf 1 0x1000 0x2000 0 //anon -\nstackf 1 1 0x1800 0x1900\nevent 1 1 1 8 0x10 0 0 1 8 0\nend exit 0 2 1\n' "$H" | gen flags
+printf '%s\nstackf str 1 0x1800\nend exit 0 2 0\n' "$H" | gen flags-bad
 printf '%s\n' "$H" | gen header-only
 printf 'header alys-bpf 2 1 /x 0\nend exit 0 0 0\n' | gen version2
 printf 'header alys-bpf 0 1 /x 0\nend exit 0 0 0\n' | gen version0

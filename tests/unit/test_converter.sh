@@ -576,6 +576,40 @@ if not f.get("file", "").endswith("alloc.cr") or f.get("line") != 2:
     sys.exit(f"file:line {f.get('file')}:{f.get('line')}, want alloc.cr:2")
 PY
 }
+# ---- optional flags: truncated stacks, anonymous mappings -------------------
+{
+	header
+	mapping "$P" $PIE
+	echo "mappingf 1 0x7f0000000000 0x7f0000001000 0x7f0000000000 //anon -"
+	echo "stackf 1 1 $(ip0 "$P" $PIE GC_malloc) $(ret "$P" $PIE make_widget)"
+	echo "stackf 0 2 $(ip0 "$P" $PIE GC_malloc) 0x7f0000000800 $(ret "$P" $PIE main)"
+	echo "event 1 $((START + 1)) 1 16 0x100 0 0 1 16 0"
+	echo "event 1 $((START + 2)) 1 16 0x200 0 0 2 16 0"
+	echo "end exit 0 $((START + 3)) 2"
+} | "$W/gen" >"$W/flags.alys"
+run -f folded-stacks -o - "$W/flags.alys"
+check "folded: a truncated stack has a [truncated] root, an anonymous frame is [anon], no warning" \
+	eval '[ $RC -eq 0 ] && clean_run && [ "$(err_lines)" -eq 0 ] &&
+		grep -qx "\[truncated\];make_widget;GC_malloc 1" "$W/out" &&
+		grep -qx "main;\[anon\];GC_malloc 1" "$W/out"'
+run -f folded-stacks --depth 1 -o - "$W/flags.alys"
+check "folded --depth 1: cut by the converter, no [truncated] root" \
+	eval '[ $RC -eq 0 ] && ! grep -q truncated "$W/out"'
+run -o - "$W/flags.alys"
+check "json: truncated and anon keys" \
+	eval '[ $RC -eq 0 ] && python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = [e.get(\"truncated\") for e in d[\"events\"]] == [True, None] and [m.get(\"anon\") for m in d[\"mappings\"]] == [None, True]
+sys.exit(not ok)" "$W/out"'
+{
+	header
+	echo "stackf str 1 0x1"
+	echo "end exit 0 0 0"
+} | "$W/gen" >"$W/badflags.alys"
+run -o - "$W/badflags.alys"
+check "stack flags of the wrong type are fatal" eval '[ $RC -eq 1 ] && err_has "stack flags"'
+
 if command -v crystal >/dev/null; then
 	check "crystal binary: names kept as written, file:line from its DWARF" crystal_test
 else

@@ -5,7 +5,9 @@
  *
  *   header MAGIC VERSION PID EXE START_NS      (a full header map)
  *   mapping START END OFFSET PATH BUILDID       (BUILDID: hex, or '-' for none)
+ *   mappingf FLAGS START END OFFSET PATH BUILDID (with the optional flags field)
  *   stack ID IP...
+ *   stackf FLAGS ID IP...                       (with the optional flags field)
  *   event KIND TS TID SIZE ADDR OLD_ADDR OLD_SIZE STACK_ID WEIGHT GC_NO
  *   counters NAME=VALUE...
  *   end REASON EXIT_STATUS STOP_NS EVENTS
@@ -114,25 +116,34 @@ int main(int argc, char **argv)
 			fprintf(index, "%zu %s\n", sb.size, a[0]);
 		if (!strcmp(a[0], "header")) {
 			header(a + 1);
-		} else if (!strcmp(a[0], "mapping")) {
+		} else if (!strcmp(a[0], "mapping") || !strcmp(a[0], "mappingf")) {
+			int f = !strcmp(a[0], "mappingf");	/* a[1]: flags */
 			unsigned char id[256];
-			size_t idn = strcmp(a[5], "-") ? unhex(a[5], id, sizeof(id)) : 0;
+			size_t idn = strcmp(a[5 + f], "-") ? unhex(a[5 + f], id, sizeof(id)) : 0;
 
-			msgpack_pack_array(&pk, 6);
+			msgpack_pack_array(&pk, 6 + f);
 			msgpack_pack_uint8(&pk, 1);
-			msgpack_pack_uint64(&pk, num(a[1]));
-			msgpack_pack_uint64(&pk, num(a[2]));
-			msgpack_pack_uint64(&pk, num(a[3]));
-			str(a[4]);
+			msgpack_pack_uint64(&pk, num(a[1 + f]));
+			msgpack_pack_uint64(&pk, num(a[2 + f]));
+			msgpack_pack_uint64(&pk, num(a[3 + f]));
+			str(a[4 + f]);
 			msgpack_pack_bin(&pk, idn);
 			msgpack_pack_bin_body(&pk, id, idn);
-		} else if (!strcmp(a[0], "stack")) {
-			msgpack_pack_array(&pk, 3);
+			if (f)
+				msgpack_pack_uint64(&pk, num(a[1]));
+		} else if (!strcmp(a[0], "stack") || !strcmp(a[0], "stackf")) {
+			int f = !strcmp(a[0], "stackf");	/* a[1]: flags */
+
+			msgpack_pack_array(&pk, 3 + f);
 			msgpack_pack_uint8(&pk, 2);
-			msgpack_pack_uint64(&pk, num(a[1]));
-			msgpack_pack_array(&pk, (size_t)(n - 2));
-			for (int i = 2; i < n; i++)
+			msgpack_pack_uint64(&pk, num(a[1 + f]));
+			msgpack_pack_array(&pk, (size_t)(n - 2 - f));
+			for (int i = 2 + f; i < n; i++)
 				msgpack_pack_uint64(&pk, num(a[i]));
+			if (f && !strcmp(a[1], "str"))
+				str("1");	/* a flags field of the wrong type */
+			else if (f)
+				msgpack_pack_uint64(&pk, num(a[1]));
 		} else if (!strcmp(a[0], "event")) {
 			msgpack_pack_array(&pk, 11);
 			msgpack_pack_uint8(&pk, 3);
