@@ -992,6 +992,11 @@ static int start(struct tracer *t)
 		fail("%s\n", err);
 		return 1;
 	}
+	/* The trace starts before the first probe can fire: an attached
+	 * process allocates while the others are being attached. */
+	h.start_ns = now_ns(CLOCK_MONOTONIC);
+	h.start_unix_ns = now_ns(CLOCK_REALTIME);
+	t->start_ns = h.start_ns;
 	if (attach_probes(t))
 		return 1;
 	if (trace_writer_open(&t->w, t->output, t->inv.drop ? t->inv.uid : (uid_t)-1,
@@ -1002,11 +1007,8 @@ static int start(struct tracer *t)
 	h.pid = t->pid;
 	h.exe = t->exe;
 	h.argv = t->o->argv;
-	h.start_ns = now_ns(CLOCK_MONOTONIC);
-	t->start_ns = h.start_ns;
 	if (t->o->interval_ns)
 		live_report_init(&t->lr, t->pid);
-	h.start_unix_ns = now_ns(CLOCK_REALTIME);
 	trace_writer_header(&t->w, &h);
 	if (!t->launched)
 		proc_maps_refresh(&t->maps, &t->w);
