@@ -22,22 +22,78 @@
 #include "trace.h"
 #include "util.h"
 
+/* Options that select or shape what a format shows: a format that does
+ * not honour one refuses it rather than ignoring it. */
+enum {
+	HONOURS_TIME = 1 << 0,		/* --time, --at */
+	HONOURS_TYPE = 1 << 1,
+	HONOURS_DEPTH = 1 << 2,
+	HONOURS_MIN_BYTES = 1 << 3,
+	HONOURS_VALUE = 1 << 4,
+	HONOURS_INDENT = 1 << 5,
+	HONOURS_MARKDOWN = 1 << 6,
+	HONOURS_KEEP_ALLOC = 1 << 7,
+	HONOURS_INLINE_STACKS = 1 << 8,
+	SELECTS = HONOURS_TIME | HONOURS_TYPE,
+};
+
 struct format {
 	const char *name;
 	const char *extension;
 	void (*write)(struct profile *, struct outbuf *, const struct output_options *);
+	unsigned int honours;
 };
 
 static const struct format formats[] = {
-	{ "json", ".json", write_json },
-	{ "pprof", ".pb.gz", write_pprof },
-	{ "folded-stacks", ".folded", write_folded },
-	{ "flamegraph", ".svg", write_flamegraph },
-	{ "report", ".txt", write_report },
-	{ "leaks", ".leaks.txt", write_leaks },
-	{ "timeline", ".timeline.svg", write_timeline },
-	{ "census", ".census.txt", write_census },
+	{ "json", ".json", write_json,
+	  SELECTS | HONOURS_DEPTH | HONOURS_INDENT | HONOURS_INLINE_STACKS },
+	{ "pprof", ".pb.gz", write_pprof,
+	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_KEEP_ALLOC },
+	{ "folded-stacks", ".folded", write_folded,
+	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_VALUE },
+	{ "flamegraph", ".svg", write_flamegraph,
+	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_VALUE },
+	{ "report", ".txt", write_report,
+	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_MARKDOWN },
+	/* Whole-trace analyses of liveness: every event counts. */
+	{ "leaks", ".leaks.txt", write_leaks, 0 },
+	{ "timeline", ".timeline.svg", write_timeline, 0 },
+	{ "census", ".census.txt", write_census, 0 },
 };
+
+/* The options given, as HONOURS_* bits, and their names. */
+static const struct {
+	unsigned int bit;
+	const char *name;
+} option_names[] = {
+	{ HONOURS_TIME, "--time/--at" }, { HONOURS_TYPE, "--type" },
+	{ HONOURS_DEPTH, "--depth" }, { HONOURS_MIN_BYTES, "--min-bytes" },
+	{ HONOURS_VALUE, "--value" }, { HONOURS_INDENT, "--indent" },
+	{ HONOURS_MARKDOWN, "--markdown" }, { HONOURS_KEEP_ALLOC, "--keep-allocator-frames" },
+	{ HONOURS_INLINE_STACKS, "--inline-stacks" },
+};
+
+/* 0, or complain about the first option given that fmt does not honour. */
+static int check_honoured(const struct format *fmt, unsigned int given)
+{
+	char which[256] = "";
+
+	for (size_t i = 0; i < sizeof(option_names) / sizeof(option_names[0]); i++) {
+		if (!(given & option_names[i].bit) || (fmt->honours & option_names[i].bit))
+			continue;
+		for (size_t k = 0; k < sizeof(formats) / sizeof(formats[0]); k++)
+			if (formats[k].honours & option_names[i].bit)
+				snprintf(which + strlen(which), sizeof(which) - strlen(which),
+					 "%s%s", which[0] ? ", " : "", formats[k].name);
+		errx_msg("-f %s does not honour %s (%s); formats that do: %s", fmt->name,
+			 option_names[i].name,
+			 fmt->honours ? "it would be ignored" :
+					"it analyses the whole trace",
+			 which);
+		return -1;
+	}
+	return 0;
+}
 
 #define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report, leaks, timeline, census"
 
@@ -50,7 +106,7 @@ static void usage(FILE *f)
 		"binaries and libraries found at the traced paths on this machine (or by\n"
 		"build id under --debug-dir). Formats are described in docs/FORMAT.md.\n"
 		"\n"
-		"  -f, --format FMT   json (default): every event with its stack\n"
+		"  -f, --format FMT   json (default): every event, and the stacks they refer to\n"
 		"                     pprof: gzipped profile.proto for go tool pprof, Parca,\n"
 		"                       Pyroscope (alloc/inuse objects and space)\n"
 		"                     folded-stacks: for flamegraph.pl, inferno, speedscope\n"
@@ -63,11 +119,19 @@ static void usage(FILE *f)
 		"  -o, --output OUT   output file; '-' for stdout. Default: TRACE with its\n"
 		"                     extension replaced by .json, .pb.gz, .folded, .svg,\n"
 		"                     .txt (.md with --markdown)\n"
+		"  A format refuses (exit 2) an option below that it does not honour;\n"
+		"  leaks, timeline and census always analyse the whole trace.\n"
 		"      --indent       json: pretty-print\n"
+		"      --inline-stacks  json: every event with its frames (the Alys shard's\n"
+		"                     layout) instead of a table of stacks events refer to\n"
 		"      --markdown     report: Markdown tables instead of plain text\n"
 		"      --depth N      keep only the N innermost recorded frames of each stack\n"
 		"      --value V      folded-stacks, flamegraph: count allocated objects\n"
 		"                     (default) or sum their bytes\n"
+		"      --keep-allocator-frames  pprof: keep the allocator's frames (GC_*,\n"
+		"                     GC::*, __crystal_malloc*, ...) at the leaf; by default\n"
+		"                     stacks start at the allocating Crystal code, as Go's\n"
+		"                     heap profiles do\n"
 		"      --min-bytes N  folded-stacks, flamegraph, report, pprof: leave out\n"
 		"                     stacks (report: sites, types) that allocated fewer bytes\n"
 		"      --type NAME    only allocations of Crystal type NAME (from the\n"
@@ -267,7 +331,8 @@ int main(int argc, char **argv)
 {
 	enum {
 		OPT_INDENT = 256, OPT_DEPTH, OPT_VALUE, OPT_MARKDOWN, OPT_MIN_BYTES,
-		OPT_TYPE, OPT_TIME, OPT_AT, OPT_DEBUG_DIR, OPT_NO_SYMBOLS,
+		OPT_TYPE, OPT_TIME, OPT_AT, OPT_DEBUG_DIR, OPT_NO_SYMBOLS, OPT_KEEP_ALLOC,
+		OPT_INLINE_STACKS,
 	};
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -282,11 +347,14 @@ int main(int argc, char **argv)
 		{ "at", required_argument, NULL, OPT_AT },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
+		{ "keep-allocator-frames", no_argument, NULL, OPT_KEEP_ALLOC },
+		{ "inline-stacks", no_argument, NULL, OPT_INLINE_STACKS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct run r = { .fmt = &formats[0], .sym = { .want_dwarf = true } };
+	unsigned int given = 0;
 	char *default_out = NULL;
 	struct stat st;
 	int c, ret;
@@ -308,15 +376,19 @@ int main(int argc, char **argv)
 			break;
 		case OPT_INDENT:
 			r.opt.indent = true;
+			given |= HONOURS_INDENT;
 			break;
 		case OPT_MARKDOWN:
 			r.opt.markdown = true;
+			given |= HONOURS_MARKDOWN;
 			break;
 		case OPT_DEPTH:
+			given |= HONOURS_DEPTH;
 			if (parse_depth(optarg, &r.opt.depth))
 				return 2;
 			break;
 		case OPT_VALUE:
+			given |= HONOURS_VALUE;
 			if (!strcmp(optarg, "count") || !strcmp(optarg, "objects")) {
 				r.opt.value = VALUE_COUNT;
 			} else if (!strcmp(optarg, "bytes")) {
@@ -328,10 +400,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_MIN_BYTES:
+			given |= HONOURS_MIN_BYTES;
 			if (parse_bytes(optarg, &r.opt.min_bytes))
 				return 2;
 			break;
 		case OPT_TYPE:
+			given |= HONOURS_TYPE;
 			if (!*optarg) {
 				errx_msg("--type needs a Crystal type name, e.g. --type Point");
 				return 2;
@@ -339,6 +413,7 @@ int main(int argc, char **argv)
 			r.filter.type = optarg;
 			break;
 		case OPT_TIME:
+			given |= HONOURS_TIME;
 			if (r.filter.has_from || r.filter.has_to) {
 				errx_msg("give one of --time and --at");
 				return 2;
@@ -347,6 +422,7 @@ int main(int argc, char **argv)
 				return 2;
 			break;
 		case OPT_AT: {
+			given |= HONOURS_TIME;
 			/* The state at TIME: what was allocated and freed before it. */
 			char *range;
 
@@ -370,6 +446,14 @@ int main(int argc, char **argv)
 			}
 			r.sym.debug_dir = optarg;
 			break;
+		case OPT_INLINE_STACKS:
+			r.opt.inline_stacks = true;
+			given |= HONOURS_INLINE_STACKS;
+			break;
+		case OPT_KEEP_ALLOC:
+			r.opt.keep_allocator_frames = true;
+			given |= HONOURS_KEEP_ALLOC;
+			break;
 		case OPT_NO_SYMBOLS:
 			r.sym.no_symbols = true;
 			r.sym.want_dwarf = false;
@@ -391,6 +475,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (check_honoured(r.fmt, given))
+		return 2;
 	/* Symbolization reads local files only: never fetch debug info over
 	 * the network from inside a converter run. */
 	unsetenv("DEBUGINFOD_URLS");

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * JSON output (schema: docs/FORMAT.md, "JSON output"). Each distinct stack
- * address is rendered to text once and copied into every event that uses
- * it, so writing costs a few memcpys per frame rather than a lookup and
- * escaping pass.
+ * is written once, in a "stacks" table that events refer to by id; with
+ * --inline-stacks every event carries its frames, as the Alys shard's
+ * output does. Each distinct stack address is rendered to text once and
+ * copied wherever it appears, so writing costs a few memcpys per frame
+ * rather than a lookup and escaping pass.
  */
 #include <stdlib.h>
 
@@ -385,16 +387,60 @@ static void write_event(struct json *j, const struct trace *t, const struct trac
 	key_u64(j, "weight", true, e->weight);
 	key_u64(j, "gc_no", true, e->gc_no);
 	key_u64(j, "stack_id", true, st ? st->id : 0);
-	if (st && (st->flags & ALYS_STACK_FLAG_TRUNCATED)) {
-		key(j, "truncated");
-		outbuf_str(j->o, "true");
+	if (opt->inline_stacks) {
+		if (st && (st->flags & ALYS_STACK_FLAG_TRUNCATED)) {
+			key(j, "truncated");
+			outbuf_str(j->o, "true");
+		}
+		key(j, "stack");
+		open_(j, '[');
+		if (st)
+			write_frames(j, t, st, sym, fc, opt);
+		close_(j, ']');
 	}
-	key(j, "stack");
-	open_(j, '[');
-	if (st)
-		write_frames(j, t, st, sym, fc, opt);
-	close_(j, ']');
 	close_(j, '}');
+}
+
+/* Every stack a selected event refers to, once, by its id (a damaged trace
+ * that repeats an id gets the first stack of that id). */
+static void write_stacks(struct json *j, struct profile *p, struct frame_cache *fc,
+			 const struct output_options *opt)
+{
+	const struct trace *t = p->t;
+	uint8_t *used = xcalloc(t->nr_stacks ? t->nr_stacks : 1, 1);
+	struct u64_table written;
+
+	u64_table_init(&written);
+	for (size_t i = 0; i < t->nr_events; i++) {
+		const struct trace_stack *st = trace_event_stack(t, &t->events[i]);
+
+		if (st && profile_selected(p, i))
+			used[st - t->stacks] = 1;
+	}
+	key(j, "stacks");
+	open_(j, '[');
+	for (size_t si = 0; si < t->nr_stacks; si++) {
+		const struct trace_stack *st = &t->stacks[si];
+
+		if (!used[si] || u64_table_get(&written, st->id))
+			continue;
+		u64_table_put(&written, st->id, 1, 0);
+		elem(j);
+		open_(j, '{');
+		key_u64(j, "id", true, st->id);
+		if (st->flags & ALYS_STACK_FLAG_TRUNCATED) {
+			key(j, "truncated");
+			outbuf_str(j->o, "true");
+		}
+		key(j, "frames");
+		open_(j, '[');
+		render_frames(j, t, st, p->sym, fc, opt);
+		close_(j, ']');
+		close_(j, '}');
+	}
+	close_(j, ']');
+	u64_table_free(&written);
+	free(used);
 }
 
 void write_json(struct profile *p, struct outbuf *o, const struct output_options *opt)
@@ -415,6 +461,8 @@ void write_json(struct profile *p, struct outbuf *o, const struct output_options
 	write_counters(&j, t);
 	write_end(&j, t);
 	write_collections(&j, t);
+	if (!opt->inline_stacks)
+		write_stacks(&j, p, &fc, opt);
 	key(&j, "events");
 	open_(&j, '[');
 	progress_begin(&bar, "writing", t->nr_events);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "alys_site.h"
 #include "output.h"
 #include "util.h"
 
@@ -223,30 +224,76 @@ static void write_mappings(struct profile *p, struct outbuf *msg, struct strtab 
 	outbuf_release(&sub);
 }
 
-/* Location id of symbolizer entry idx is idx + 1, written on first use. */
-static uint64_t location_id(struct profile *p, uint32_t idx, bool return_addr,
-			    uint8_t *written, uint8_t *map_used, struct functions *fn,
-			    struct strtab *st, struct outbuf *msg)
+/* Inlined frames of entry e, innermost first, that are allocator plumbing;
+ * all of them (e->nr_frames) when the whole address is. */
+static uint32_t plumbing_frames(const struct sym_entry *e)
+{
+	uint32_t k = 0;
+
+	while (k < e->nr_frames && alys_frame_is_plumbing(e->frames[k].name))
+		k++;
+	return k;
+}
+
+/*
+ * As Go's heap profiles start at the allocating function, not in the
+ * allocator: the innermost addresses that are only allocator frames, and
+ * the allocator frames inlined at the next one (*skip), are left out, unless
+ * nothing else would remain. Returns the first address kept.
+ */
+static uint32_t allocator_frames(struct profile *p, const struct trace_stack *stk,
+				 uint32_t depth, uint32_t *skip)
+{
+	for (uint32_t k = 0; k < depth; k++) {
+		const struct sym_entry *e = symbolizer_entry(
+			p->sym, symbolizer_resolve(p->sym, p->t->ips[stk->first + k], k));
+		uint32_t n = plumbing_frames(e);
+
+		if (n < e->nr_frames) {
+			*skip = n;
+			return k;
+		}
+	}
+	*skip = 0;
+	return 0;
+}
+
+/*
+ * Location ids: symbolizer entry idx is idx + 1; the same address with its
+ * innermost `skip` (plumbing) inlined frames left out is trim_base + idx.
+ * Written on first use.
+ */
+struct locations {
+	uint8_t *written, *written_trimmed;
+	uint64_t trim_base;
+	uint8_t *map_used;
+};
+
+static uint64_t location_id(struct profile *p, uint32_t idx, bool return_addr, uint32_t skip,
+			    struct locations *loc, struct functions *fn, struct strtab *st,
+			    struct outbuf *msg)
 {
 	const struct sym_entry *e = symbolizer_entry(p->sym, idx);
+	uint64_t id = skip ? loc->trim_base + idx : (uint64_t)idx + 1;
+	uint8_t *written = skip ? &loc->written_trimmed[idx] : &loc->written[idx];
 	const struct trace_mapping *m;
 	struct outbuf sub, line;
 
-	if (written[idx])
-		return idx + 1;
-	written[idx] = 1;
+	if (*written)
+		return id;
+	*written = 1;
 	/* pprof symbolizes a location's address as is: give it the call
 	 * instruction, not the return address */
 	m = trace_find_mapping(p->t, return_addr ? e->ip - 1 : e->ip);
 	outbuf_init(&sub, -1);
 	outbuf_init(&line, -1);
-	put_uint(&sub, LOCATION_ID, idx + 1);
+	put_uint(&sub, LOCATION_ID, id);
 	if (m) {
-		map_used[mapping_index(p->t, m)] = 1;
+		loc->map_used[mapping_index(p->t, m)] = 1;
 		put_uint(&sub, LOCATION_MAPPING_ID, mapping_index(p->t, m) + 1);
 	}
 	put_uint(&sub, LOCATION_ADDRESS, return_addr && e->ip ? e->ip - 1 : e->ip);
-	for (uint32_t k = 0; k < e->nr_frames; k++) {
+	for (uint32_t k = skip; k < e->nr_frames; k++) {
 		put_uint(&line, LINE_FUNCTION_ID, function_id(fn, st, &e->frames[k]));
 		put_uint(&line, LINE_LINE, e->frames[k].line);
 		put_sub(&sub, LOCATION_LINE, &line);
@@ -254,7 +301,7 @@ static uint64_t location_id(struct profile *p, uint32_t idx, bool return_addr,
 	put_sub(msg, PROFILE_LOCATION, &sub);
 	outbuf_release(&line);
 	outbuf_release(&sub);
-	return idx + 1;
+	return id;
 }
 
 static void put_value_type(struct outbuf *o, unsigned int field, struct strtab *st,
@@ -349,7 +396,7 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 	struct outbuf msg, sub, ids;
 	struct functions fn;
 	bool synth_written[SYNTH_TRUNCATED + 1] = { false };
-	uint8_t *written, *map_used;
+	struct locations loc;
 	uint64_t first_free_id;
 	struct strtab st;
 	char comment[256];
@@ -373,8 +420,10 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 			for (uint32_t i = 0; i < bucket_depth(p, b); i++)
 				symbolizer_resolve(p->sym, t->ips[t->stacks[b - 1].first + i], i);
 	first_free_id = (uint64_t)symbolizer_nr_entries(p->sym) + 1;
-	written = xcalloc(first_free_id, 1);
-	map_used = xcalloc(t->nr_maps ? t->nr_maps : 1, 1);
+	loc.written = xcalloc(first_free_id, 1);
+	loc.written_trimmed = xcalloc(first_free_id, 1);
+	loc.trim_base = first_free_id + SYNTH_TRUNCATED + 1;
+	loc.map_used = xcalloc(t->nr_maps ? t->nr_maps : 1, 1);
 
 	/* Profile fields may come in any order: samples, locations and
 	 * functions are interleaved, each written when first needed. */
@@ -385,11 +434,14 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 			continue;
 		if (b <= t->nr_stacks) {
 			const struct trace_stack *stk = &t->stacks[b - 1];
+			uint32_t depth = bucket_depth(p, b), i = 0, skip = 0;
 
-			for (uint32_t i = 0; i < bucket_depth(p, b); i++) {
+			if (!opt->keep_allocator_frames)
+				i = allocator_frames(p, stk, depth, &skip);
+			for (; i < depth; i++, skip = 0) {
 				uint32_t idx = symbolizer_resolve(p->sym, t->ips[stk->first + i], i);
 
-				put_varint(&ids, location_id(p, idx, i > 0, written, map_used,
+				put_varint(&ids, location_id(p, idx, i > 0, skip, &loc,
 							     &fn, &st, &msg));
 			}
 			if (profile_truncated(p, b))
@@ -413,7 +465,7 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 		ids.len = 0;
 		put_sub(&msg, PROFILE_SAMPLE, &sub);
 	}
-	write_mappings(p, &msg, &st, map_used);
+	write_mappings(p, &msg, &st, loc.map_used);
 
 	if (t->hdr.present & HDR_START_UNIX_NS)
 		put_uint(&msg, PROFILE_TIME_NANOS, t->hdr.start_unix_ns);
@@ -432,8 +484,9 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 		put_bytes(&msg, PROFILE_STRING_TABLE, st.str[i], strlen(st.str[i]));
 
 	gzip_into(o, &msg);
-	free(written);
-	free(map_used);
+	free(loc.written);
+	free(loc.written_trimmed);
+	free(loc.map_used);
 	outbuf_release(&ids);
 	outbuf_release(&sub);
 	outbuf_release(&msg);

@@ -19,10 +19,12 @@ enum value_kind {
 
 struct output_options {
 	bool indent;			/* json: pretty-print */
+	bool inline_stacks;		/* json: frames in every event, no stacks table */
 	bool markdown;			/* report: Markdown instead of plain text */
 	uint32_t depth;			/* frames kept per stack, innermost first; 0: all */
 	uint64_t min_bytes;		/* aggregated formats: drop stacks/sites below */
 	enum value_kind value;		/* folded-stacks, flamegraph */
+	bool keep_allocator_frames;	/* pprof: do not trim GC_*, __crystal_malloc*, ... */
 };
 
 /* p has been built (profile_build); p->t and p->sym are the trace. */

@@ -2,7 +2,9 @@
 """json_query.py FILE EXPR -- evaluate a Python expression over a converter
 JSON file (alys_converter -f json); tests/lib.sh's json_query calls it.
 
-Names available to EXPR: d, header, events, counters, end, names(e),
+Events get their frames from the stacks table ("stack", and "truncated"
+when set) as with --inline-stacks. Names available to EXPR: d, header,
+events, counters, end, names(e),
 in_stack(e, s), select(kind=, size=, frame=, frames=, tid=), count(...),
 total(...) (documented in tests/lib.sh). Booleans print as 1/0, numbers and
 strings plainly, anything else as JSON.
@@ -32,6 +34,15 @@ IDLE_EXIT = 600
 def namespace(d):
     header = d.get("header", {})
     events = d.get("events", [])
+    # The default layout writes each stack once in d["stacks"]: give every
+    # event its frames (and truncated flag) as --inline-stacks would.
+    if "stacks" in d:
+        table = {s["id"]: s for s in d["stacks"]}
+        for e in events:
+            st = table.get(e.get("stack_id"))
+            e["stack"] = st["frames"] if st else []
+            if st and st.get("truncated"):
+                e["truncated"] = True
 
     def names(e):
         return [(fr.get("name") or "") for fr in (e.get("stack") or [])]

@@ -113,7 +113,7 @@ header() { echo "header ${1:-alys-bpf} ${2:-1} 4242 $P $START"; }
 "$W/gen" -i "$W/full.index" <"$W/full.script" >"$W/full.alys"
 
 # ---- complete trace -> JSON ------------------------------------------------
-run -o "$W/full.json" "$W/full.alys"
+run --inline-stacks -o "$W/full.json" "$W/full.alys"
 check "complete trace converts to json, exit 0, no warnings but the missing file" \
 	eval '[ $RC -eq 0 ] && clean_run && [ "$(err_lines)" -eq 1 ] && err_has "/nonexistent/libgone.so"'
 
@@ -126,7 +126,7 @@ ev = doc["events"]
 def eq(what, got, want):
     if got != want:
         sys.exit(f"{what}: got {got!r}, want {want!r}")
-eq("top keys", sorted(doc), ["collections", "counters", "end", "events", "header", "mappings"])
+eq("top keys (--inline-stacks)", sorted(doc), ["collections", "counters", "end", "events", "header", "mappings"])
 eq("no collections read", doc["collections"], [])
 eq("no liveness mode", (doc["header"]["liveness"], doc["end"]["liveness"]), (None, None))
 eq("header pid", doc["header"]["pid"], 4242)
@@ -174,11 +174,22 @@ want_line=$(grep -n 'void \*p = GC_malloc(16' "$HERE/test_converter_prog.c" | cu
 check "json: return address resolves to the calling line" \
 	python3 -c "import json,sys; f=json.load(open('$W/full.json'))['events'][0]['stack'][1]; sys.exit(f['line'] != $want_line)"
 
-run -o "$W/full-indent.json" --indent "$W/full.alys"
+# the default layout: each stack once in a table, events refer to it by id
+run -o "$W/full-table.json" "$W/full.alys"
+check "json: the stacks table resolves to the stacks of --inline-stacks, each once" \
+	python3 -c "
+import json, sys
+t, i = json.load(open('$W/full-table.json')), json.load(open('$W/full.json'))
+table = {s['id']: s['frames'] for s in t['stacks']}
+ids = [s['id'] for s in t['stacks']]
+same = [table.get(e['stack_id'], []) for e in t['events']] == [e['stack'] for e in i['events']]
+sys.exit(not (same and len(ids) == len(set(ids)) == 6 and all('stack' not in e for e in t['events'])))"
+
+run -o "$W/full-indent.json" --inline-stacks --indent "$W/full.alys"
 check "json --indent parses to the same document" \
 	python3 -c "import json,sys; sys.exit(json.load(open('$W/full.json')) != json.load(open('$W/full-indent.json')))"
 
-run -o - --depth 2 "$W/full.alys"
+run -o - --inline-stacks --depth 2 "$W/full.alys"
 check "json --depth 2 keeps the 2 innermost frames" \
 	python3 -c "import json,sys; d=json.load(open('$W/out')); sys.exit(not all(len(e['stack'])<=2 for e in d['events']) or d['events'][0]['stack'][1]['name']!='make_widget')"
 
@@ -301,7 +312,7 @@ check "wrong field type is malformed" eval '[ $RC -eq 1 ] && err_has "event reco
 	echo "future"
 	echo "end exit 0 20 3"
 } | "$W/gen" >"$W/live.alys"
-run -o "$W/live.json" "$W/live.alys"
+run --inline-stacks -o "$W/live.json" "$W/live.alys"
 check "inferred frees: converted, exit 0" eval '[ $RC -eq 0 ]'
 check "inferred frees: free events with cause, collection and the block they end" \
 	python3 -c "
@@ -374,14 +385,14 @@ run -o - "$W/c1.alys"
 check "byte 0xc1: exit 1 with a message" eval '[ $RC -eq 1 ] && clean_run && err_has "not valid MessagePack"'
 
 { header; echo "event 1 5 1 8 0x100 0 0 77 8 0"; echo "end exit 0 0 1"; } | "$W/gen" >"$W/undef.alys"
-run -o - "$W/undef.alys"
+run --inline-stacks -o - "$W/undef.alys"
 check "event with an undefined stack: warning, shown without stack" \
 	eval '[ $RC -eq 0 ] && err_has "stack id 77" && python3 -c "import json,sys; sys.exit(json.load(open(\"$W/out\"))[\"events\"][0][\"stack\"] != [])"'
 
 # two CPUs: an event may come before the record of its new stack
 { header; echo "event 1 5 1 8 0x100 0 0 77 8 0"; echo "stack 77 0x1234 0x5678"; echo "end exit 0 0 1"; } |
 	"$W/gen" >"$W/late.alys"
-run -o - "$W/late.alys"
+run --inline-stacks -o - "$W/late.alys"
 check "stack record after its first event: resolved, no warning" \
 	eval '[ $RC -eq 0 ] && [ "$(err_lines)" -eq 0 ] && python3 -c "import json,sys; e = json.load(open(\"$W/out\"))[\"events\"][0]; sys.exit(not (e[\"stack_id\"] == 77 and len(e[\"stack\"]) == 2))"'
 
@@ -454,7 +465,7 @@ check "120 mutated traces: no crash, no sanitizer report" mutate_test 120
 	echo "event 1 5 1 8 0x100 0 0 1 8 0"
 	echo "end exit 0 0 1"
 } | "$W/gen" >"$W/bid.alys"
-run -o - "$W/bid.alys"
+run --inline-stacks -o - "$W/bid.alys"
 real_id=$(build_id "$P")
 check "build id mismatch: one warning with file and both ids" \
 	eval '[ $RC -eq 0 ] && [ "$(err_lines)" -eq 1 ] && err_has "$P: build id 0123456789abcdef0123456789abcdef01234567 in the trace, $real_id on this machine"'
@@ -562,7 +573,7 @@ CR
 		echo "event 1 5 1 16 0x100 0 0 1 16 0"
 		echo "end exit 0 0 1"
 	} | "$W/gen" >"$W/crystal.alys"
-	run -o - "$W/crystal.alys"
+	run --inline-stacks -o - "$W/crystal.alys"
 	[ $RC -eq 0 ] && clean_run &&
 		python3 - "$W/out" "${gc:+GC_malloc}" <<'PY'
 import json, sys
@@ -576,6 +587,21 @@ if not f.get("file", "").endswith("alloc.cr") or f.get("line") != 2:
     sys.exit(f"file:line {f.get('file')}:{f.get('line')}, want alloc.cr:2")
 PY
 }
+# ---- options a format does not honour are refused, not ignored --------------
+for fmt in leaks timeline census; do
+	for o in "--time 0..1s" "--at 1s" "--type Foo" "--depth 2" "--min-bytes 10"; do
+		# shellcheck disable=SC2086
+		run -f $fmt $o -o "$W/never" "$W/full.alys"
+		check "-f $fmt $o: refused with exit 2, naming the formats that honour it" \
+			eval '[ $RC -eq 2 ] && err_has "-f $fmt does not honour" && err_has "formats that do: " && [ ! -e "$W/never" ]'
+	done
+done
+run -f json --min-bytes 10 -o "$W/never" "$W/full.alys"
+check "-f json --min-bytes: refused (json lists events)" \
+	eval '[ $RC -eq 2 ] && err_has "-f json does not honour --min-bytes" && [ ! -e "$W/never" ]'
+run -f pprof --markdown -o "$W/never" "$W/full.alys"
+check "-f pprof --markdown: refused" eval '[ $RC -eq 2 ] && err_has "formats that do: report"'
+
 # ---- optional flags: truncated stacks, anonymous mappings -------------------
 {
 	header
@@ -600,7 +626,7 @@ check "json: truncated and anon keys" \
 	eval '[ $RC -eq 0 ] && python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
-ok = [e.get(\"truncated\") for e in d[\"events\"]] == [True, None] and [m.get(\"anon\") for m in d[\"mappings\"]] == [None, True]
+ok = [s.get(\"truncated\") for s in d[\"stacks\"]] == [True, None] and [m.get(\"anon\") for m in d[\"mappings\"]] == [None, True]
 sys.exit(not ok)" "$W/out"'
 {
 	header
