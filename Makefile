@@ -22,17 +22,19 @@ endif
 
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
-CPPFLAGS := -Iinclude -I$(BUILD) -D_GNU_SOURCE
+CPPFLAGS := -Iinclude -Ilib -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 
 DAEMON_LIBS    := -lbpf -lelf -lz -lmsgpackc -lcapstone -ldw -lm
 CONVERTER_LIBS := -ldw -lelf -lz -lmsgpackc -lm
 
-DAEMON_SRCS    := $(wildcard src/*.c)
-CONVERTER_SRCS := $(wildcard converter/*.c)
+# lib/: code both programs use (one rule, one copy).
+LIB_SRCS       := $(wildcard lib/*.c)
+DAEMON_SRCS    := $(wildcard src/*.c) $(LIB_SRCS)
+CONVERTER_SRCS := $(wildcard converter/*.c) $(LIB_SRCS)
 DAEMON_OBJS    := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
 CONVERTER_OBJS := $(CONVERTER_SRCS:%.c=$(BUILD)/%.o)
-HEADERS        := $(wildcard include/*.h src/*.h converter/*.h)
+HEADERS        := $(wildcard include/*.h lib/*.h src/*.h converter/*.h)
 
 .PHONY: all clean check unit-tests demo fuzz
 all: $(BIN)/alys-bpf $(BIN)/alys_converter
@@ -59,6 +61,10 @@ $(BUILD)/converter/%.o: converter/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
+$(BUILD)/lib/%.o: lib/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
 $(BIN)/alys-bpf: $(DAEMON_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(DAEMON_LIBS)
@@ -73,7 +79,11 @@ $(BUILD)/tests/test_unwind_table: tests/unit/test_unwind_table.c src/unwind_tabl
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf
 
-unit-tests: $(BUILD)/tests/test_unwind_table
+$(BUILD)/tests/test_crystal_names: tests/unit/test_crystal_names.c $(LIB_SRCS) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
+
+unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names
 
 check:
 	tests/run-all.sh

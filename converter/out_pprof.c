@@ -20,7 +20,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "alys_site.h"
+#include "crystal_names.h"
 #include "output.h"
 #include "util.h"
 
@@ -230,7 +230,7 @@ static uint32_t plumbing_frames(const struct sym_entry *e)
 {
 	uint32_t k = 0;
 
-	while (k < e->nr_frames && alys_frame_is_plumbing(e->frames[k].name))
+	while (k < e->nr_frames && is_allocator_frame(e->frames[k].name))
 		k++;
 	return k;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alys_site.h"
+#include "crystal_names.h"
 #include "outbuf.h"
 #include "u64_table.h"
 #include "util.h"
@@ -23,7 +23,7 @@ char *sites_name_stack(const struct trace *t, struct symbolizer *sym,
 		for (uint32_t k = 0; k < e->nr_frames && kept < SITE_FRAMES; k++) {
 			const char *n = e->frames[k].name;
 
-			if (i == 0 || alys_frame_is_plumbing(n))
+			if (i == 0 || is_allocator_frame(n))
 				continue;
 			if (kept++)
 				outbuf_str(&mem, " < ");

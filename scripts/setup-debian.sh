@@ -41,8 +41,9 @@ PACKAGES=(
 	# tests, demo, benchmarks; libFuzzer's runtime for `make fuzz`
 	python3 protobuf-compiler gdb linux-perf libxml2-utils procps
 	# profile.proto (/usr/share/gocode/src/github.com/google/pprof/proto),
-	# for decoding the converter's pprof output with protoc in the tests
-	golang-github-google-pprof-dev
+	# for decoding the converter's pprof output with protoc in the tests;
+	# go tool pprof, to open it as users do
+	golang-github-google-pprof-dev golang-go
 	libclang-rt-14-dev
 )
 

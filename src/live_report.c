@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alys_site.h"
+#include "crystal_names.h"
 
 #define SITE_FRAMES 3
 #define WEIGHT_BITS 40
@@ -67,7 +67,7 @@ static char *site_name(struct live_report *lr, const uint64_t *ips, uint32_t nr)
 			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)ips[i]);
 			n = hex;
 		}
-		if (alys_frame_is_plumbing(n))
+		if (is_allocator_frame(n))
 			continue;
 		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", kept++ ? " < " : "", n);
 		if (len >= sizeof(buf))

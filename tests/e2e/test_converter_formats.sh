@@ -12,7 +12,7 @@ require_root_bpf
 make_tmpdir T
 N=2000
 PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
-for tool in protoc xmllint gzip; do
+for tool in protoc xmllint gzip go; do
 	command -v $tool >/dev/null || fail "tool $tool" "missing: run scripts/setup-debian.sh"
 done
 [ -r "$PROTO_DIR/profile.proto" ] ||
@@ -91,6 +91,13 @@ print(v if not isinstance(v, bool) else int(v))
 PY
 }
 
+# pprof_top FILE.pb.gz: the function go tool pprof -top lists first (what a
+# user opening the profile sees first), without pprof's " (inline)" mark
+pprof_top() {
+	go tool pprof -top "$1" 2>/dev/null |
+		awk '/^ +flat +flat%/ { getline; $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); sub(/ \(inline\)$/, ""); print; exit }'
+}
+
 # trace NAME PROG [ALYS-BPF OPTIONS]: trace PROG N into $T/NAME.alys
 trace() {
 	local name=$1 prog=$2
@@ -132,6 +139,19 @@ for name in cc ccr ak aks; do
 		"$ao $as $io $is"
 	check_eq "$name: pprof mappings carry build ids and file names" \
 		"$(pprof_query "$T/$name.pb.gz" "all(st[m['build_id'][0]] and st[m['filename'][0]].startswith('/') for m in p['mapping'])")" 1
+	check_eq "$name: pprof stacks start at Crystal code, not in the allocator" \
+		"$(pprof_query "$T/$name.pb.gz" "sum(1 for s in p['sample'] if any(f[0].startswith(('GC_', '*GC::', '__crystal_malloc')) for f, _ in locs[s['location_id'][0]][:1]) and any(f[0].startswith('*') and not f[0].startswith('*GC::') for i in s['location_id'] for f, _ in locs[i]))")" 0
+	# what a user of go tool pprof sees first: a Crystal method
+	top=$(pprof_top "$T/$name.pb.gz")
+	check_match "$name: go tool pprof -top lists a Crystal method first ($top)" "$top" \
+		'^\*?[A-Z][^ ]*(::|#)[a-z_]'
+	check_eq "$name: ... and not the allocator's" "$(printf '%s' "$top" | grep -Ec '^\*?(GC::|Pointer(\(.*\))?(::malloc|#realloc))')" 0
+	# JSON: each stack once, so events stay small (a sampled trace has too
+	# few events for its fixed part, header and stacks, to be spread over)
+	if [ $name != aks ]; then
+		bpe=$(($(stat -c %s "$T/$name.json") / $(json_query "$T/$name.json" "len(events)")))
+		check_le "$name: json at most 250 bytes per event ($bpe)" "$bpe" 250
+	fi
 
 	# folded stacks: objects and bytes
 	"$CONV" -q -f folded-stacks -o "$T/$name.folded" "$A"
@@ -186,6 +206,12 @@ check_match "report --markdown: ccr.md has a Leaf row" \
 check_match "report --type Leaf: only Leaf, with its call stacks" \
 	"$(grep -E '^  Allocated:|^Top call stacks of Leaf|^#1 ' "$T/leaf.txt" | tr '\n' '|')" \
 	"Allocated: $N objects, $((N * 40)) bytes.*Top call stacks of Leaf\\|#1  $((N * 40)) bytes, $N objects"
+"$CONV" -q -f pprof --keep-allocator-frames -o "$T/keep.pb.gz" "$T/ak.alys"
+check_match "pprof --keep-allocator-frames: go tool pprof -top lists the GC function first" \
+	"$(pprof_top "$T/keep.pb.gz")" '^GC_malloc'
+check_eq "pprof --keep-allocator-frames: same totals" \
+	"$(pprof_query "$T/keep.pb.gz" "' '.join(str(total(t)) for t in types)")" \
+	"$(pprof_query "$T/ak.pb.gz" "' '.join(str(total(t)) for t in types)")"
 "$CONV" -q -f pprof --type Leaf -o "$T/leaf.pb.gz" "$T/ccr.alys"
 check_eq "pprof --type Leaf: $N objects" "$(pprof_query "$T/leaf.pb.gz" "total('alloc_objects')")" $N
 

@@ -11,8 +11,8 @@
  * "#" (instance method), the method name, "<argument types>" and
  * ":return type".
  */
-#ifndef ALYS_CONV_CRYSTAL_NAMES_H
-#define ALYS_CONV_CRYSTAL_NAMES_H
+#ifndef ALYS_CRYSTAL_NAMES_H
+#define ALYS_CRYSTAL_NAMES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,4 +35,4 @@ bool is_allocator_frame(const char *name);
  * owner is unknown (its source file was not readable here). */
 bool is_bare_constructor(const char *name);
 
-#endif /* ALYS_CONV_CRYSTAL_NAMES_H */
+#endif /* ALYS_CRYSTAL_NAMES_H */
