@@ -9,6 +9,7 @@
 
 #include "elf_file.h"
 #include "ldso_list.h"
+#include "proc_maps.h"
 
 static const struct {
 	const char *name;
@@ -128,41 +129,46 @@ int gc_probes_for_program(const char *exe, const struct lib_list *libs,
 	return 1;
 }
 
+struct resolve_lib {
+	pid_t pid;
+	struct gc_probes *gp;
+	char *err;
+	size_t errlen;
+};
+
+/* 1 (stop) once a mapped library holds the GC functions. */
+static int resolve_mapped(const struct maps_line *l, void *arg)
+{
+	struct resolve_lib *r = arg;
+	char path[PATH_MAX + 64];
+
+	if (!maps_line_is_exec_file(l))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", r->pid, l->path);
+	return gc_probes_resolve(path, r->gp, r->err, r->errlen) == 0;
+}
+
 int gc_probes_for_process(pid_t pid, struct gc_probes *gp, char *err, size_t errlen)
 {
-	char path[PATH_MAX + 64], line[PATH_MAX + 256];
-	int r;
-	FILE *fp;
+	struct resolve_lib r = { pid, gp, err, errlen };
+	char path[64];
+	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	r = gc_probes_resolve(path, gp, err, errlen);
-	if (r <= 0) {
-		gp->in_executable = r == 0;
-		return r;
+	ret = gc_probes_resolve(path, gp, err, errlen);
+	if (ret <= 0) {
+		gp->in_executable = ret == 0;
+		return ret;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	fp = fopen(path, "re");
-	if (!fp) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return -1;
-	}
-	r = 1;
-	while (r == 1 && fgets(line, sizeof(line), fp)) {
-		char *file = strchr(line, '/');
-
-		if (!file || !strstr(line, " r-xp "))
-			continue;
-		file[strcspn(file, "\n")] = 0;
-		snprintf(path, sizeof(path), "/proc/%d/root%s", pid, file);
-		r = gc_probes_resolve(path, gp, err, errlen);
-		if (r < 0)
-			r = 1;
-	}
-	fclose(fp);
-	if (r)
+	gp->in_executable = false;
+	ret = proc_maps_each(pid, resolve_mapped, &r);
+	if (ret == 1)
+		return 0;
+	if (ret == -1)
+		snprintf(err, errlen, "cannot read /proc/%d/maps: %s", pid, strerror(errno));
+	else
 		snprintf(err, errlen,
 			 "pid %d has no GC_malloc in its executable or its libraries: "
 			 "it is not a Crystal program using the Boehm GC", pid);
-	gp->in_executable = false;
-	return r;
+	return 1;
 }

@@ -99,33 +99,60 @@ int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
 	return 1;
 }
 
-int proc_maps_refresh(struct proc_maps *pm, struct trace_writer *w)
+int proc_maps_each(pid_t pid, int (*fn)(const struct maps_line *l, void *arg), void *arg)
 {
-	char fn[64], line[PATH_MAX + 256];
-	int added = 0, any = 0;
+	char name[64], line[PATH_MAX + 256], path[PATH_MAX];
+	int ret = -2;
 	FILE *fp;
 
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", pm->pid);
-	fp = fopen(fn, "re");
+	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
+	fp = fopen(name, "re");
 	if (!fp)
 		return -1;
 	while (fgets(line, sizeof(line), fp)) {
-		uint64_t start, end, offset;
-		char perms[8], path[PATH_MAX];
+		struct maps_line l;
 
-		any = 1;
+		ret = 0;
 		path[0] = 0;
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %4095[^\n]",
-			   &start, &end, perms, &offset, path) < 4)
+			   &l.start, &l.end, l.perms, &l.offset, path) < 4)
 			continue;
-		if (perms[2] != 'x')
-			continue;
-		if (proc_maps_add(pm, w, start, end, offset, path, NULL, 0) > 0)
-			added++;
+		l.path = path;
+		ret = fn(&l, arg);
+		if (ret)
+			break;
 	}
 	fclose(fp);
+	return ret;
+}
+
+bool maps_line_is_exec_file(const struct maps_line *l)
+{
+	return l->perms[2] == 'x' && !mapping_is_anon(l->path);
+}
+
+struct refresh {
+	struct proc_maps *pm;
+	struct trace_writer *w;
+	int added;
+};
+
+static int refresh_one(const struct maps_line *l, void *arg)
+{
+	struct refresh *r = arg;
+
+	if (l->perms[2] == 'x' &&
+	    proc_maps_add(r->pm, r->w, l->start, l->end, l->offset, l->path, NULL, 0) > 0)
+		r->added++;
+	return 0;
+}
+
+int proc_maps_refresh(struct proc_maps *pm, struct trace_writer *w)
+{
+	struct refresh r = { pm, w, 0 };
+
 	/* An empty maps file is a zombie: its mappings are gone. */
-	return any ? added : -1;
+	return proc_maps_each(pm->pid, refresh_one, &r) < 0 ? -1 : r.added;
 }
 
 void proc_maps_forget(struct proc_maps *pm)

@@ -23,6 +23,21 @@ struct proc_maps {
 	size_t n, cap;
 };
 
+/* One line of /proc/PID/maps. path is the whole rest of the line (it may
+ * hold spaces, and " (deleted)"); "" for an anonymous mapping. */
+struct maps_line {
+	uint64_t start, end, offset;
+	char perms[8];
+	const char *path;
+};
+
+/* The one reader of /proc/PID/maps: calls fn for each line until fn returns
+ * non-zero, and returns that value; 0 after the last line; -1 (errno set)
+ * when the file cannot be read, -2 when it is empty (a zombie). */
+int proc_maps_each(pid_t pid, int (*fn)(const struct maps_line *l, void *arg), void *arg);
+/* An executable mapping of a file (not anonymous memory). */
+bool maps_line_is_exec_file(const struct maps_line *l);
+
 void proc_maps_init(struct proc_maps *pm, pid_t pid);
 /* Executable memory with no file behind it to read symbols or unwind rows
  * from: anonymous (JIT code), memfd, shared memory. Named "//anon" when the

@@ -167,6 +167,18 @@ static void add_unwind_table(struct tracer *t, const char *path)
 		say(t, "warning: %s: stacks through it will stop there\n", err);
 }
 
+static int add_mapped_unwind_table(const struct maps_line *l, void *arg)
+{
+	struct tracer *t = arg;
+	char root[PATH_MAX + 64];
+
+	if (maps_line_is_exec_file(l)) {
+		snprintf(root, sizeof(root), "/proc/%d/root%s", t->pid, l->path);
+		add_unwind_table(t, root);
+	}
+	return 0;
+}
+
 /* Tables for everything the target has or will have mapped at start. */
 static void build_unwind_tables(struct tracer *t)
 {
@@ -177,22 +189,7 @@ static void build_unwind_tables(struct tracer *t)
 		for (size_t i = 0; i < t->libs.n; i++)
 			add_unwind_table(t, t->libs.paths[i]);
 	} else {
-		char fn[64], line[PATH_MAX + 256], root[PATH_MAX + 64];
-		FILE *fp;
-
-		snprintf(fn, sizeof(fn), "/proc/%d/maps", t->pid);
-		fp = fopen(fn, "re");
-		while (fp && fgets(line, sizeof(line), fp)) {
-			char *file = strchr(line, '/');
-
-			if (!file || !strstr(line, " r-xp "))
-				continue;
-			file[strcspn(file, "\n")] = 0;
-			snprintf(root, sizeof(root), "/proc/%d/root%s", t->pid, file);
-			add_unwind_table(t, root);
-		}
-		if (fp)
-			fclose(fp);
+		proc_maps_each(t->pid, add_mapped_unwind_table, t);
 	}
 	if (t->o->verbose)
 		say(t, "unwind tables: %zu files, %zu rows, built in %.0f ms\n", t->um.n,
@@ -623,35 +620,43 @@ static bool wait_stopped(pid_t pid)
 
 /* The callback given to GC_set_start_callback: probe it where it is
  * mapped (an executable's code, usually the Crystal runtime's). */
+struct maps_lookup {
+	uint64_t addr;
+	uint64_t start, offset;
+	char path[PATH_MAX];
+};
+
+static int find_mapping_of(const struct maps_line *l, void *arg)
+{
+	struct maps_lookup *m = arg;
+
+	if (m->addr < l->start || m->addr >= l->end || mapping_is_anon(l->path))
+		return 0;
+	m->start = l->start;
+	m->offset = l->offset;
+	snprintf(m->path, sizeof(m->path), "%s", l->path);
+	return 1;
+}
+
 static int attach_census_trigger(struct tracer *t, uint64_t addr, char *err, size_t errlen)
 {
-	char path[64], line[PATH_MAX + 128], file[PATH_MAX];
-	unsigned long long start, end, off;
+	struct maps_lookup m = { .addr = addr };
+	char root[PATH_MAX + 64];
+	unsigned long long file_off;
 	struct bpf_link *link;
-	FILE *f;
-	int found = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
-	f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return -1;
-	}
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095s", &start, &end, &off, file) == 4 &&
-			addr >= start && addr < end && file[0] == '/';
-	fclose(f);
-	if (!found) {
+	if (proc_maps_each(t->pid, find_mapping_of, &m) != 1) {
 		snprintf(err, errlen, "the collector's start callback 0x%llx is in no mapped file",
 			 (unsigned long long)addr);
 		return -1;
 	}
-	snprintf(line, sizeof(line), "/proc/%d/root%s", t->pid, file);
-	link = bpf_program__attach_uprobe(t->skel->progs.census_trigger, false, t->pid, line,
-					  addr - start + off);
+	file_off = addr - m.start + m.offset;
+	snprintf(root, sizeof(root), "/proc/%d/root%s", t->pid, m.path);
+	link = bpf_program__attach_uprobe(t->skel->progs.census_trigger, false, t->pid, root,
+					  file_off);
 	if (!link) {
 		snprintf(err, errlen, "cannot attach a uprobe to the start callback in %s: %s",
-			 file, strerror(errno));
+			 m.path, strerror(errno));
 		return -1;
 	}
 	if (t->nlinks >= (int)(sizeof(t->links) / sizeof(t->links[0]))) {
@@ -661,8 +666,8 @@ static int attach_census_trigger(struct tracer *t, uint64_t addr, char *err, siz
 	}
 	t->links[t->nlinks++] = link;
 	if (t->o->verbose)
-		say(t, "census trigger: uprobe on the start callback at %s+0x%llx\n", file,
-		    addr - start + off);
+		say(t, "census trigger: uprobe on the start callback at %s+0x%llx\n", m.path,
+		    file_off);
 	return 0;
 }
 

@@ -109,6 +109,37 @@ for variant in sleeper sleeper-static; do
 		"$(json_query "$T/$variant.json" "sum(1 for e in events if e['time_ns'] < 0)")" 0
 done
 
+# --- a program whose path has spaces: launched, attached, census ----------
+SP="$T/dir with spaces"
+mkdir -p "$SP"
+cp "$ALYS_PROGS/sleeper" "$SP/sleeper prog"
+cp "$ALYS_PROGS/census" "$SP/census prog"
+"$BIN/alys-bpf" -q -o "$SP/launched.alys" -- "$SP/sleeper prog" 0.5 - 10 >/dev/null 2>"$SP/launched.err"
+check_eq "spaces: launched, traced" "$?" 0
+"$BIN/alys_converter" -q -f folded-stacks -o "$SP/launched.folded" "$SP/launched.alys"
+check_match "spaces: launched: allocations from tick_alloc, symbolized from the binary" \
+	"$(grep -c 'tick_alloc' "$SP/launched.folded")" '^[1-9]'
+"$SP/sleeper prog" 0 - 10 >"$SP/attach.out" &
+spid=$!
+wait_for_line "$SP/attach.out" '^READY' 20 || fail "spaces: started" "no READY line"
+"$BIN/alys-bpf" -q -o "$SP/attached.alys" --pid "$spid" 2>"$SP/attached.err" &
+tpid=$!
+for _ in $(seq 300); do [ -s "$SP/attached.alys" ] && break; sleep 0.1; done
+sleep 1.5
+kill -INT "$tpid"
+wait "$tpid"
+check_eq "spaces: attached with --pid, detached" "$?" 0
+kill "$spid"
+wait "$spid" 2>/dev/null
+check_eq "spaces: attached: no warning" "$(grep -c . "$SP/attached.err")" 0
+"$BIN/alys_converter" -q -f folded-stacks -o "$SP/attached.folded" "$SP/attached.alys"
+check_match "spaces: attached: allocations from tick_alloc, symbolized" \
+	"$(grep -c 'tick_alloc' "$SP/attached.folded")" '^[1-9]'
+"$BIN/alys-bpf" -q --census -o "$SP/census.alys" -- "$SP/census prog" >/dev/null 2>"$SP/census.err"
+check_eq "spaces: --census: no error" "$(grep -c . "$SP/census.err")" 0
+check_match "spaces: --census: censuses recorded" \
+	"$("$BIN/alys_converter" -q -f census -o - "$SP/census.alys" | grep -cE '^ +[0-9]+ +[0-9]+ ')" '^[1-9]'
+
 # --- the tracer exits when the attached process exits ----------------------
 "$ALYS_PROGS/sleeper" 1.5 - 10 >"$T/short.out" &
 spid=$!
