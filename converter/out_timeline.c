@@ -42,6 +42,7 @@ struct timeline {
 	size_t ntop;
 	struct point *pts;
 	size_t n, cap;
+	size_t live_n;		/* points with judged live bytes: pts[0..live_n) */
 };
 
 static void record(const struct site_table *st, uint64_t ts, void *arg)
@@ -112,8 +113,9 @@ static void panel(struct outbuf *o, const struct timeline *tl, bool live, int y0
 {
 	double vmax = 1;
 	int plot_w = W - LEFT - RIGHT;
+	size_t n = live ? tl->live_n : tl->n;
 
-	for (size_t i = 0; i < tl->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const double *v = live ? tl->pts[i].live : tl->pts[i].alloc;
 
 		for (size_t k = 0; k <= tl->ntop; k++)
@@ -135,7 +137,7 @@ static void panel(struct outbuf *o, const struct timeline *tl, bool live, int y0
 	for (size_t k = tl->ntop + 1; k-- > 0;) {
 		outbuf_printf(o, "<polyline class=\"%s%zu\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
 			      live ? "live" : "alloc", k, colors[k], k ? "1.5" : "2.5");
-		for (size_t i = 0; i < tl->n; i++) {
+		for (size_t i = 0; i < n; i++) {
 			const double *v = live ? tl->pts[i].live : tl->pts[i].alloc;
 			double t = (double)(tl->pts[i].ts - tl->pts[0].ts) / 1e9;
 
@@ -154,6 +156,7 @@ void write_timeline(struct profile *p, struct outbuf *o, const struct output_opt
 	struct timeline tl = { 0 };
 	const struct site **v;
 	size_t n = 0;
+	bool judged;
 	double tmax;
 	int h;
 
@@ -182,6 +185,9 @@ void write_timeline(struct profile *p, struct outbuf *o, const struct output_opt
 	tl.n = 1;
 	sites_build_cb(t, sym, &st, record, &tl);
 	sites_free(&st);
+	/* The last point is the end of the trace, not a collection read. */
+	judged = t->hdr.liveness.ptr && strcmp(t->hdr.liveness.ptr, "off");
+	tl.live_n = judged && tl.n > 1 ? tl.n - 1 : tl.n;
 
 	tmax = tl.n ? (double)(tl.pts[tl.n - 1].ts - tl.pts[0].ts) / 1e9 : 0;
 	h = TOP + 2 * PANEL_H + GAP + 40 + (int)(tl.ntop + 1) * LEGEND_LINE + 20;
@@ -193,9 +199,13 @@ void write_timeline(struct profile *p, struct outbuf *o, const struct output_opt
 	outbuf_printf(o, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 	panel(o, &tl, false, TOP, tmax, "Allocated bytes (cumulative)");
 	panel(o, &tl, true, TOP + PANEL_H + GAP, tmax,
-	      t->hdr.liveness.ptr && strcmp(t->hdr.liveness.ptr, "off") ?
-	      "Live bytes (after each collection read)" :
+	      judged ? "Live bytes (after each collection read)" :
 	      "Live bytes (no inferred frees in this trace: upper bound)");
+	if (judged)
+		outbuf_printf(o, "<text class=\"note\" x=\"%d\" y=\"%d\" text-anchor=\"end\" "
+			      "fill=\"#555\">%s</text>\n", W - RIGHT, TOP + PANEL_H + GAP - 8,
+			      tl.live_n > 1 ? "ends at the last collection read: later blocks "
+			      "are not judged yet" : "no collection was read");
 	for (size_t k = 0; k <= tl.ntop; k++) {
 		int y = TOP + 2 * PANEL_H + GAP + 40 + (int)k * LEGEND_LINE;
 

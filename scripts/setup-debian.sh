@@ -44,6 +44,9 @@ PACKAGES=(
 	# for decoding the converter's pprof output with protoc in the tests;
 	# go tool pprof, to open it as users do
 	golang-github-google-pprof-dev golang-go
+	# the flamegraph and timeline SVGs opened in a real browser, driven as
+	# a user would (click, search): tests/e2e/svg_in_browser.py
+	chromium chromium-driver python3-selenium
 	libclang-rt-14-dev
 )
 

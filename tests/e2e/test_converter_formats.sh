@@ -166,6 +166,21 @@ for name in cc ccr ak aks; do
 		"$(grep -o '<title>all ([0-9]* objects' "$T/$name.svg")" "^<title>all \\($ao objects$"
 done
 
+# --- the flamegraph in a browser: renders, click to zoom, search ------------
+# many_stacks paths 300: branches of ~1/4 each level, a frame to zoom into
+"$BIN/alys-bpf" -q -o "$T/branches.alys" -- "$ALYS_PROGS/many_stacks" paths 300 "$T/branches.truth" >/dev/null
+"$CONV" -q -f flamegraph -o "$T/branches.svg" "$T/branches.alys"
+"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/svg_in_browser.py" flamegraph "$T/branches.svg" \
+	'*d2<' 'd1<' "$T/branches.png" >"$T/browser.out" 2>&1
+check_eq "flamegraph in chromium: the browser ran" "$?:$(grep -c '^ok' "$T/browser.out")" "0:11"
+while read -r line; do
+	case $line in
+	ok*) ok "flamegraph in chromium: ${line#ok   }" ;;
+	FAIL*) fail "flamegraph in chromium" "${line#FAIL }" ;;
+	*) echo "    $line" ;;
+	esac
+done <"$T/browser.out"
+
 # --- weighting: a sampled trace is scaled up by each event's weight --------
 check_match "sampled: fewer events recorded than allocations estimated" \
 	"$(json_query "$T/aks.json" "len([e for e in events if e['kind'] != 'free']) < sum(e['weight'] for e in events if e['kind'] != 'free') // 8")" '^1$'
