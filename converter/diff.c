@@ -46,8 +46,9 @@ static void usage(FILE *f)
 		"usage: %s diff [--fail-above PCT] [-o OUT] OLD.alys NEW.alys\n"
 		"\n"
 		"Allocation count, allocated bytes and live bytes at the end, by site\n"
-		"(the first %d frames below the allocator, by name), for the sites that\n"
-		"changed, biggest byte change first.\n"
+		"(the function that asked for the memory: the first frame that is neither\n"
+		"the allocator's nor a constructor, by name), for the sites that changed,\n"
+		"biggest byte change first.\n"
 		"\n"
 		"  --fail-above PCT  exit 1 if a site's allocation count or bytes grew by\n"
 		"                    more than PCT percent, or a site is new\n"
@@ -55,7 +56,7 @@ static void usage(FILE *f)
 		"  -h, --help        this text\n"
 		"\n"
 		"Exit status: 0, 1 (growth beyond --fail-above), 2 (usage or input error).\n",
-		PROG_NAME, SITE_FRAMES);
+		PROG_NAME);
 }
 
 static int load(struct side *s, const char *path)

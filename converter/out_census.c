@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crystal_names.h"
 #include "output.h"
 #include "profile.h"
 #include "sites.h"
+#include "util.h"
 
 static int by_bytes(const void *a, const void *b)
 {
@@ -23,7 +25,18 @@ static int by_bytes(const void *a, const void *b)
 	return x->type_id < y->type_id ? -1 : x->type_id > y->type_id;
 }
 
-/* The site of the last allocation of addr before the census, or NULL. */
+/* A type id named by an allocation of it: the type its stack constructs
+ * (the one site rule, profile.h), else its site. */
+static char *census_name(const struct trace *t, struct symbolizer *sym,
+			 const struct trace_stack *st)
+{
+	char type[SITE_TYPE_MAX];
+
+	stack_site(t, sym, st, type, sizeof(type));
+	return type[0] ? xmemdup_str(type, strlen(type)) : sites_name_stack(t, sym, st);
+}
+
+/* The name of the last allocation of addr before the census, or NULL. */
 static char *example_site(const struct trace *t, struct symbolizer *sym,
 			  const struct trace_census *c, uint64_t addr)
 {
@@ -32,7 +45,9 @@ static char *example_site(const struct trace *t, struct symbolizer *sym,
 
 		if (e->kind == KIND_FREE || e->addr != addr)
 			continue;
-		return e->stack ? sites_name_stack(t, sym, trace_event_stack(t, e)) : NULL;
+		if (!e->stack)
+			return NULL;
+		return census_name(t, sym, trace_event_stack(t, e));
 	}
 	return NULL;
 }

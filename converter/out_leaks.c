@@ -52,6 +52,12 @@ static int by_growth(const void *a, const void *b)
 
 void write_leaks(struct profile *p, struct outbuf *o, const struct output_options *opt)
 {
+	(void)opt;
+	leaks_sections(p, o, true);
+}
+
+void leaks_sections(struct profile *p, struct outbuf *o, bool inuse_table)
+{
 	const struct trace *t = p->t;
 	struct symbolizer *sym = p->sym;
 	struct site_table st;
@@ -59,7 +65,6 @@ void write_leaks(struct profile *p, struct outbuf *o, const struct output_option
 	const char *mode = t->hdr.liveness.ptr ? t->hdr.liveness.ptr : "off";
 	size_t n = 0;
 
-	(void)opt;
 	sites_build(t, sym, &st);
 	if (t->end.liveness.ptr)
 		mode = t->end.liveness.ptr;
@@ -77,10 +82,12 @@ void write_leaks(struct profile *p, struct outbuf *o, const struct output_option
 		if (st.sites[i].allocs)
 			v[n++] = &st.sites[i];
 	qsort(v, n, sizeof(*v), by_live);
-	outbuf_printf(o, "\nIn use at the end, by site (top %d):\n", TOP_IN_USE);
-	outbuf_printf(o, "%14s %10s %14s %8s %8s  %s\n", "live_bytes", "objects", "alloc_bytes",
-		      "age_avg", "age_max", "site");
-	for (size_t i = 0; i < n && i < TOP_IN_USE && v[i]->live_bytes > 0; i++)
+	if (inuse_table) {
+		outbuf_printf(o, "\nIn use at the end, by site (top %d):\n", TOP_IN_USE);
+		outbuf_printf(o, "%14s %10s %14s %8s %8s  %s\n", "live_bytes", "objects",
+			      "alloc_bytes", "age_avg", "age_max", "site");
+	}
+	for (size_t i = 0; inuse_table && i < n && i < TOP_IN_USE && v[i]->live_bytes > 0; i++)
 		outbuf_printf(o, "%14" PRId64 " %10" PRId64 " %14" PRIu64 " %8.1f %8u  %s\n", v[i]->live_bytes,
 			      v[i]->live_objs, v[i]->alloc_bytes,
 			      v[i]->live_objs > 0 ? (double)v[i]->age_sum / (double)v[i]->live_objs : 0.0,

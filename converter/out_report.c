@@ -143,13 +143,6 @@ static void cell(struct outbuf *o, const char *s, bool md)
 	}
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	return slash ? slash + 1 : path;
-}
-
 static void site_text(struct outbuf *o, const struct sym_frame *f, bool md)
 {
 	if (!f) {
@@ -380,10 +373,11 @@ static void summary(struct profile *p, struct outbuf *o, bool md)
 static void liveness_sections(struct profile *p, struct outbuf *o,
 			      const struct output_options *opt)
 {
-	heading(o, opt->markdown, "Liveness (as -f leaks: leak suspects, age, threads)");
+	heading(o, opt->markdown, "Liveness (as -f leaks: leak suspects, threads)");
 	if (opt->markdown)
 		outbuf_str(o, "```\n");
-	write_leaks(p, o, opt);
+	/* The in-use table is the report's own, above: printed once. */
+	leaks_sections(p, o, false);
 	if (opt->markdown)
 		outbuf_str(o, "```\n");
 }

@@ -35,6 +35,8 @@ void write_flamegraph(struct profile *p, struct outbuf *o, const struct output_o
 void write_report(struct profile *p, struct outbuf *o, const struct output_options *opt);
 /* out_leaks.c: in-use bytes by site at the end, leak suspects. */
 void write_leaks(struct profile *p, struct outbuf *o, const struct output_options *opt);
+/* The same, without the in-use table when the caller has one (the report). */
+void leaks_sections(struct profile *p, struct outbuf *o, bool inuse_table);
 /* out_timeline.c: SVG chart of allocated and live bytes over time. */
 void write_timeline(struct profile *p, struct outbuf *o, const struct output_options *opt);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "profile.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +9,6 @@
 #include "progress.h"
 #include "util.h"
 
-#define MAX_TYPE_NAME 1024
 
 /*
  * An allocation event adds a block. A GC_realloc that returned NULL for a
@@ -200,17 +200,19 @@ size_t profile_frames(struct profile *p, size_t b, const struct sym_frame ***fra
 	return n;
 }
 
-/* Frame k (flattened, innermost first, whole stack) of bucket b. */
+/* Frame k (flattened, innermost first, whole stack) of a stack. */
 struct frame_walk {
+	const struct trace *t;
+	struct symbolizer *sym;
 	const struct trace_stack *st;
 	uint32_t i, k;
 };
 
-static const struct sym_frame *next_frame(struct profile *p, struct frame_walk *w)
+static const struct sym_frame *next_frame(struct frame_walk *w)
 {
 	while (w->i < w->st->nr) {
 		const struct sym_entry *e = symbolizer_entry(
-			p->sym, symbolizer_resolve(p->sym, p->t->ips[w->st->first + w->i], w->i));
+			w->sym, symbolizer_resolve(w->sym, w->t->ips[w->st->first + w->i], w->i));
 
 		if (w->k < e->nr_frames)
 			return &e->frames[w->k++];
@@ -220,36 +222,29 @@ static const struct sym_frame *next_frame(struct profile *p, struct frame_walk *
 	return NULL;
 }
 
-/*
- * Walk out of the allocator: GC functions and Crystal's malloc wrappers,
- * then the constructor frames of the type being built (T::new,
- * T#initialize, T.allocate). The type is that of the innermost constructor
- * when only allocator frames lie below it; the site is the first frame
- * that is neither.
- */
+/* The site and type of a stack by the one rule (lib/crystal_names.h). */
+const struct sym_frame *stack_site(const struct trace *t, struct symbolizer *sym,
+				   const struct trace_stack *st, char *type, size_t type_len)
+{
+	/* ips[0] is the probed GC function itself, whatever its name says. */
+	struct frame_walk w = { .t = t, .sym = sym, .st = st, .i = 1 };
+	const struct sym_frame *f;
+	struct site_rule rule;
+
+	site_rule_init(&rule);
+	while ((f = next_frame(&w)) && !site_rule_is_site(&rule, f->name))
+		;
+	snprintf(type, type_len, "%s", rule.type);
+	return f;
+}
+
 static void classify(struct profile *p, size_t b)
 {
-	char type[MAX_TYPE_NAME] = "", other[MAX_TYPE_NAME];
-	const struct sym_frame *f, *site = NULL;
-	struct frame_walk w = { 0 };
+	char type[SITE_TYPE_MAX] = "";
+	const struct sym_frame *site = NULL;
 
-	if (b <= p->t->nr_stacks) {
-		w.st = &p->t->stacks[b - 1];
-		while ((f = next_frame(p, &w))) {
-			if (is_allocator_frame(f->name) || is_bare_constructor(f->name))
-				continue;
-			if (crystal_constructed_type(f->name, other, sizeof(other))) {
-				if (!type[0]) {
-					memcpy(type, other, sizeof(type));
-					continue;
-				}
-				if (!strcmp(type, other))
-					continue;
-			}
-			site = f;
-			break;
-		}
-	}
+	if (b <= p->t->nr_stacks)
+		site = stack_site(p->t, p->sym, &p->t->stacks[b - 1], type, sizeof(type));
 	p->type_of[b] = xmemdup_str(type, strlen(type));
 	p->site_of[b] = site;
 	p->classified[b] = 1;

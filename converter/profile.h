@@ -107,6 +107,16 @@ bool profile_truncated(const struct profile *p, size_t b);
  */
 const char *profile_type(struct profile *p, size_t b);
 
+/*
+ * The site of stack st by the one rule of both programs (site_rule_is_site,
+ * lib/crystal_names.h), for every output (report, leaks, timeline, diff,
+ * census): NULL when only allocator frames are left; the type it constructs
+ * goes to type ("" if none). A site is known by its frame's name in every
+ * table (sites_name_stack), so totals per site agree.
+ */
+const struct sym_frame *stack_site(const struct trace *t, struct symbolizer *sym,
+				   const struct trace_stack *st, char *type, size_t type_len);
+
 /* The allocation site of bucket b: its innermost frame that is neither an
  * allocator frame nor a constructor of that type; NULL if none. */
 const struct sym_frame *profile_site(struct profile *p, size_t b);

@@ -1,39 +1,36 @@
 // SPDX-License-Identifier: MIT
 #include "sites.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crystal_names.h"
 #include "outbuf.h"
+#include "profile.h"
 #include "u64_table.h"
 #include "util.h"
 
 char *sites_name_stack(const struct trace *t, struct symbolizer *sym,
 		       const struct trace_stack *st)
 {
+	char type[SITE_TYPE_MAX];
+	const struct sym_frame *site = stack_site(t, sym, st, type, sizeof(type));
 	struct outbuf mem;
-	uint32_t kept = 0;
 
 	outbuf_init(&mem, -1);
-	for (uint32_t i = 0; i < st->nr && kept < SITE_FRAMES; i++) {
-		const struct sym_entry *e =
-			symbolizer_entry(sym, symbolizer_resolve(sym, t->ips[st->first + i], i));
-
-		for (uint32_t k = 0; k < e->nr_frames && kept < SITE_FRAMES; k++) {
-			const char *n = e->frames[k].name;
-
-			if (i == 0 || is_allocator_frame(n))
-				continue;
-			if (kept++)
-				outbuf_str(&mem, " < ");
-			for (const char *p = n; *p; p++)
-				outbuf_char(&mem, (unsigned char)*p < 0x20 ? '?' : *p);
-		}
+	outbuf_str(&mem, site ? site->name : st->nr ? "[allocator only]" : "[stack lost]");
+	/* As the report shows a site; without DWARF (diff), the name alone. */
+	if (site && site->file) {
+		outbuf_str(&mem, "  ");
+		outbuf_str(&mem, base_name(site->file));
+		if (site->line)
+			outbuf_printf(&mem, ":%" PRIu32, site->line);
 	}
-	if (!kept)
-		outbuf_str(&mem, st->nr ? "[allocator only]" : "[stack lost]");
 	outbuf_char(&mem, '\0');
+	for (char *p = mem.buf; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = '?';
 	return mem.buf;
 }
 

@@ -3,10 +3,12 @@
  * Allocation sites and their live bytes over time, from allocation events
  * and the frees (called or inferred, FORMAT.md record 6) that end them.
  *
- * A site is named by the first SITE_FRAMES frames of its stack below the
- * allocator's own plumbing (GC_*, GC::malloc, __crystal_malloc*, ...::malloc),
- * innermost first, joined by " < ". Names only, no addresses or lines, so
- * that two builds of a program (diff) name the same site the same way.
+ * A site is named by the name of its frame as stack_site() (profile.h)
+ * picks it, the one rule of every output: the first frame that is neither
+ * the allocator's nor a constructor of the type being built. Names only, no
+ * addresses or lines, so that two builds of a program (diff) name the same
+ * site the same way; with DWARF the site's file:line follows ("name
+ * file.cr:12"), as the report shows it, so every table agrees.
  */
 #ifndef ALYS_CONV_SITES_H
 #define ALYS_CONV_SITES_H
@@ -16,8 +18,6 @@
 
 #include "symbolize.h"
 #include "trace.h"
-
-#define SITE_FRAMES 3
 
 struct site {
 	char *name;

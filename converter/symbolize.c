@@ -100,13 +100,6 @@ static const Dwfl_Callbacks offline_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 static bool warn_once(struct symbolizer *s, const char *path)
 {
 	for (size_t i = 0; i < s->nr_warned; i++)

@@ -106,3 +106,10 @@ void errx_msg(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 }
+
+const char *base_name(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return slash ? slash + 1 : path;
+}

@@ -15,6 +15,8 @@ void *xmalloc(size_t size);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc_array(void *ptr, size_t nmemb, size_t size);
 char *xmemdup_str(const char *src, size_t len);
+/* The file name of a path (after its last '/'); NULL for NULL. */
+const char *base_name(const char *path);
 
 /* Grow *cap (at least doubling) so that it holds need items. */
 void *grow_array(void *ptr, size_t *cap, size_t need, size_t item_size);

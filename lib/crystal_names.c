@@ -112,3 +112,20 @@ bool is_bare_constructor(const char *name)
 {
 	return !strcmp(name, "new") || !strcmp(name, "initialize") || !strcmp(name, "allocate");
 }
+
+bool site_rule_is_site(struct site_rule *r, const char *name)
+{
+	char other[SITE_TYPE_MAX];
+
+	if (is_allocator_frame(name) || is_bare_constructor(name))
+		return false;
+	if (crystal_constructed_type(name, other, sizeof(other))) {
+		if (!r->type[0]) {
+			memcpy(r->type, other, strlen(other) + 1);
+			return false;
+		}
+		if (!strcmp(r->type, other))
+			return false;
+	}
+	return true;
+}

@@ -35,4 +35,24 @@ bool is_allocator_frame(const char *name);
  * owner is unknown (its source file was not readable here). */
 bool is_bare_constructor(const char *name);
 
+/*
+ * The rule that names an allocation site, shared by every output of both
+ * programs: fed a stack's frame names innermost first (inlined frames as
+ * frames), it says which one is the site, the first frame that is neither
+ * the allocator's nor a constructor of the type being built. The type is
+ * that of the innermost constructor with only allocator frames below it.
+ */
+#define SITE_TYPE_MAX 1024
+struct site_rule {
+	char type[SITE_TYPE_MAX];	/* "" until a constructor is seen */
+};
+
+static inline void site_rule_init(struct site_rule *r)
+{
+	r->type[0] = '\0';
+}
+
+/* True when name, the next frame outwards, is the site. */
+bool site_rule_is_site(struct site_rule *r, const char *name);
+
 #endif /* ALYS_CRYSTAL_NAMES_H */

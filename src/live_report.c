@@ -8,7 +8,6 @@
 
 #include "crystal_names.h"
 
-#define SITE_FRAMES 3
 #define WEIGHT_BITS 40
 
 struct live_stack {
@@ -51,14 +50,15 @@ static const char *name_of(struct live_report *lr, uint64_t ip, bool refreshed)
 	return n;
 }
 
+/* The site by the one rule of both programs (lib/crystal_names.h), from
+ * symbols: as the converter names it without DWARF (diff). */
 static char *site_name(struct live_report *lr, const uint64_t *ips, uint32_t nr)
 {
-	char buf[1024] = "";
-	size_t len = 0;
-	unsigned kept = 0;
+	struct site_rule rule;
 	bool refreshed = false;
 
-	for (uint32_t i = 1; i < nr && kept < SITE_FRAMES; i++) {
+	site_rule_init(&rule);
+	for (uint32_t i = 1; i < nr; i++) {
 		char hex[32];
 		const char *n = name_of(lr, ips[i] - 1, refreshed);
 
@@ -67,13 +67,10 @@ static char *site_name(struct live_report *lr, const uint64_t *ips, uint32_t nr)
 			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)ips[i]);
 			n = hex;
 		}
-		if (is_allocator_frame(n))
-			continue;
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", kept++ ? " < " : "", n);
-		if (len >= sizeof(buf))
-			break;
+		if (site_rule_is_site(&rule, n))
+			return strdup(n);
 	}
-	return strdup(kept ? buf : "[allocator only]");
+	return strdup("[allocator only]");
 }
 
 void live_report_init(struct live_report *lr, pid_t pid)

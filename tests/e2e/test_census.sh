@@ -55,9 +55,9 @@ check_eq "--census --sample: traced" "$?" 0
 "$BIN/alys_converter" -f census -o "$T/named.census" "$T/named.alys" 2>/dev/null
 for cls in CensusFoo CensusBar CensusBaz; do
 	id=$(held named $cls 3)
-	check_match "--census --sample: type id $id named by $cls::new" \
+	check_match "--census --sample: type id $id named $cls (the type its allocation constructs)" \
 		"$(sed -n '/^Last census/,$p' "$T/named.census" | awk -v id="$id" '$1 == id')" \
-		"^ +$id +$(held named $cls 4) +[0-9]+ +\\*$cls::new<"
+		"^ +$id +$(held named $cls 4) +[0-9]+ +$cls\$"
 done
 
 # Usage errors.

@@ -166,6 +166,52 @@ for name in cc ccr ak aks; do
 		"$(grep -o '<title>all ([0-9]* objects' "$T/$name.svg")" "^<title>all \\($ao objects$"
 done
 
+# --- one model: every output attributes the same bytes to the same sites ---
+for name in cc ak; do
+	A=$T/$name.alys
+	"$CONV" -q -f report -o "$T/$name.report.txt" "$A"
+	"$CONV" -q -f leaks -o "$T/$name.leaks.txt" "$A"
+	check_eq "$name: the report prints each table once" \
+		"$(grep -E '^[A-Z][A-Za-z ,]+$' "$T/$name.report.txt" | sort | uniq -d | tr '\n' '|')" ""
+	# per site, allocated bytes: report (top sites by bytes) and leaks (in
+	# use at the end, whose alloc_bytes column covers the same events)
+	check_eq "$name: report and leaks give every site they both list the same bytes" \
+		"$("$ALYS_PYTHON" - "$T/$name.report.txt" "$T/$name.leaks.txt" <<'PY'
+import sys
+def table(path, title, cols, col):
+    rows, on = {}, False
+    for l in open(path):
+        l = l.rstrip("\n")
+        if l.startswith(title):
+            on = True
+        elif on and not l.strip():
+            if rows:
+                break
+        elif on and l.strip()[:1].isdigit():
+            f = l.split(None, cols)
+            rows[f[cols]] = int(f[col])
+    return rows
+rep = table(sys.argv[1], "Top allocation sites by bytes", 6, 1)
+lk = table(sys.argv[2], "In use at the end, by site", 5, 2)
+both = set(rep) & set(lk)
+bad = [(k, rep[k], lk[k]) for k in both if rep[k] != lk[k]]
+print(len(both) >= 3 and not bad, bad[:3] if bad else "")
+PY
+)" "True "
+done
+# the chain_c site: the same bytes in the report, leaks, pprof, folded, JSON
+site_bytes() { awk -v col="$2" '/chain_c/ { s += $col } END { print s + 0 }' "$1"; }
+cbytes=$(sed -n '/^Top allocation sites by bytes/,/^$/p' "$T/cc.report.txt" | site_bytes /dev/stdin 2)
+check_ge "cc: the report's chain_c site allocated bytes" "$cbytes" $((N * 40))
+check_eq "cc: leaks, same bytes at chain_c" \
+	"$(sed -n '/^In use at the end, by site/,/^$/p' "$T/cc.leaks.txt" | site_bytes /dev/stdin 3)" "$cbytes"
+check_eq "cc: folded --value bytes, same bytes under chain_c" \
+	"$(grep chain_c "$T/cc.bytes.folded" | awk '{ s += $NF } END { print s }')" "$cbytes"
+check_eq "cc: JSON, same bytes under chain_c" \
+	"$(json_query "$T/cc.json" "sum(e['weight'] for e in events if e['kind'] != 'free' and in_stack(e, 'chain_c'))")" "$cbytes"
+check_eq "cc: pprof, same bytes under chain_c" \
+	"$(pprof_query "$T/cc.pb.gz" "sum(s['value'][1] for s in p['sample'] if any('chain_c' in f[0] for i in s['location_id'] for f, _ in locs[i]))")" "$cbytes"
+
 # --- the flamegraph in a browser: renders, click to zoom, search ------------
 # many_stacks paths 300: branches of ~1/4 each level, a frame to zoom into
 "$BIN/alys-bpf" -q -o "$T/branches.alys" -- "$ALYS_PROGS/many_stacks" paths 300 "$T/branches.truth" >/dev/null

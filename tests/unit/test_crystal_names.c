@@ -66,6 +66,32 @@ static const struct {
 	{ "GC_malloc", NULL },
 };
 
+/* Stacks, innermost first, NULL-terminated: the site and the type. */
+static const struct {
+	const char *frames[8];
+	const char *site;	/* NULL: only allocator frames */
+	const char *type;
+} stacks[] = {
+	{ { "GC_malloc_atomic", "*GC::malloc_atomic<UInt64>:Pointer(Void)", "__crystal_malloc_atomic64",
+	    "*Point::new<Int32>:Point", "*make_points<Int32>:Array(Point)", "__crystal_main", NULL },
+	  "*make_points<Int32>:Array(Point)", "Point" },
+	/* --release: the constructor and the wrappers inlined into the caller */
+	{ { "GC_malloc_atomic", "GC::malloc_atomic", "Leaf::new", "*chain_c<Int32>:Int64", NULL },
+	  "*chain_c<Int32>:Int64", "Leaf" },
+	/* a constructor calling the constructor of its superclass/itself */
+	{ { "GC_malloc", "*Foo::new<Int32>:Foo", "*Foo#initialize<Int32>:Nil", "new", "run", NULL },
+	  "run", "Foo" },
+	/* a buffer grown by Array#push: no type, the site is the growing method */
+	{ { "GC_realloc", "*GC::realloc<Pointer(Void), UInt64>:Pointer(Void)",
+	    "*Pointer(UInt8)@Pointer(T)#realloc<Int32>:Pointer(UInt8)",
+	    "*Array(Int32)@Array(T)#resize_to_capacity<Int32>:Pointer(Int32)", "*grow<Int32>:Nil", NULL },
+	  "*Array(Int32)@Array(T)#resize_to_capacity<Int32>:Pointer(Int32)", "" },
+	/* an object built inside another type's constructor: that one is the site */
+	{ { "GC_malloc", "*Bar::new:Bar", "*Foo#initialize:Nil", "*Foo::new:Foo", "main", NULL },
+	  "*Foo#initialize:Nil", "Bar" },
+	{ { "GC_malloc", "__crystal_malloc64", NULL }, NULL, "" },
+};
+
 int main(void)
 {
 	char what[512], type[128];
@@ -81,6 +107,19 @@ int main(void)
 		snprintf(what, sizeof(what), "%s constructs %s", ctors[i].name,
 			 ctors[i].type ? ctors[i].type : "nothing");
 		check(what, ctors[i].type ? is && !strcmp(type, ctors[i].type) : !is);
+	}
+	for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++) {
+		struct site_rule r;
+		const char *site = NULL;
+
+		site_rule_init(&r);
+		for (const char *const *f = stacks[i].frames; *f && !site; f++)
+			if (site_rule_is_site(&r, *f))
+				site = *f;
+		snprintf(what, sizeof(what), "stack %zu: site %s, type '%s'", i + 1,
+			 stacks[i].site ? stacks[i].site : "(none)", stacks[i].type);
+		check(what, (site && stacks[i].site ? !strcmp(site, stacks[i].site) : site == stacks[i].site) &&
+		      !strcmp(r.type, stacks[i].type));
 	}
 	check("a type name too long for the buffer is refused",
 	      !crystal_constructed_type("*Point::new<Int32>:Point", type, 5));
