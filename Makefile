@@ -43,7 +43,7 @@ $(BUILD)/vmlinux.h:
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/alys.bpf.o: bpf/alys.bpf.c $(wildcard bpf/*.h) include/alys_events.h $(BUILD)/vmlinux.h
+$(BUILD)/alys.bpf.o: bpf/alys.bpf.c $(wildcard bpf/*.h) include/alys_events.h include/alys_format.h $(BUILD)/vmlinux.h
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-Iinclude -I$(BUILD) -c $< -o $@
 
@@ -83,7 +83,14 @@ $(BUILD)/tests/test_crystal_names: tests/unit/test_crystal_names.c $(LIB_SRCS) $
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
 
-unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names
+# Writes test traces from a script (tests/unit/test_converter.sh, the fuzz
+# corpus): built like the programs, so the sanitizers watch it too.
+$(BUILD)/tests/test_converter_gen: tests/unit/test_converter_gen.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -lmsgpackc
+
+unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names \
+	$(BUILD)/tests/test_converter_gen
 
 check:
 	tests/run-all.sh

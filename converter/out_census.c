@@ -43,7 +43,7 @@ static char *example_site(const struct trace *t, struct symbolizer *sym,
 	for (size_t i = c->first_event; i-- > 0;) {
 		const struct trace_event *e = &t->events[i];
 
-		if (e->kind == KIND_FREE || e->addr != addr)
+		if (e->kind == ALYS_KIND_FREE || e->addr != addr)
 			continue;
 		if (!e->stack)
 			return NULL;

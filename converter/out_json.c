@@ -371,15 +371,15 @@ static void write_event(struct json *j, const struct trace *t, const struct trac
 	key_u64(j, "tid", true, e->tid);
 	key_hex(j, "addr", e->addr);
 	key_u64(j, "size", true, e->size);
-	if (e->kind == KIND_REALLOC || e->kind == KIND_FREE) {
-		key_hex(j, "prev_addr", e->kind == KIND_FREE ? e->addr : e->old_addr);
+	if (e->kind == ALYS_KIND_REALLOC || e->kind == ALYS_KIND_FREE) {
+		key_hex(j, "prev_addr", e->kind == ALYS_KIND_FREE ? e->addr : e->old_addr);
 		key_u64(j, "prev_size", true, e->old_size);
 		key_u64(j, "prev_id", e->prev_id, e->prev_id);
 	}
-	if (e->kind == KIND_FREE) {
+	if (e->kind == ALYS_KIND_FREE) {
 		key(j, "cause");
 		cstr_value(j, trace_cause_name(e->cause));
-		if (e->cause != CAUSE_CALL) {
+		if (e->cause != ALYS_CAUSE_CALL) {
 			key_u64(j, "collection", true, e->gc_no);
 			key_u64(j, "since_collection", true, trace_free_since(e));
 		}

@@ -351,7 +351,7 @@ static void gzip_into(struct outbuf *o, const struct outbuf *src)
 /* Synthetic locations, after the resolved ones: a lost stack's GC function
  * (by kind), "[stack lost]" (0), and the "[truncated]" root of a stack cut
  * at max_frames. */
-#define SYNTH_TRUNCATED (KIND_REALLOC + 1)
+#define SYNTH_TRUNCATED (ALYS_KIND_REALLOC + 1)
 
 static uint64_t synthetic_location(uint64_t first_free_id, unsigned int kind,
 				   bool *written, struct functions *fn, struct strtab *st,

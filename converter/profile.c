@@ -17,24 +17,24 @@
  */
 bool event_allocates(const struct trace_event *e)
 {
-	if (e->kind == KIND_MALLOC || e->kind == KIND_MALLOC_ATOMIC)
+	if (e->kind == ALYS_KIND_MALLOC || e->kind == ALYS_KIND_MALLOC_ATOMIC)
 		return true;
-	return e->kind == KIND_REALLOC && e->addr && e->size;
+	return e->kind == ALYS_KIND_REALLOC && e->addr && e->size;
 }
 
 /* A free, or a realloc that did not fail, gives back the block it replaces. */
 static bool event_releases(const struct trace_event *e)
 {
-	return e->kind == KIND_FREE || (e->kind == KIND_REALLOC && !(!e->addr && e->size));
+	return e->kind == ALYS_KIND_FREE || (e->kind == ALYS_KIND_REALLOC && !(!e->addr && e->size));
 }
 
 const char *kind_function(unsigned int kind)
 {
 	switch (kind) {
-	case KIND_MALLOC: return "GC_malloc";
-	case KIND_MALLOC_ATOMIC: return "GC_malloc_atomic";
-	case KIND_REALLOC: return "GC_realloc";
-	case KIND_FREE: return "GC_free";
+	case ALYS_KIND_MALLOC: return "GC_malloc";
+	case ALYS_KIND_MALLOC_ATOMIC: return "GC_malloc_atomic";
+	case ALYS_KIND_REALLOC: return "GC_realloc";
+	case ALYS_KIND_FREE: return "GC_free";
 	}
 	return "GC_?";
 }
@@ -55,7 +55,7 @@ void profile_init(struct profile *p, const struct trace *t, struct symbolizer *s
 	p->filter = *filter;
 	p->depth = depth;
 	/* stacks, then lost stacks of kinds 1..3 */
-	p->nr_buckets = t->nr_stacks + 1 + KIND_REALLOC;
+	p->nr_buckets = t->nr_stacks + 1 + ALYS_KIND_REALLOC;
 	p->stats = xcalloc(p->nr_buckets, sizeof(*p->stats));
 	p->type_of = xcalloc(p->nr_buckets, sizeof(*p->type_of));
 	p->site_of = xcalloc(p->nr_buckets, sizeof(*p->site_of));
@@ -67,7 +67,7 @@ size_t profile_bucket_of(const struct profile *p, const struct trace_event *e)
 {
 	if (e->stack && p->t->stacks[e->stack - 1].nr)
 		return e->stack;
-	return p->t->nr_stacks + (e->kind <= KIND_REALLOC ? e->kind : KIND_MALLOC);
+	return p->t->nr_stacks + (e->kind <= ALYS_KIND_REALLOC ? e->kind : ALYS_KIND_MALLOC);
 }
 
 static bool in_time(const struct profile *p, const struct trace_event *e)
@@ -121,7 +121,7 @@ void profile_build(struct profile *p)
 		if (!in_time(p, e))
 			continue;
 		if (event_releases(e)) {
-			if (e->kind == KIND_FREE)
+			if (e->kind == ALYS_KIND_FREE)
 				p->free_events++;
 			give_back(p, e);
 		}

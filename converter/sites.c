@@ -112,7 +112,7 @@ static void end_stats(const struct trace *t, struct site_table *st, const uint32
 		struct thread_stat *th;
 		struct u64_slot *sl;
 
-		if (e->kind == KIND_FREE)
+		if (e->kind == ALYS_KIND_FREE)
 			continue;
 		sl = u64_table_get(&idx, (uint64_t)e->tid + 1);
 		if (!sl) {
@@ -172,7 +172,7 @@ void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_t
 			snapshot(st, t->collections[next_coll].ts_ns);
 			next_coll++;
 		}
-		if (!t->nr_collections && e->kind != KIND_FREE && e->gc_no > last_gc) {
+		if (!t->nr_collections && e->kind != ALYS_KIND_FREE && e->gc_no > last_gc) {
 			if (last_gc)
 				snapshot(st, e->ts_ns);
 			last_gc = e->gc_no;
@@ -182,19 +182,19 @@ void sites_build_cb(const struct trace *t, struct symbolizer *sym, struct site_t
 		if (e->gc_no > st->last_gc && e->gc_no != UINT32_MAX)
 			st->last_gc = e->gc_no;
 		/* What this event ends: a freed or reallocated block. */
-		if ((e->kind == KIND_FREE || e->kind == KIND_REALLOC) && e->prev_id &&
+		if ((e->kind == ALYS_KIND_FREE || e->kind == ALYS_KIND_REALLOC) && e->prev_id &&
 		    e->prev_id <= i) {
 			const struct trace_event *p = &t->events[e->prev_id - 1];
 			struct site *s = &st->sites[event_site[e->prev_id - 1]];
 
-			if (p->kind != KIND_FREE && !freed[e->prev_id - 1]) {
+			if (p->kind != ALYS_KIND_FREE && !freed[e->prev_id - 1]) {
 				freed[e->prev_id - 1] = 1;
 				s->live_bytes -= (int64_t)p->weight;
 				s->live_objs--;
 				s->frees++;
 			}
 		}
-		if (e->kind != KIND_FREE) {
+		if (e->kind != ALYS_KIND_FREE) {
 			struct site *s = &st->sites[site_of[e->stack]];
 
 			event_site[i] = site_of[e->stack];

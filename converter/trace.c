@@ -310,9 +310,9 @@ static void link_event(struct trace *t, struct trace_event *e, uint32_t id)
 	uint64_t replaced = 0;
 	struct u64_slot *s;
 
-	if (e->kind == KIND_REALLOC)
+	if (e->kind == ALYS_KIND_REALLOC)
 		replaced = e->old_addr;
-	else if (e->kind == KIND_FREE)
+	else if (e->kind == ALYS_KIND_FREE)
 		replaced = e->addr;
 	if (replaced && (s = u64_table_get(&t->live, replaced))) {
 		e->prev_id = s->b;
@@ -320,12 +320,12 @@ static void link_event(struct trace *t, struct trace_event *e, uint32_t id)
 			e->old_size = s->a;
 		/* A failed GC_realloc (NULL for a non-zero size) leaves the old
 		 * block allocated; realloc to 0 frees it. */
-		if (!(e->kind == KIND_REALLOC && !e->addr && e->size))
+		if (!(e->kind == ALYS_KIND_REALLOC && !e->addr && e->size))
 			u64_table_remove(&t->live, replaced);
 	}
 	/* The collector reuses blocks without a GC_free: an allocation at a
 	 * known address simply replaces the older entry. */
-	if (e->kind != KIND_FREE && e->addr)
+	if (e->kind != ALYS_KIND_FREE && e->addr)
 		u64_table_put(&t->live, e->addr, e->size, id);
 }
 
@@ -364,7 +364,7 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 	    want_u64(r, &f[9], "event weight", &e.weight) ||
 	    want_u64(r, &f[10], "event gc_no", &gc_no))
 		return -1;
-	if (kind < KIND_MALLOC || kind > KIND_FREE)
+	if (kind < ALYS_KIND_MALLOC || kind > ALYS_KIND_FREE)
 		return bad(r, "event kind %" PRIu64 " is not one of 1 (GC_malloc), "
 			   "2 (GC_malloc_atomic), 3 (GC_realloc), 4 (GC_free)", kind);
 	if (tid >> TRACE_TID_BITS)
@@ -394,7 +394,7 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 /* [6, ts, addr, gc_no, since, cause]: a free the tracer inferred. */
 static int parse_death(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
-	struct trace_event e = { .kind = KIND_FREE };
+	struct trace_event e = { .kind = ALYS_KIND_FREE };
 	uint64_t cause = 0;
 	uint32_t gc_no = 0, since = 0;
 
@@ -407,7 +407,7 @@ static int parse_death(const struct reader *r, const msgpack_object *f, uint32_t
 	    want_u32(r, &f[4], "inferred free since", &since) ||
 	    want_u64(r, &f[5], "inferred free cause", &cause))
 		return -1;
-	if (cause != CAUSE_COLLECTED && cause != CAUSE_REUSED)
+	if (cause != ALYS_CAUSE_MARKS && cause != ALYS_CAUSE_REUSE)
 		return bad(r, "inferred free cause %" PRIu64 " is not 1 (collected) or 2 (reused)",
 			   cause);
 	if (since > gc_no)
@@ -837,9 +837,9 @@ const struct trace_mapping *trace_find_mapping(const struct trace *t, uint64_t a
 const char *trace_cause_name(unsigned int cause)
 {
 	switch (cause) {
-	case CAUSE_CALL: return "GC_free";
-	case CAUSE_COLLECTED: return "collected";
-	case CAUSE_REUSED: return "reused";
+	case ALYS_CAUSE_CALL: return "GC_free";
+	case ALYS_CAUSE_MARKS: return "collected";
+	case ALYS_CAUSE_REUSE: return "reused";
 	}
 	return "unknown";
 }
@@ -847,10 +847,10 @@ const char *trace_cause_name(unsigned int cause)
 const char *trace_kind_name(unsigned int kind)
 {
 	switch (kind) {
-	case KIND_MALLOC: return "malloc";
-	case KIND_MALLOC_ATOMIC: return "malloc_atomic";
-	case KIND_REALLOC: return "realloc";
-	case KIND_FREE: return "free";
+	case ALYS_KIND_MALLOC: return "malloc";
+	case ALYS_KIND_MALLOC_ATOMIC: return "malloc_atomic";
+	case ALYS_KIND_REALLOC: return "realloc";
+	case ALYS_KIND_FREE: return "free";
 	}
 	return "unknown";
 }

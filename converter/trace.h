@@ -16,21 +16,6 @@
 #include "alys_format.h"
 #include "u64_table.h"
 
-enum trace_kind {
-	KIND_MALLOC = 1,
-	KIND_MALLOC_ATOMIC = 2,
-	KIND_REALLOC = 3,
-	KIND_FREE = 4,
-};
-
-/* How a free was seen: a GC_free call, or inferred by the tracer from
- * the collector's mark bytes or from address reuse (FORMAT.md record 6). */
-enum trace_free_cause {
-	CAUSE_CALL = 0,
-	CAUSE_COLLECTED = 1,
-	CAUSE_REUSED = 2,
-};
-
 /* Linux thread ids stay below PID_MAX_LIMIT (2^22): 24 bits hold any. */
 #define TRACE_TID_BITS 24
 
@@ -82,7 +67,7 @@ struct trace_stack {
 };
 
 /* 64 bytes. The id of events[i] is i + 1. An inferred free (cause not
- * CAUSE_CALL) has tid 0, no stack, gc_no the collection after which the
+ * ALYS_CAUSE_CALL) has tid 0, no stack, gc_no the collection after which the
  * block was found dead and old_addr the first collection it may have died
  * in (trace_free_since). */
 struct trace_event {
@@ -95,7 +80,7 @@ struct trace_event {
 	uint32_t gc_no;			/* saturated at UINT32_MAX, with a warning */
 	uint32_t tid : TRACE_TID_BITS;
 	uint32_t kind : 4;
-	uint32_t cause : 4;		/* enum trace_free_cause, frees only */
+	uint32_t cause : 4;		/* enum alys_free_cause, frees only */
 	uint32_t stack;			/* index into trace.stacks + 1; 0: no stack */
 	uint32_t prev_id;		/* event whose block this one replaces; 0: unknown */
 };
@@ -205,7 +190,7 @@ trace_event_stack(const struct trace *t, const struct trace_event *e)
 
 static inline uint32_t trace_free_since(const struct trace_event *e)
 {
-	return e->cause != CAUSE_CALL ? (uint32_t)e->old_addr : e->gc_no;
+	return e->cause != ALYS_CAUSE_CALL ? (uint32_t)e->old_addr : e->gc_no;
 }
 
 static inline uint32_t trace_event_id(const struct trace *t,

@@ -10,6 +10,8 @@
 #include <linux/types.h>
 #endif
 
+#include "alys_format.h"	/* event kinds and free causes: values the trace keeps */
+
 /* Compile-time cap on frames per stack; --max-frames may lower it. */
 #define ALYS_MAX_FRAMES 128	/* a power of two: indexes are masked for the verifier */
 #define ALYS_DEFAULT_FRAMES 127	/* perf's and bcc's default: deep recursion is common */
@@ -19,25 +21,12 @@
 /* Entries of nested GC calls tracked per thread (finalizers may allocate). */
 #define ALYS_MAX_DEPTH 8
 
-enum alys_kind {
-	ALYS_KIND_MALLOC = 1,
-	ALYS_KIND_MALLOC_ATOMIC = 2,
-	ALYS_KIND_REALLOC = 3,
-	ALYS_KIND_FREE = 4,
-};
-
 enum alys_rb_type {
 	ALYS_RB_EVENT = 1,
 	ALYS_RB_STACK = 2,
 	ALYS_RB_DEATH = 3,	/* a tracked block found dead */
 	ALYS_RB_COLLECTION = 4,	/* a collection's marks were read */
 	ALYS_RB_CENSUS = 5,	/* --census: the target is stopped for a heap walk */
-};
-
-/* How a tracked block's death was found (bpf/live.h). */
-enum alys_live_cause {
-	ALYS_CAUSE_MARKS = 1,	/* unmarked after a collection's marking */
-	ALYS_CAUSE_REUSE = 2,	/* its address was handed out again */
 };
 
 enum alys_live_mode {
@@ -95,7 +84,7 @@ struct alys_rb_event {
 
 struct alys_rb_death {
 	__u8 type;		/* ALYS_RB_DEATH */
-	__u8 cause;		/* enum alys_live_cause */
+	__u8 cause;		/* enum alys_free_cause: MARKS or REUSE */
 	__u16 pad;
 	__u32 gc_no;		/* found dead after this collection */
 	__u32 since;		/* ... and alive before this one */

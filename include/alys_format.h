@@ -25,6 +25,22 @@ enum alys_record {
 				 *  [[type_id, objects, bytes, example_addr]...]] */
 };
 
+/* An event's kind (record 3), as the probes report it. */
+enum alys_kind {
+	ALYS_KIND_MALLOC = 1,
+	ALYS_KIND_MALLOC_ATOMIC = 2,
+	ALYS_KIND_REALLOC = 3,
+	ALYS_KIND_FREE = 4,
+};
+
+/* How a free was seen: a GC_free call (an event, record 3), or inferred by
+ * the tracer (record 6's cause, also ALYS_RB_DEATH's). */
+enum alys_free_cause {
+	ALYS_CAUSE_CALL = 0,
+	ALYS_CAUSE_MARKS = 1,	/* unmarked after a collection's marking */
+	ALYS_CAUSE_REUSE = 2,	/* its address was handed out again */
+};
+
 /* Fields a reader requires; writers add the optional trailing ones. */
 #define ALYS_MAPPING_FIELDS 6
 #define ALYS_MAPPING_FIELDS_FLAGS 7

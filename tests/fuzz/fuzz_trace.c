@@ -65,7 +65,7 @@ static void walk(const struct trace *t)
 		const struct trace_event *e = &t->events[i];
 		const struct trace_stack *s = trace_event_stack(t, e);
 
-		check(e->kind >= KIND_MALLOC && e->kind <= KIND_FREE, "event kind");
+		check(e->kind >= ALYS_KIND_MALLOC && e->kind <= ALYS_KIND_FREE, "event kind");
 		check(strcmp(trace_kind_name(e->kind), "unknown") != 0, "kind name");
 		check(e->stack <= t->nr_stacks, "event stack index");
 		check(e->prev_id <= i, "prev_id refers to an earlier event");

@@ -50,7 +50,8 @@ kill "$spid"; wait "$spid" 2>/dev/null || true
 head -c 12000 "$W/killed.alys" >"$OUT/real-sleeper-killed.alys"
 
 # ---- hand-made edge cases ----------------------------------------------------
-gcc -O1 -o "$W/gen" "$ROOT/tests/unit/test_converter_gen.c" -lmsgpackc
+make -s -C "$ROOT" build/tests/test_converter_gen
+cp "$ROOT/build/tests/test_converter_gen" "$W/gen"
 gen() { "$W/gen" >"$OUT/edge-$1.alys"; }
 H="header alys-bpf 1 4242 /bin/prog 1000"
 printf '%s\nend exit 0 2000 0\n' "$H" | gen minimal

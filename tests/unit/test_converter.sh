@@ -54,7 +54,13 @@ err_has() { grep -qF -- "$1" "$W/err"; }
 err_lines() { wc -l <"$W/err"; }
 
 # ---- helpers: generator, test ELF files ----------------------------------
-gcc -O1 -Wall -Werror -o "$W/gen" "$HERE/test_converter_gen.c" -lmsgpackc
+# the generator, built by the Makefile like the programs (ASan+UBSan for bin-san)
+case "$(basename "$(dirname "$CONV")")" in
+bin-san) san=1 build=build-san ;;
+*) san=0 build=build ;;
+esac
+make -s -C "$ROOT" SAN=$san "$build/tests/test_converter_gen" || { echo "0 passed, 1 failed"; exit 1; }
+cp "$ROOT/$build/tests/test_converter_gen" "$W/gen"
 gcc -g -O0 -fno-omit-frame-pointer -fPIE -pie -o "$W/prog" "$HERE/test_converter_prog.c"
 gcc -g -O0 -fno-omit-frame-pointer -no-pie -o "$W/prog_nopie" "$HERE/test_converter_prog.c"
 gcc -g -O0 -shared -fPIC -o "$W/libhelper.so" "$HERE/test_converter_lib.c"
