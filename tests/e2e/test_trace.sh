@@ -76,6 +76,19 @@ check_eq "exit status 42 passed through" "$?" 42
 "$BIN/alys-bpf" -q -o "$T/x.alys" -- "$ALYS_PROGS/exit_status" sigterm >/dev/null 2>&1
 check_eq "death by SIGTERM gives 143" "$?" 143
 
+# attach_for PID TRACE SECS: alys-bpf --pid PID -o TRACE (stderr to
+# TRACE.err), SECS seconds once attached, then Ctrl-C; the tracer's status.
+attach_for() {
+	local tpid
+	"$BIN/alys-bpf" -q -o "$2" --pid "$1" 2>"$2.err" &
+	tpid=$!
+	# the header is written once the probes are attached (slow under load)
+	for _ in $(seq 300); do [ -s "$2" ] && break; sleep 0.1; done
+	sleep "$3"
+	kill -INT "$tpid"
+	wait "$tpid"
+}
+
 # --- --pid: attach to a sleeping process, detach, it keeps running ----------
 for variant in sleeper sleeper-static; do
 	hb=$T/$variant.heartbeat
@@ -83,14 +96,7 @@ for variant in sleeper sleeper-static; do
 	spid=$!
 	wait_for_line "$T/$variant.out" '^READY' 20 || fail "$variant: started" "no READY line"
 	sleep 0.5
-	start_ns=$(awk '{ printf "%d", $1 * 1e9 }' /proc/uptime)
-	"$BIN/alys-bpf" -q -o "$T/$variant.alys" --pid "$spid" 2>"$T/$variant.err" &
-	tpid=$!
-	# the header is written once the probes are attached (slow under load)
-	for _ in $(seq 300); do [ -s "$T/$variant.alys" ] && break; sleep 0.1; done
-	sleep 2
-	kill -INT "$tpid"
-	wait "$tpid"
+	attach_for "$spid" "$T/$variant.alys" 2
 	check_eq "$variant: tracer exits 0 after Ctrl-C" "$?" 0
 	sleep 1.2
 	check "$variant: process survives the detach" kill -0 "$spid"
@@ -122,16 +128,11 @@ check_match "spaces: launched: allocations from tick_alloc, symbolized from the 
 "$SP/sleeper prog" 0 - 10 >"$SP/attach.out" &
 spid=$!
 wait_for_line "$SP/attach.out" '^READY' 20 || fail "spaces: started" "no READY line"
-"$BIN/alys-bpf" -q -o "$SP/attached.alys" --pid "$spid" 2>"$SP/attached.err" &
-tpid=$!
-for _ in $(seq 300); do [ -s "$SP/attached.alys" ] && break; sleep 0.1; done
-sleep 1.5
-kill -INT "$tpid"
-wait "$tpid"
+attach_for "$spid" "$SP/attached.alys" 1.5
 check_eq "spaces: attached with --pid, detached" "$?" 0
 kill "$spid"
 wait "$spid" 2>/dev/null
-check_eq "spaces: attached: no warning" "$(grep -c . "$SP/attached.err")" 0
+check_eq "spaces: attached: no warning" "$(grep -c . "$SP/attached.alys.err")" 0
 "$BIN/alys_converter" -q -f folded-stacks -o "$SP/attached.folded" "$SP/attached.alys"
 check_match "spaces: attached: allocations from tick_alloc, symbolized" \
 	"$(grep -c 'tick_alloc' "$SP/attached.folded")" '^[1-9]'
