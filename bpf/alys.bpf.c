@@ -125,8 +125,7 @@ static __always_inline __u64 stack_key_of(const struct alys_rb_stack *s)
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ULL;
 	h ^= h >> 33;
-	/* 0 means no stack; userspace tables reserve all-ones. */
-	return h && ~h ? h : 1;
+	return h ? h : 1;	/* 0 means no stack */
 }
 
 /*

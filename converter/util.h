@@ -28,15 +28,5 @@ void note_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int quiet;
 void errx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* 64-bit mixer (splitmix64 finalizer) for the open-addressing tables. */
-static inline uint64_t hash_u64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
 
 #endif /* ALYS_CONV_UTIL_H */

@@ -91,8 +91,8 @@ void live_report_free(struct live_report *lr)
 	for (size_t i = 0; i < lr->n; i++)
 		free(lr->stacks[i].name);
 	free(lr->stacks);
-	size_table_free(&lr->blocks);
-	size_table_free(&lr->slot_of);
+	u64_table_free(&lr->blocks);
+	u64_table_free(&lr->slot_of);
 	if (lr->dwfl)
 		dwfl_end(lr->dwfl);
 	memset(lr, 0, sizeof(*lr));
@@ -100,7 +100,7 @@ void live_report_free(struct live_report *lr)
 
 void live_report_stack(struct live_report *lr, uint32_t id, const uint64_t *ips, uint32_t nr)
 {
-	if (!lr->stacks || !id || size_table_get(&lr->slot_of, id))
+	if (!lr->stacks || !id || u64_table_get_a(&lr->slot_of, id))
 		return;
 	if (lr->n == lr->cap) {
 		struct live_stack *s = realloc(lr->stacks, 2 * lr->cap * sizeof(*s));
@@ -112,13 +112,13 @@ void live_report_stack(struct live_report *lr, uint32_t id, const uint64_t *ips,
 	}
 	memset(&lr->stacks[lr->n], 0, sizeof(lr->stacks[0]));
 	lr->stacks[lr->n].name = site_name(lr, ips, nr);
-	size_table_put(&lr->slot_of, id, lr->n + 1);
+	u64_table_put(&lr->slot_of, id, lr->n + 1, 0);
 	lr->n++;
 }
 
 void live_report_drop(struct live_report *lr, uint64_t addr)
 {
-	uint64_t v = size_table_take(&lr->blocks, addr);
+	uint64_t v = u64_table_take_a(&lr->blocks, addr);
 	size_t slot;
 
 	if (!v)
@@ -132,7 +132,7 @@ void live_report_drop(struct live_report *lr, uint64_t addr)
 
 void live_report_alloc(struct live_report *lr, uint64_t addr, uint32_t stack_id, uint64_t weight)
 {
-	uint64_t slot = stack_id ? size_table_get(&lr->slot_of, stack_id) : 1;
+	uint64_t slot = stack_id ? u64_table_get_a(&lr->slot_of, stack_id) : 1;
 
 	if (!addr || !lr->stacks)
 		return;
@@ -143,7 +143,7 @@ void live_report_alloc(struct live_report *lr, uint64_t addr, uint32_t stack_id,
 		weight = (1ULL << WEIGHT_BITS) - 1;
 	lr->stacks[slot - 1].bytes += (int64_t)weight;
 	lr->stacks[slot - 1].objs++;
-	size_table_put(&lr->blocks, addr, slot << WEIGHT_BITS | weight);
+	u64_table_put(&lr->blocks, addr, slot << WEIGHT_BITS | weight, 0);
 }
 
 static int by_name(const void *a, const void *b)

@@ -12,15 +12,15 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "size_table.h"
+#include "u64_table.h"
 
 struct live_stack;
 
 struct live_report {
 	pid_t pid;
 	void *dwfl;			/* Dwfl *, over /proc/PID/maps */
-	struct size_table blocks;	/* addr -> stack slot << 40 | weight */
-	struct size_table slot_of;	/* stack id -> slot + 1 */
+	struct u64_table blocks;	/* addr -> stack slot << 40 | weight */
+	struct u64_table slot_of;	/* stack id -> slot + 1 */
 	struct live_stack *stacks;	/* slot 0: events without a stack */
 	size_t n, cap;
 	uint32_t gc_no;			/* last collection read */

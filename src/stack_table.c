@@ -20,7 +20,7 @@ static uint32_t assign(struct stack_table *t, uint64_t key, uint32_t check)
 {
 	uint32_t id = ++t->next_id;
 
-	size_table_put(&t->ids, key, (uint64_t)check << 32 | id);
+	u64_table_put(&t->ids, key, (uint64_t)check << 32 | id, 0);
 	return id;
 }
 
@@ -30,7 +30,7 @@ uint32_t stack_table_event(struct stack_table *t, uint64_t key)
 
 	if (!key)
 		return 0;
-	v = size_table_get(&t->ids, key);
+	v = u64_table_get_a(&t->ids, key);
 	return v ? (uint32_t)v : assign(t, key, 0);
 }
 
@@ -38,13 +38,13 @@ bool stack_table_record(struct stack_table *t, uint64_t key, const uint64_t *ips
 			uint32_t nr, uint32_t flags, uint32_t *id)
 {
 	uint32_t check = check_of(ips, nr, flags);
-	uint64_t v = size_table_get(&t->ids, key);
+	uint64_t v = u64_table_get_a(&t->ids, key);
 
 	if (!v) {
 		*id = assign(t, key, check);
 	} else if (!(v >> 32)) {
 		*id = (uint32_t)v;
-		size_table_put(&t->ids, key, (uint64_t)check << 32 | *id);
+		u64_table_put(&t->ids, key, (uint64_t)check << 32 | *id, 0);
 	} else {
 		*id = (uint32_t)v;
 		if (v >> 32 == check)
@@ -59,5 +59,5 @@ bool stack_table_record(struct stack_table *t, uint64_t key, const uint64_t *ips
 
 void stack_table_free(struct stack_table *t)
 {
-	size_table_free(&t->ids);
+	u64_table_free(&t->ids);
 }

@@ -11,10 +11,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "size_table.h"
+#include "u64_table.h"
 
 struct stack_table {
-	struct size_table ids;	/* key -> check << 32 | id; check 0: frames not seen yet */
+	struct u64_table ids;	/* key -> check << 32 | id; check 0: frames not seen yet */
 	uint32_t next_id;
 	uint64_t distinct;	/* stacks written */
 	uint64_t resent;	/* records of a stack already written */

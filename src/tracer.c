@@ -31,7 +31,7 @@
 #include "mmap_watch.h"
 #include "proc_maps.h"
 #include "session_link.h"
-#include "size_table.h"
+#include "u64_table.h"
 #include "stack_table.h"
 #include "trace_writer.h"
 #include "unwind_maps.h"
@@ -83,7 +83,7 @@ struct tracer {
 	struct trace_writer w;
 	struct proc_maps maps;
 	struct mmap_watch mw;
-	struct size_table sizes;
+	struct u64_table sizes;
 	struct stack_table stacks;
 	struct live_report lr;		/* --interval */
 	uint64_t start_ns;
@@ -676,7 +676,7 @@ static int census_recorded(void *arg, uint64_t addr)
 {
 	struct tracer *t = arg;
 
-	return size_table_get(&t->sizes, addr) != 0;
+	return u64_table_get_a(&t->sizes, addr) != 0;
 }
 
 static void on_census(struct tracer *t, const struct alys_rb_census *c)
@@ -741,14 +741,14 @@ static int on_record(void *ctx, void *data, size_t len)
 
 		switch (e->kind) {
 		case ALYS_KIND_REALLOC:
-			old_size = size_table_take(&t->sizes, e->old_addr);
-			size_table_put(&t->sizes, e->addr, e->size);
+			old_size = u64_table_take_a(&t->sizes, e->old_addr);
+			u64_table_put(&t->sizes, e->addr, e->size, 0);
 			break;
 		case ALYS_KIND_FREE:
-			old_size = size_table_take(&t->sizes, e->addr);
+			old_size = u64_table_take_a(&t->sizes, e->addr);
 			break;
 		default:
-			size_table_put(&t->sizes, e->addr, e->size);
+			u64_table_put(&t->sizes, e->addr, e->size, 0);
 		}
 		trace_writer_event(&t->w, e, stack_id, old_size, event_weight(t, e));
 		if (t->o->interval_ns) {
@@ -764,7 +764,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	} else if (type == ALYS_RB_DEATH && len >= sizeof(struct alys_rb_death)) {
 		const struct alys_rb_death *d = data;
 
-		size_table_take(&t->sizes, d->addr);
+		u64_table_take_a(&t->sizes, d->addr);
 		trace_writer_death(&t->w, d);
 		if (t->o->interval_ns)
 			live_report_drop(&t->lr, d->addr);
@@ -1096,7 +1096,7 @@ static void cleanup(struct tracer *t)
 	mmap_watch_close(&t->mw);
 	unwind_maps_free(&t->um);
 	lib_list_free(&t->libs);
-	size_table_free(&t->sizes);
+	u64_table_free(&t->sizes);
 	live_report_free(&t->lr);
 	if (t->pidfd >= 0)
 		close(t->pidfd);

@@ -23,8 +23,8 @@ cd "$ROOT" || exit 1
 W=tests/build/fuzz
 FUZZER=$W/fuzz_trace
 CLANG=${CLANG:-clang}
-SRCS="converter/trace.c converter/mp_scan.c converter/u64_table.c converter/util.c converter/progress.c"
-HDRS="converter/trace.h converter/mp_scan.h converter/u64_table.h converter/util.h converter/progress.h include/alys_format.h"
+SRCS="converter/trace.c converter/mp_scan.c lib/u64_table.c converter/util.c converter/progress.c"
+HDRS="converter/trace.h converter/mp_scan.h lib/u64_table.h converter/util.h converter/progress.h include/alys_format.h"
 
 build() {
 	local stale=0 f
@@ -35,7 +35,7 @@ build() {
 	done
 	[ $stale -eq 1 ] || return 0
 	echo "fuzz: building $FUZZER"
-	local flags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Iconverter
+	local flags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -Iconverter
 		-fno-omit-frame-pointer -fno-sanitize-recover=all -Wall -Wextra)
 	local objs=() s o
 	# The reader is instrumented for coverage; main.c is not linked:

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "u64_table.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-
-#include "util.h"
 
 #define HUGE_PAGE (2u << 20)
 
@@ -15,17 +14,29 @@
  * more than the cache miss. Ask for transparent huge pages for big tables
  * (a hint: without THP this is a plain allocation).
  */
+static struct u64_slot *zeroed(size_t n)
+{
+	struct u64_slot *p = calloc(n, sizeof(*p));
+
+	if (!p) {
+		fprintf(stderr, "out of memory for a table of %zu entries (%zu bytes)\n", n,
+			n * sizeof(*p));
+		exit(1);
+	}
+	return p;
+}
+
 static struct u64_slot *alloc_slots(size_t n)
 {
 	size_t bytes = n * sizeof(struct u64_slot);
 	void *p;
 
 	if (bytes < 4 * HUGE_PAGE)
-		return xcalloc(n, sizeof(struct u64_slot));
+		return zeroed(n);
 	bytes = (bytes + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);
 	p = aligned_alloc(HUGE_PAGE, bytes);
 	if (!p)
-		return xcalloc(n, sizeof(struct u64_slot));
+		return zeroed(n);
 	madvise(p, bytes, MADV_HUGEPAGE);
 	memset(p, 0, bytes);
 	return p;
@@ -74,7 +85,11 @@ static void grow(struct u64_table *t)
 
 void u64_table_reserve(struct u64_table *t, size_t n)
 {
-	size_t cap = t->mask + 1;
+	size_t cap;
+
+	if (!t->slots)
+		u64_table_init(t);
+	cap = t->mask + 1;
 
 	while (n * 2 > cap)
 		cap *= 2;
@@ -95,6 +110,10 @@ void u64_table_put(struct u64_table *t, uint64_t key, uint64_t a, uint32_t b)
 {
 	size_t i;
 
+	if (!key)
+		return;
+	if (!t->slots)
+		u64_table_init(t);
 	/* Keep the load at most 1/2: probes stay short for linear probing. */
 	if ((t->used + 1) * 2 > t->mask + 1)
 		grow(t);
@@ -111,8 +130,11 @@ void u64_table_put(struct u64_table *t, uint64_t key, uint64_t a, uint32_t b)
 
 struct u64_slot *u64_table_get(const struct u64_table *t, uint64_t key)
 {
-	size_t i = home_of(t, key);
+	size_t i;
 
+	if (!t->slots || !key)
+		return NULL;
+	i = home_of(t, key);
 	while (t->slots[i].key) {
 		if (t->slots[i].key == key)
 			return &t->slots[i];
@@ -148,4 +170,16 @@ bool u64_table_remove(struct u64_table *t, uint64_t key)
 		}
 	}
 	return true;
+}
+
+uint64_t u64_table_take_a(struct u64_table *t, uint64_t key)
+{
+	struct u64_slot *s = u64_table_get(t, key);
+	uint64_t a;
+
+	if (!s)
+		return 0;
+	a = s->a;
+	u64_table_remove(t, key);
+	return a;
 }
