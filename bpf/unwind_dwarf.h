@@ -208,7 +208,7 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
 		return 1;
 	/* Only a caller found past the limit makes the stack truncated. */
 	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
-		c->s->flags |= ALYS_STACK_TRUNCATED;
+		c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
 		count(ALYS_CNT_STACK_TRUNCATED);
 		return 1;
 	}

@@ -37,7 +37,7 @@ static __always_inline void unwind_fp(struct pt_regs *regs, struct alys_rb_stack
 			break;
 		/* Only a caller found past the limit makes the stack truncated. */
 		if (i >= max_frames || i >= ALYS_MAX_FRAMES) {
-			s->flags |= ALYS_STACK_TRUNCATED;
+			s->flags |= ALYS_STACK_FLAG_TRUNCATED;
 			count(ALYS_CNT_STACK_TRUNCATED);
 			break;
 		}

@@ -123,10 +123,6 @@ struct alys_rb_census {
 	__u64 bias;		/* load bias of the object holding libgc */
 };
 
-enum alys_stack_flags {
-	ALYS_STACK_TRUNCATED = 1,	/* the walk stopped at max frames: ips[nr-1] is no root */
-};
-
 /*
  * A stack, sent when its key is not in the kernel's cache of sent stacks:
  * the first time, and again after an eviction (the daemon keeps every key
@@ -134,7 +130,7 @@ enum alys_stack_flags {
  */
 struct alys_rb_stack {
 	__u8 type;		/* ALYS_RB_STACK */
-	__u8 flags;		/* enum alys_stack_flags */
+	__u8 flags;		/* ALYS_STACK_FLAG_* (alys_format.h), kept in the trace */
 	__u16 nr;		/* frames in ips[] */
 	__u32 pad;
 	__u64 key;		/* 64-bit hash of flags, nr and ips; never 0 */

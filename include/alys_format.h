@@ -52,7 +52,7 @@ enum alys_mapping_flags {
 	ALYS_MAPPING_ANON = 1,	/* no file behind it (JIT code, //anon, memfd): no symbols */
 };
 
-/* A stack record's flags: as enum alys_stack_flags (include/alys_events.h). */
+/* A stack's flags, set by the BPF walk and kept in its trace record. */
 #define ALYS_STACK_FLAG_TRUNCATED 1	/* cut at max_frames: the last frame is no root */
 #define ALYS_EVENT_FIELDS 11
 #define ALYS_DEATH_FIELDS 6
