@@ -25,7 +25,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CPPFLAGS := -Iinclude -Ilib -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 
-DAEMON_LIBS    := -lbpf -lelf -lz -lmsgpackc -lcapstone -ldw -lm
+DAEMON_LIBS    := -lbpf -lelf -lz -lmsgpackc -lcapstone -ldw -lm -lpthread
 CONVERTER_LIBS := -ldw -lelf -lz -lmsgpackc -lm
 
 # lib/: code both programs use (one rule, one copy).

@@ -25,6 +25,8 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 /* Sampling: 0 records every call; else the mean of the exponentially
  * distributed byte intervals between samples (see sample.h). */
 const volatile __u64 sample_mean;
+/* Sampled (bytes:N or refill): only sampled blocks are followed. */
+const volatile bool sampled_trace;
 /* Attached as uprobe sessions: an entry that returns 1 has no return. */
 const volatile bool session_mode;
 
@@ -97,6 +99,7 @@ static __always_inline void count(enum alys_counter c)
 #include "unwind_dwarf.h"
 #include "live.h"
 #include "sample.h"
+#include "refill.h"
 
 static __always_inline __u64 rotl64(__u64 x, int r)
 {
@@ -174,9 +177,12 @@ static __always_inline __u64 collect_stack(struct pt_regs *regs,
 	return stack_key(s);
 }
 
-static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
-					 __u64 addr, __u64 old_addr,
-					 __u64 stack_key, __u64 gc_no_addr)
+/* weight: the bytes the event stands for, when the kernel knows them (a
+ * refill); 0 lets the daemon, which has floating point, fill it in. */
+static __always_inline void submit_weighted(__u8 kind, __u8 depth, __u64 size,
+					    __u64 addr, __u64 old_addr,
+					    __u64 stack_key, __u64 gc_no_addr,
+					    __u64 weight)
 {
 	struct alys_rb_event *e;
 	__u64 flags = BPF_RB_NO_WAKEUP;
@@ -195,7 +201,7 @@ static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
 	e->size = size;
 	e->addr = addr;
 	e->old_addr = old_addr;
-	e->weight = 0;	/* filled in by the daemon, which has floating point */
+	e->weight = weight;
 	e->gc_no = 0;
 	if (gc_no_addr)
 		bpf_probe_read_user(&e->gc_no, sizeof(__u32), (void *)gc_no_addr);
@@ -203,6 +209,13 @@ static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
+}
+
+static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
+					 __u64 addr, __u64 old_addr,
+					 __u64 stack_key, __u64 gc_no_addr)
+{
+	submit_weighted(kind, depth, size, addr, old_addr, stack_key, gc_no_addr, 0);
 }
 
 /* Runtime minus ELF address of the object holding libgc: at a uprobe,
@@ -242,7 +255,7 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 	nested_in_realloc = d > 0 && d <= ALYS_MAX_DEPTH &&
 		st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind == ALYS_KIND_REALLOC;
 	sampled = !nested_in_realloc && sample_call(st, size);
-	if (kind == ALYS_KIND_REALLOC && !sampled && !nested_in_realloc && sample_mean)
+	if (kind == ALYS_KIND_REALLOC && !sampled && !nested_in_realloc && sampled_trace)
 		forget_sampled(regs, st, old_addr, d);
 	/* Without its return the call need not be tracked at all; a realloc
 	 * is, so that what it calls knows it is inside one. */
@@ -324,6 +337,74 @@ int BPF_KRETPROBE(gc_alloc_return)
 	return on_return(ctx);
 }
 
+/* --sample refill: medium and large objects, every call (refill.h). The
+ * loader points probe_vaddr[] of both allocation kinds at this probe. */
+SEC("uprobe")
+int BPF_KPROBE(gc_kind_global_entry, __u64 size, __u64 gc_kind)
+{
+	if (!in_duty_window())
+		return 0;
+	on_entry(ctx, kind_of_gc_kind(gc_kind), size, 0);
+	return 0;
+}
+
+/* --sample refill: a small-object free list was just refilled. */
+SEC("uprobe")
+int gc_refill(struct pt_regs *ctx)
+{
+	struct thread_state *st;
+	__u64 bias = bias_of(ctx, refill_vaddr), head = 0, size, gc_no_addr = 0;
+	__u32 n;
+	__u8 kind = ALYS_KIND_MALLOC;
+
+	maybe_scan(bias, false);
+	if (!in_duty_window())
+		return 0;
+	if (bpf_probe_read_user(&head, sizeof(head), (void *)reg_value(ctx, refill_fl_reg)) ||
+	    !head)
+		return 0;	/* out of memory: the collector's oom handler runs */
+	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return 0;
+	n = list_length(head);
+	size = reg_value(ctx, refill_size_reg);
+	if (refill_kind_reg >= 0)
+		kind = kind_of_gc_kind(reg_value(ctx, refill_kind_reg));
+	if (gc_no_vaddr) {
+		gc_no_addr = bias + gc_no_vaddr;
+		track_block(bias, head, size, true);
+	}
+	count(ALYS_CNT_REFILL);
+	submit_weighted(kind, 0, size, head, 0, collect_stack(ctx, st), gc_no_addr,
+			(__u64)n * size);
+	return 0;
+}
+
+/* --sample refill: a GC_realloc that keeps its block allocates nothing the
+ * refill probes see; record it as a full trace would. One that moves
+ * allocates through GC_malloc_kind and is seen there. */
+SEC("uprobe")
+int BPF_KPROBE(gc_realloc_inplace, __u64 p, __u64 lb)
+{
+	struct thread_state *st;
+	__u64 bias;
+
+	if (!p || !lb || !in_duty_window())
+		return 0;
+	bias = bias_of(ctx, probe_vaddr[ALYS_KIND_REALLOC]);
+	if (!realloc_in_place(bias, p, lb))
+		return 0;
+	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return 0;
+	count(ALYS_CNT_REALLOC_IN_PLACE);
+	submit_event(ALYS_KIND_REALLOC, 0, lb, p, p, collect_stack(ctx, st),
+		     gc_no_vaddr ? bias + gc_no_vaddr : 0);
+	return 0;
+}
+
 /* GC_free returns nothing we need: one probe, no return probe. */
 SEC("uprobe")
 int BPF_KPROBE(gc_free_entry, __u64 addr)
@@ -344,7 +425,7 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
 	    st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind == ALYS_KIND_REALLOC)
 		return 0;
 	/* Sampled: only the frees of sampled blocks matter. */
-	if (!untrack_block(addr) && sample_mean)
+	if (!untrack_block(addr) && sampled_trace)
 		return 0;
 	submit_event(ALYS_KIND_FREE, d, 0, addr, 0, collect_stack(ctx, st),
 		     gc_no_addr_of(ctx, ALYS_KIND_FREE));

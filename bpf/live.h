@@ -246,7 +246,7 @@ static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool
 	v.gc_no = (__u32)cur;
 	if (live_mode == ALYS_LIVE_OFF) {
 		/* Sampled: the frees of sampled blocks are still recorded. */
-		if (sample_mean && bpf_map_update_elem(&tracked, &addr, &v, BPF_ANY))
+		if (sampled_trace && bpf_map_update_elem(&tracked, &addr, &v, BPF_ANY))
 			count(ALYS_CNT_TRACKED_FULL);
 		return;
 	}
@@ -262,7 +262,10 @@ static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool
 	if (old) {
 		if (live_mode == ALYS_LIVE_MARKS && live_state == ALYS_LIVE_VERIFIED)
 			count(ALYS_CNT_LIVE_REUSED);
-		emit_death(addr, ALYS_CAUSE_REUSE, v.gc_no, old->gc_no + 1);
+		/* Handed out again with no collection between: freed by a
+		 * GC_free no probe saw (--sample refill probes none). */
+		emit_death(addr, ALYS_CAUSE_REUSE, v.gc_no,
+			   old->gc_no < v.gc_no ? old->gc_no + 1 : v.gc_no);
 	}
 	if (bpf_map_update_elem(&tracked, &addr, &v, BPF_ANY))
 		count(ALYS_CNT_TRACKED_FULL);

@@ -343,6 +343,11 @@ static void summary(struct profile *p, struct outbuf *o, bool md)
 		      t->hdr.sample.ptr ? t->hdr.sample.ptr : "all",
 		      t->hdr.sample.ptr && strcmp(t->hdr.sample.ptr, "all") ?
 		      " (figures are estimates scaled by each event's weight)" : "");
+	if (t->duty_share > 0) {
+		outbuf_str(o, li);
+		outbuf_printf(o, "Probe windows saw %.1f%% of the bytes the collector counted; "
+			      "weights are scaled up by that share\n", t->duty_share * 100);
+	}
 	if (p->filter.has_from || p->filter.has_to) {
 		outbuf_str(o, li);
 		outbuf_str(o, "Time window: ");

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -660,6 +661,49 @@ static enum next_result next_object(struct reader *r, msgpack_unpacked *up,
 }
 
 /* The tracer's count of events it lost (docs/FORMAT.md, counters). */
+static uint64_t counter_value(const struct trace *t, const char *name);
+
+/*
+ * A --duty trace recorded events only while its windows were open; the
+ * daemon counted the collector's bytes allocated in all (gc_bytes) and
+ * inside the windows (gc_bytes_sampled). Dividing each weight by that
+ * share makes totals estimates of the whole run, by the program's own
+ * count rather than by time (tracing slows the program inside windows).
+ */
+static void apply_duty_share(struct trace *t)
+{
+	uint64_t all = counter_value(t, "gc_bytes");
+	uint64_t in = counter_value(t, "gc_bytes_sampled"), in_realloc;
+
+	if (!t->hdr.sample.ptr || strncmp(t->hdr.sample.ptr, "refill duty:", 12))
+		return;
+	if (!all || !in || in > all) {
+		warnx_msg("%s: the windows' share of the collector's bytes is not recorded "
+			  "(gc_bytes %" PRIu64 ", gc_bytes_sampled %" PRIu64 "): weights are "
+			  "what the windows saw, not estimates of the whole run",
+			  t->path, all, in);
+		return;
+	}
+	t->duty_share = (double)in / (double)all;
+	/* GC_realloc was probed in some windows only: the reallocs that kept
+	 * their block (the only realloc events of a refill trace) stand for
+	 * those windows' share. */
+	in_realloc = counter_value(t, "gc_bytes_sampled_realloc");
+	t->duty_share_realloc = in_realloc && in_realloc <= all ?
+				(double)in_realloc / (double)all : t->duty_share;
+	for (size_t i = 0; i < t->nr_events; i++) {
+		struct trace_event *e = &t->events[i];
+		double share = e->kind == ALYS_KIND_REALLOC ? t->duty_share_realloc
+							     : t->duty_share;
+
+		double w = (double)e->weight / share;
+
+		/* A hostile share cannot overflow the sums. */
+		if (e->weight)
+			e->weight = w < 1e15 ? (uint64_t)llround(w) : (uint64_t)1e15;
+	}
+}
+
 static uint64_t counter_value(const struct trace *t, const char *name)
 {
 	for (size_t i = 0; i < t->nr_counters; i++)
@@ -756,6 +800,7 @@ static int read_records(struct trace *t)
 		}
 	}
 	resolve_late_stacks(t);
+	apply_duty_share(t);
 	ret = 0;
 out:
 	progress_end(&bar);

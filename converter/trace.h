@@ -163,6 +163,11 @@ struct trace {
 	bool has_end;
 	struct trace_end end;
 
+	/* --duty: windows saw this share of the collector's bytes; event
+	 * weights were divided by it on loading (0: not a duty-cycled trace). */
+	double duty_share;
+	double duty_share_realloc;	/* the same for realloc events */
+
 	bool cut_short;			/* no end record */
 	uint64_t cut_at;		/* byte offset where usable data stops */
 

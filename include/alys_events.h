@@ -64,6 +64,10 @@ enum alys_counter {
 	ALYS_CNT_LIVE_REUSED,	/* marks mode, yet a death found by reuse */
 	ALYS_CNT_LIVE_MERGED,	/* collections that ended without a scan of their own */
 	ALYS_CNT_RB_DROP_DEATH,	/* ring buffer full: death reported later */
+	ALYS_CNT_REFILL,	/* --sample refill: free-list refills recorded */
+	ALYS_CNT_REFILL_CUT,	/* a refill's list longer than counted: weight low */
+	ALYS_CNT_REALLOC_IN_PLACE,	/* --sample refill: GC_realloc kept its block */
+	ALYS_CNT_DUTY_OUTSIDE,	/* --duty: probe hits outside a window (attaching, detaching) */
 	ALYS_CNT_NR,
 };
 

@@ -40,6 +40,8 @@ PACKAGES=(
 	libssl-dev libyaml-dev libxml2-dev libgmp-dev
 	# tests, demo, benchmarks; libFuzzer's runtime for `make fuzz`
 	python3 protobuf-compiler gdb linux-perf libxml2-utils procps
+	# the HTTP load generator of bench/http_server.sh
+	wrk
 	# profile.proto (/usr/share/gocode/src/github.com/google/pprof/proto),
 	# for decoding the converter's pprof output with protoc in the tests;
 	# go tool pprof, to open it as users do

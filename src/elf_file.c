@@ -133,6 +133,42 @@ const void *elf_file_bytes_at(struct elf_file *ef, GElf_Addr vaddr, size_t size)
 	return raw + off;
 }
 
+bool elf_file_reloc_at(struct elf_file *ef, GElf_Addr slot, struct elf_reloc *out)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh, symsh;
+		Elf_Data *data, *symdata = NULL;
+		Elf_Scn *symscn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		symscn = elf_getscn(ef->elf, sh.sh_link);
+		if (symscn && gelf_getshdr(symscn, &symsh))
+			symdata = elf_getdata(symscn, NULL);
+		if (!data)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *s = NULL;
+
+			if (!gelf_getrela(data, (int)i, &r) || r.r_offset != slot)
+				continue;
+			out->type = (uint32_t)GELF_R_TYPE(r.r_info);
+			out->addend = r.r_addend;
+			if (symdata && GELF_R_SYM(r.r_info) &&
+			    gelf_getsym(symdata, (int)GELF_R_SYM(r.r_info), &sym))
+				s = elf_strptr(ef->elf, symsh.sh_link, sym.st_name);
+			snprintf(out->sym, sizeof(out->sym), "%s", s ? s : "");
+			return true;
+		}
+	}
+	return false;
+}
+
 size_t elf_file_build_id(struct elf_file *ef, uint8_t *buf, size_t buflen)
 {
 	Elf_Scn *scn = NULL;

@@ -25,6 +25,14 @@ bool elf_file_find_symbol(struct elf_file *ef, const char *name,
 bool elf_file_vaddr_to_offset(struct elf_file *ef, GElf_Addr vaddr, uint64_t *off);
 /* Pointer to size bytes of file contents at vaddr (text of a function). */
 const void *elf_file_bytes_at(struct elf_file *ef, GElf_Addr vaddr, size_t size);
+/* The dynamic relocation that fills the 8-byte slot at vaddr (a GOT or PLT
+ * slot): its type, addend and symbol name ("" for none). */
+struct elf_reloc {
+	uint32_t type;
+	int64_t addend;
+	char sym[128];
+};
+bool elf_file_reloc_at(struct elf_file *ef, GElf_Addr slot, struct elf_reloc *out);
 /* GNU build id; returns its length (0: none). */
 size_t elf_file_build_id(struct elf_file *ef, uint8_t *buf, size_t buflen);
 /* DT_NEEDED entries, called once each. */

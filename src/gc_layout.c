@@ -22,75 +22,25 @@
 #include <string.h>
 
 #include "elf_file.h"
+#include "x86_insn.h"
 
 #define MAX_INSNS 160
-
-/* The 64-bit register holding r (eax -> rax), or r itself. */
-static x86_reg reg64(x86_reg r)
-{
-	static const x86_reg map[][4] = {
-		{ X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL },
-		{ X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL },
-		{ X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL },
-		{ X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL },
-		{ X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL },
-		{ X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL },
-		{ X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL },
-		{ X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B },
-		{ X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B },
-		{ X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B },
-		{ X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B },
-		{ X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B },
-		{ X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B },
-		{ X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B },
-		{ X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B },
-	};
-
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		for (int j = 0; j < 4; j++)
-			if (map[i][j] == r)
-				return map[i][0];
-	return r;
-}
 
 /* Whether the 8-byte slot at vaddr is relocated to hold &GC_arrays (a GOT
  * entry: GLOB_DAT/64 against the symbol, or RELATIVE with its address). */
 static bool slot_holds(struct elf_file *ef, uint64_t slot, uint64_t target,
 		       const char *name)
 {
-	Elf_Scn *scn = NULL;
+	struct elf_reloc r;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
-		GElf_Shdr sh, symsh;
-		Elf_Data *data, *symdata;
-		Elf_Scn *symscn;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		symscn = elf_getscn(ef->elf, sh.sh_link);
-		symdata = symscn ? elf_getdata(symscn, NULL) : NULL;
-		if (!data || !symscn || !gelf_getshdr(symscn, &symsh))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Rela r;
-			GElf_Sym sym;
-			const char *s;
-
-			if (!gelf_getrela(data, (int)i, &r) || r.r_offset != slot)
-				continue;
-			switch (GELF_R_TYPE(r.r_info)) {
-			case R_X86_64_RELATIVE:
-				return (uint64_t)r.r_addend == target;
-			case R_X86_64_GLOB_DAT:
-			case R_X86_64_64:
-				if (!symdata || !gelf_getsym(symdata, (int)GELF_R_SYM(r.r_info), &sym))
-					return false;
-				s = elf_strptr(ef->elf, symsh.sh_link, sym.st_name);
-				return s && !strcmp(s, name) && r.r_addend == 0;
-			}
-			return false;
-		}
+	if (!elf_file_reloc_at(ef, slot, &r))
+		return false;
+	switch (r.type) {
+	case R_X86_64_RELATIVE:
+		return (uint64_t)r.addend == target;
+	case R_X86_64_GLOB_DAT:
+	case R_X86_64_64:
+		return !strcmp(r.sym, name) && r.addend == 0;
 	}
 	return false;
 }
@@ -114,14 +64,14 @@ struct scan {
 static bool is_arrays_reg(const struct scan *s, x86_reg r)
 {
 	for (int i = 0; i < s->n_arrays_regs; i++)
-		if (s->arrays_regs[i] == reg64(r))
+		if (s->arrays_regs[i] == x86_reg64(r))
 			return true;
 	return false;
 }
 
 static void set_arrays_reg(struct scan *s, x86_reg r, bool on)
 {
-	r = reg64(r);
+	r = x86_reg64(r);
 	for (int i = 0; i < s->n_arrays_regs; i++) {
 		if (s->arrays_regs[i] == r) {
 			if (!on)
@@ -158,7 +108,7 @@ static void scan_insn(struct scan *s, const cs_insn *in, int depth)
 		    is_arrays_reg(s, m->base) && s->top_off < 0)
 			s->top_off = m->disp;
 		if (in->id == X86_INS_MOV && m->index == X86_REG_INVALID && o0->type == X86_OP_REG &&
-		    reg64(o0->reg) == reg64(m->base) && !is_arrays_reg(s, m->base) &&
+		    x86_reg64(o0->reg) == x86_reg64(m->base) && !is_arrays_reg(s, m->base) &&
 		    s->key_off >= 0 && m->disp != s->key_off && s->link_off < 0)
 			s->link_off = m->disp;
 		if ((in->id == X86_INS_MOVSX || in->id == X86_INS_MOVZX) && o1->size == 1 &&

@@ -75,6 +75,8 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 	}
 	if (elf_file_find_symbol(&ef, "GC_gc_no", &v, NULL))
 		gp->gc_no_vaddr = v;
+	if (elf_file_find_symbol(&ef, "GC_all_interior_pointers", &v, NULL))
+		gp->aip_vaddr = v;
 	gp->collect.name = "GC_gcollect";
 	gp->collect.args = PLACE_IP_ONLY;
 	if (place_probe(&ef, &gp->collect, err, errlen)) {
@@ -86,6 +88,32 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 	if (place_probe(&ef, &gp->setcb, err, errlen)) {
 		ret = -1;
 		goto out;
+	}
+	gp->kind_global.name = "GC_malloc_kind_global";
+	gp->kind_global.args = ARG_RDI | ARG_RSI;
+	if (place_probe(&ef, &gp->kind_global, err, errlen)) {
+		ret = -1;
+		goto out;
+	}
+	if (!gp->kind_global.found)
+		snprintf(gp->refill_why, sizeof(gp->refill_why),
+			 "%s does not define GC_malloc_kind_global", path);
+	else if (!refill_probe_derive(&ef, &gp->refill, gp->refill_why,
+				      sizeof(gp->refill_why))) {
+		struct gc_func *f = &gp->refill_at;
+		char why[256];
+
+		gp->refill_ok = true;
+		gp->total_bytes_ok = !gc_total_bytes_derive(&ef, gp->total_bytes_vaddr, why,
+							    sizeof(why));
+		f->name = "GC_malloc_kind";
+		f->found = true;
+		f->vaddr = gp->refill.func_vaddr;
+		f->probe_vaddr = gp->refill.probe_vaddr;
+		f->probe_file_off = gp->refill.probe_file_off;
+		f->place.offset = gp->refill.probe_vaddr - gp->refill.func_vaddr;
+		f->place.emulated = 1;
+		snprintf(f->place.insn, sizeof(f->place.insn), "%s", gp->refill.insn);
 	}
 	if (!gp->gc_no_vaddr)
 		snprintf(gp->layout_why, sizeof(gp->layout_why),

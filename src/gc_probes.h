@@ -15,6 +15,7 @@
 #include "alys_events.h"
 #include "gc_layout.h"
 #include "probe_place.h"
+#include "refill_probe.h"
 
 struct gc_func {
 	const char *name;
@@ -33,6 +34,17 @@ struct gc_probes {
 	uint64_t gc_no_vaddr;	/* 0: GC_gc_no not exported */
 	struct gc_func collect;	/* GC_gcollect: reads marks before it clears them */
 	struct gc_func setcb;	/* GC_set_start_callback: --census finds its trigger */
+	/* --sample refill: the collector's slow paths. GC_malloc_kind_global
+	 * takes every medium and large object (and a thread's first small
+	 * ones); the refill probe every small-object free-list refill. */
+	struct gc_func kind_global;
+	struct refill_probe refill;
+	struct gc_func refill_at;	/* the refill probe, as attach_one takes it */
+	bool refill_ok;
+	uint64_t aip_vaddr;		/* GC_all_interior_pointers, 0: not exported */
+	uint64_t total_bytes_vaddr[2];	/* GC_get_total_bytes sums these two words */
+	bool total_bytes_ok;
+	char refill_why[256];	/* why not */
 	bool layout_ok;		/* the mark-byte layout was derived */
 	struct gc_layout layout;
 	char layout_why[512];	/* why not */

@@ -35,9 +35,17 @@ static void usage(FILE *out)
 "      --stack-cache N  stacks the kernel remembers as sent (default %d, ~80\n"
 "                       bytes of kernel memory each; 1K..16M). A stack it\n"
 "                       forgot is sent again, never lost\n"
-"      --sample MODE    all (default): record every call; bytes:N: sample,\n"
-"                       about one call per N bytes allocated (e.g. bytes:512K),\n"
-"                       each with the weight that keeps totals unbiased\n"
+"      --sample MODE    all: record every call (default for a COMMAND);\n"
+"                       refill: probe only the collector's slow paths, each\n"
+"                       small-object free-list refill standing for the objects\n"
+"                       it handed out (default with --pid: a busy server keeps\n"
+"                       serving); bytes:N: sample about one call per N bytes\n"
+"                       allocated (e.g. bytes:512K). Sampled events carry the\n"
+"                       weight that keeps totals unbiased\n"
+"      --duty PCT       with --sample refill: attach the probes for random\n"
+"                       windows covering PCT%% of the time (1-100; default 20\n"
+"                       with --pid, else 100), events weighted by the share of\n"
+"                       the collector's own byte count the windows saw\n"
 "      --ringbuf-size N ring buffer between the probes and alys-bpf, in bytes: a\n"
 "                       power of two from 4K to 1G (default 32M; K/M/G suffixes).\n"
 "                       Events that find it full are dropped and counted\n"
@@ -71,20 +79,22 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 	return errno || !*s || *end || *s == '-' || *out > max ? -1 : 0;
 }
 
-enum { OPT_UNWIND = 256, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
+enum { OPT_UNWIND = 256, OPT_DUTY, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
        OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_CENSUS, OPT_STACK_CACHE };
 
-/* "all", or "bytes:N" with N in bytes, optionally with a k/K/KiB, m/M/MiB
- * suffix (powers of 1024). */
-static int parse_sample(const char *s, uint64_t *mean)
+/* "all", "refill", or "bytes:N" with N in bytes, optionally with a k/K/KiB,
+ * m/M/MiB suffix (powers of 1024). */
+static int parse_sample(const char *s, int *mode, uint64_t *mean)
 {
 	unsigned long long n;
 	char *end;
 
-	if (!strcmp(s, "all")) {
-		*mean = 0;
+	*mean = 0;
+	if (!strcmp(s, "all") || !strcmp(s, "refill")) {
+		*mode = s[0] == 'a' ? SAMPLE_ALL : SAMPLE_REFILL;
 		return 0;
 	}
+	*mode = SAMPLE_BYTES;
 	if (strncmp(s, "bytes:", 6) || !isdigit((unsigned char)s[6]))
 		return -1;
 	errno = 0;
@@ -142,6 +152,7 @@ int main(int argc, char **argv)
 		{ "as-root", no_argument, NULL, OPT_AS_ROOT },
 		{ "empty-probes", no_argument, NULL, OPT_EMPTY_PROBES },
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "duty", required_argument, NULL, OPT_DUTY },
 		{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF_SIZE },
 		{ "stack-cache", required_argument, NULL, OPT_STACK_CACHE },
 		{ "no-liveness", no_argument, NULL, OPT_NO_LIVENESS },
@@ -206,12 +217,26 @@ int main(int argc, char **argv)
 			o.empty_probes = true;
 			break;
 		case OPT_SAMPLE:
-			if (parse_sample(optarg, &o.sample_bytes)) {
-				fprintf(stderr, "alys-bpf: --sample takes all or bytes:N (N bytes, "
+			if (parse_sample(optarg, &o.sample, &o.sample_bytes)) {
+				fprintf(stderr, "alys-bpf: --sample takes all, refill or bytes:N (N bytes, "
 					"e.g. bytes:65536, bytes:64K, bytes:1M), not '%s'\n", optarg);
 				return 2;
 			}
 			break;
+		case OPT_DUTY: {
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || (*end && strcmp(end, "%")) || n < 1 || n > 100) {
+				fprintf(stderr, "alys-bpf: --duty takes a percentage from 1 to 100 "
+					"(e.g. 25), not '%s'\n", optarg);
+				return 2;
+			}
+			o.duty_pct = (unsigned)n;
+			break;
+		}
 		case OPT_RINGBUF_SIZE:
 			if (parse_ringbuf_size(optarg, &o.ringbuf_size)) {
 				fprintf(stderr, "alys-bpf: --ringbuf-size takes a power of two from "
@@ -271,6 +296,11 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
+	if (o.duty_pct && o.sample != SAMPLE_REFILL && !(o.sample == SAMPLE_DEFAULT && o.pid)) {
+		fprintf(stderr, "alys-bpf: --duty applies to --sample refill (the default with "
+			"--pid) only\n");
+		return 2;
+	}
 	if (!!o.argv == !!o.pid) {
 		fprintf(stderr, o.pid ? "alys-bpf: give either --pid or a command, not both\n"
 				      : "alys-bpf: nothing to trace: give a command after -- or --pid PID\n");

@@ -6,38 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "x86_insn.h"
+
 #define MAX_SCAN_INSNS 8
-
-static bool only_rex_prefix(const cs_insn *insn)
-{
-	const cs_x86 *x = &insn->detail->x86;
-
-	for (int i = 0; i < 4; i++)
-		if (x->prefix[i])
-			return false;
-	return true;
-}
-
-/* Mirrors arch/x86/kernel/uprobes.c: branch_setup_xol_ops (call/jmp/jcc
- * with relative targets), push_setup_xol_ops (push reg) and nop emulation. */
-static bool kernel_emulates(csh cs, const cs_insn *insn)
-{
-	const cs_x86 *x = &insn->detail->x86;
-
-	if (!only_rex_prefix(insn))
-		return false;
-	if (cs_insn_group(cs, insn, X86_GRP_JUMP) || insn->id == X86_INS_CALL) {
-		if (insn->id == X86_INS_JRCXZ || insn->id == X86_INS_JECXZ ||
-		    insn->id == X86_INS_JCXZ || insn->id == X86_INS_LOOP ||
-		    insn->id == X86_INS_LOOPE || insn->id == X86_INS_LOOPNE)
-			return false;
-		return x->op_count == 1 && x->operands[0].type == X86_OP_IMM;
-	}
-	if (insn->id == X86_INS_PUSH)
-		return x->op_count == 1 && x->operands[0].type == X86_OP_REG &&
-		       x->operands[0].size == 8;
-	return insn->id == X86_INS_NOP && insn->size == 1;
-}
 
 static bool is_reg(x86_reg r, x86_reg r64, x86_reg r32, x86_reg r16, x86_reg r8)
 {
@@ -89,7 +60,7 @@ int probe_place_find(const uint8_t *code, size_t len, uint64_t vaddr,
 
 		if (!cs_disasm_iter(cs, &p, &left, &addr, insn))
 			break;
-		if (kernel_emulates(cs, insn)) {
+		if (x86_kernel_emulates(cs, insn)) {
 			out->offset = at - vaddr;
 			out->emulated = 1;
 			snprintf(out->insn, sizeof(out->insn), "%s %s",

@@ -24,7 +24,10 @@
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
 #include "census.h"
+#include "duty_cycle.h"
+#include "gc_count.h"
 #include "gc_probes.h"
+#include "link_reaper.h"
 #include "launch.h"
 #include "live_report.h"
 #include "ldso_list.h"
@@ -47,6 +50,11 @@ enum {
 	CNT_UNMAPPED_IP = ALYS_CNT_NR,	/* a frame in no known mapping */
 	CNT_STACK_RESENT,	/* a stack sent again (evicted from the kernel's cache) */
 	CNT_STACK_COLLISION,	/* two stacks with one 64-bit key: the later merged */
+	CNT_DUTY_WINDOWS,	/* --duty: windows the refill probes were attached */
+	CNT_DUTY_LATE,		/* --duty: windows missed or begun unattached */
+	CNT_GC_BYTES,		/* --duty: the collector's count of bytes allocated */
+	CNT_GC_BYTES_SAMPLED,	/* --duty: its growth inside the windows */
+	CNT_GC_BYTES_SAMPLED_REALLOC,	/* --duty: inside those that probed GC_realloc */
 	NR_COUNTERS
 };
 
@@ -63,9 +71,18 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_LIVE_REUSED] = "live_reused",
 	[ALYS_CNT_LIVE_MERGED] = "live_merged",
 	[ALYS_CNT_RB_DROP_DEATH] = "ringbuf_drop_death",
+	[ALYS_CNT_REFILL] = "refill",
+	[ALYS_CNT_REFILL_CUT] = "refill_cut",
+	[ALYS_CNT_REALLOC_IN_PLACE] = "realloc_in_place",
+	[ALYS_CNT_DUTY_OUTSIDE] = "duty_outside",
 	[CNT_UNMAPPED_IP] = "unmapped_ip",
 	[CNT_STACK_RESENT] = "stack_resent",
 	[CNT_STACK_COLLISION] = "stack_collision",
+	[CNT_DUTY_WINDOWS] = "duty_windows",
+	[CNT_DUTY_LATE] = "duty_late",
+	[CNT_GC_BYTES] = "gc_bytes",
+	[CNT_GC_BYTES_SAMPLED] = "gc_bytes_sampled",
+	[CNT_GC_BYTES_SAMPLED_REALLOC] = "gc_bytes_sampled_realloc",
 };
 
 struct tracer {
@@ -105,6 +122,20 @@ struct tracer {
 	char output[PATH_MAX];
 	char exe[PATH_MAX];
 	bool census_only;		/* --census without --sample: no allocation probes */
+	uint64_t sample_bytes;		/* bytes:N in effect (0: none) */
+	bool refill;			/* --sample refill in effect */
+	unsigned duty_pct;		/* refill probes attached this share of the time */
+	struct duty_cycle duty;
+	struct bpf_link *refill_links[4];
+	int nrefill_links;
+	struct link_reaper reaper;
+	bool window_open;
+	uint64_t window_start_bytes;	/* the collector's count when it opened */
+	uint64_t bytes_in_windows;	/* its growth while windows were open */
+	bool window_has_realloc;	/* GC_realloc probed in this window */
+	uint64_t bytes_in_realloc_windows;
+	uint64_t trace_start_bytes;
+	struct gc_count gc_count;	/* the collector's count of bytes allocated */
 	uint64_t census_bias;		/* load bias of libgc's object, from the first stop */
 	uint64_t censuses;
 };
@@ -247,6 +278,9 @@ static void choose_programs(struct tracer *t)
 	}
 	for (size_t i = 0; i < sizeof(classic) / sizeof(classic[0]); i++)
 		bpf_program__set_autoload(classic[i], !t->session);
+	bpf_program__set_autoload(s->progs.gc_kind_global_entry, t->refill && !t->o->empty_probes);
+	bpf_program__set_autoload(s->progs.gc_refill, t->refill && !t->o->empty_probes);
+	bpf_program__set_autoload(s->progs.gc_realloc_inplace, t->refill && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.gc_collect_entry,
 				  t->live_mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
@@ -255,6 +289,40 @@ static void choose_programs(struct tracer *t)
 	bpf_program__set_autoload(s->progs.census_trigger, t->o->census_every != 0);
 	t->skel->rodata->setcb_vaddr = t->gp.setcb.probe_vaddr;
 	t->skel->rodata->session_mode = t->session;
+}
+
+/* Refill sampling where the slow paths can be probed; bytes:512K where not,
+ * said once: a user who asked for a cheap probe gets a dearer one. */
+static void choose_sampling(struct tracer *t)
+{
+	int mode = t->o->sample;
+
+	if (mode == SAMPLE_DEFAULT)
+		mode = t->o->pid && !t->census_only ? SAMPLE_REFILL : SAMPLE_ALL;
+	t->sample_bytes = mode == SAMPLE_BYTES ? t->o->sample_bytes : 0;
+	if (mode == SAMPLE_REFILL && !t->gp.refill_ok) {
+		say(t, "notice: cannot probe the collector's slow paths (%s); sampling "
+		    "bytes:%uK instead, which takes a probe on every allocation\n",
+		    t->gp.refill_why, SAMPLE_FALLBACK_BYTES >> 10);
+		mode = SAMPLE_BYTES;
+		t->sample_bytes = SAMPLE_FALLBACK_BYTES;
+	}
+	t->refill = mode == SAMPLE_REFILL;
+	t->duty_pct = 100;
+	if (t->refill)
+		t->duty_pct = t->o->duty_pct ? t->o->duty_pct :
+			      t->o->pid ? DUTY_DEFAULT_PID : 100;
+	if (t->duty_pct < 100 && !t->gp.total_bytes_ok) {
+		say(t, "notice: %s has no GC_get_total_bytes to weigh the --duty windows by; "
+		    "the refill probes stay attached all the time\n", t->gp.path);
+		t->duty_pct = 100;
+	}
+	if (t->refill && t->o->verbose)
+		say(t, "refill probe: GC_malloc_kind+0x%lx (%s), list in DWARF reg %d, size in "
+		    "%d, kind in %d\n",
+		    (unsigned long)(t->gp.refill.probe_vaddr - t->gp.refill.func_vaddr),
+		    t->gp.refill.insn, t->gp.refill.fl_reg, t->gp.refill.size_reg,
+		    t->gp.refill.kind_reg);
 }
 
 /* Liveness: mark bytes when the layout was derived, else address reuse
@@ -383,13 +451,25 @@ static int open_bpf(struct tracer *t)
 		return -1;
 	}
 	choose_programs(t);
-	t->skel->rodata->sample_mean = t->o->sample_bytes;
+	t->skel->rodata->sample_mean = t->sample_bytes;
+	t->skel->rodata->sampled_trace = t->sample_bytes || t->refill;
+	if (t->refill) {
+		/* GC_malloc_kind_global stands in for both allocation kinds. */
+		t->skel->rodata->probe_vaddr[ALYS_KIND_MALLOC] = gp->kind_global.probe_vaddr;
+		t->skel->rodata->probe_vaddr[ALYS_KIND_MALLOC_ATOMIC] = gp->kind_global.probe_vaddr;
+		t->skel->rodata->probe_vaddr[ALYS_KIND_REALLOC] = gp->funcs[ALYS_KIND_REALLOC].probe_vaddr;
+		t->skel->rodata->aip_vaddr = gp->aip_vaddr;
+		t->skel->rodata->refill_vaddr = gp->refill.probe_vaddr;
+		t->skel->rodata->refill_fl_reg = gp->refill.fl_reg;
+		t->skel->rodata->refill_size_reg = gp->refill.size_reg;
+		t->skel->rodata->refill_kind_reg = gp->refill.kind_reg;
+	}
 	fill_neg_log_table(t->skel->rodata->neg_log_table,
 			   sizeof(t->skel->rodata->neg_log_table) /
 			   sizeof(t->skel->rodata->neg_log_table[0]));
 	t->skel->rodata->max_frames = t->o->max_frames;
 	t->skel->rodata->unwind_mode = t->o->unwind;
-	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
+	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE && !t->refill; k++)
 		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
 	set_layout(t);
@@ -404,7 +484,7 @@ static int open_bpf(struct tracer *t)
 	/* A scan walks every bucket of the tracked map: keep it no bigger
 	 * than the blocks it must hold (~4 ms per 1M buckets). */
 	bpf_map__set_max_entries(t->skel->maps.tracked,
-				 t->o->sample_bytes ? TRACKED_SAMPLED : TRACKED_ALL);
+				 t->sample_bytes || t->refill ? TRACKED_SAMPLED : TRACKED_ALL);
 	err = alys_bpf__load(t->skel);
 	if (err && t->session) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */
@@ -454,6 +534,107 @@ static int attach_one(struct tracer *t, struct bpf_program *prog, const struct g
 	return 0;
 }
 
+/* --sample refill: the refill point, and GC_malloc_kind_global's entry and
+ * return (medium and large objects: the block's address is its return). */
+static int attach_refill(struct tracer *t, bool with_realloc)
+{
+	struct alys_bpf *s = t->skel;
+	bool empty = t->o->empty_probes;
+	int first = t->nlinks;
+
+	with_realloc = with_realloc && t->gp.funcs[ALYS_KIND_REALLOC].found;
+	if (attach_one(t, empty ? s->progs.empty_entry : s->progs.gc_refill,
+		       &t->gp.refill_at, false) ||
+	    attach_one(t, empty ? s->progs.empty_entry : s->progs.gc_kind_global_entry,
+			&t->gp.kind_global, false) ||
+	    attach_one(t, empty ? s->progs.empty_return : s->progs.gc_alloc_return,
+			&t->gp.kind_global, true) ||
+	    (with_realloc &&
+	     attach_one(t, empty ? s->progs.empty_entry : s->progs.gc_realloc_inplace,
+			&t->gp.funcs[ALYS_KIND_REALLOC], false)))
+		return -1;
+	/* Kept apart: --duty attaches and detaches them. */
+	t->nrefill_links = t->nlinks - first;
+	for (int i = 0; i < t->nrefill_links; i++)
+		t->refill_links[i] = t->links[first + i];
+	t->nlinks = first;
+	t->window_has_realloc = with_realloc;
+	return 0;
+}
+
+/* In the background: the next window waits until they are gone. */
+static void detach_refill(struct tracer *t)
+{
+	link_reaper_start(&t->reaper, t->refill_links, t->nrefill_links);
+	for (int i = 0; i < t->nrefill_links; i++)
+		t->refill_links[i] = NULL;
+}
+
+/* A window's bounds are set here, between two readings of the collector's
+ * count: events inside it stand for that count's growth while it was
+ * open, whatever tracing did to the program's speed meanwhile. */
+static bool open_window(struct tracer *t)
+{
+	if (!gc_count_read(&t->gc_count, &t->window_start_bytes))
+		return false;
+	t->skel->bss->duty_from_ns = now_ns(CLOCK_MONOTONIC);
+	t->skel->bss->duty_until_ns = UINT64_MAX;
+	t->window_open = true;
+	return true;
+}
+
+static void close_window(struct tracer *t)
+{
+	uint64_t end;
+
+	if (!t->window_open)
+		return;
+	t->skel->bss->duty_until_ns = now_ns(CLOCK_MONOTONIC);
+	t->window_open = false;
+	if (gc_count_read(&t->gc_count, &end) && end >= t->window_start_bytes) {
+		t->bytes_in_windows += end - t->window_start_bytes;
+		if (t->window_has_realloc)
+			t->bytes_in_realloc_windows += end - t->window_start_bytes;
+	} else
+		t->duty.late++;	/* the window cannot be counted */
+}
+
+/* One step of --duty: attach for the next window, or detach after it. */
+static int duty_step(struct tracer *t, uint64_t now)
+{
+	int timeout = 50;
+
+	switch (duty_cycle_step(&t->duty, now, &timeout)) {
+	case DUTY_ATTACH:
+		/* The last window's probes still going: two links on one
+		 * instruction would record its calls twice. */
+		if (link_reaper_busy(&t->reaper)) {
+			t->duty.late++;
+			duty_cycle_skip(&t->duty, now);
+			break;
+		}
+		/* Closed until opened below: an attached probe records nothing
+		 * before its window. */
+		t->skel->bss->duty_from_ns = UINT64_MAX;
+		t->skel->bss->duty_until_ns = UINT64_MAX;
+		/* GC_realloc traps ~4x as often as the refills on the HTTP
+		 * benchmark: probed in one window of DUTY_REALLOC_EVERY. */
+		if (attach_refill(t, t->duty.windows % DUTY_REALLOC_EVERY == 1))
+			return -1;
+		/* Open at once: attached probes trap whether recording or not. */
+		if (!open_window(t))
+			t->duty.late++;
+		break;
+	case DUTY_DETACH:
+		close_window(t);
+		detach_refill(t);
+		break;
+	case DUTY_NONE:
+		break;
+	}
+	return timeout < 50 ? timeout : 50;
+}
+
 static int attach_probes(struct tracer *t)
 {
 	struct alys_bpf *s = t->skel;
@@ -474,8 +655,10 @@ static int attach_probes(struct tracer *t)
 	if (t->o->census_every &&
 	    attach_one(t, s->progs.census_setcb_entry, &t->gp.setcb, false))
 		return -1;
+	if (t->refill && t->duty_pct == 100 && attach_refill(t, true))
+		return -1;
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++) {
-		if (!f[k].found || t->census_only)
+		if (!f[k].found || t->census_only || t->refill)
 			continue;
 		if (t->session && session[k]) {
 			int fd = session_link_create(bpf_program__fd(session[k]), t->gp.path,
@@ -534,6 +717,16 @@ static void write_counters(struct tracer *t)
 	read_counters(t);
 	t->counters[CNT_STACK_RESENT] = t->stacks.resent;
 	t->counters[CNT_STACK_COLLISION] = t->stacks.collisions;
+	t->counters[CNT_DUTY_WINDOWS] = t->duty.windows;
+	t->counters[CNT_DUTY_LATE] = t->duty.late;
+	if (t->duty_pct < 100) {
+		uint64_t total;
+
+		if (gc_count_read(&t->gc_count, &total) && total >= t->trace_start_bytes)
+			t->counters[CNT_GC_BYTES] = total - t->trace_start_bytes;
+		t->counters[CNT_GC_BYTES_SAMPLED] = t->bytes_in_windows;
+		t->counters[CNT_GC_BYTES_SAMPLED_REALLOC] = t->bytes_in_realloc_windows;
+	}
 	trace_writer_counters(&t->w, counter_names, t->counters, NR_COUNTERS);
 }
 
@@ -584,11 +777,13 @@ static void cover_stack(struct tracer *t, const uint64_t *ips, uint32_t nr)
  * unbiased (as Go's and tcmalloc's heap profiles do). */
 static uint64_t event_weight(const struct tracer *t, const struct alys_rb_event *e)
 {
-	double n = (double)t->o->sample_bytes;
+	double n = (double)t->sample_bytes;
 
 	if (e->kind == ALYS_KIND_FREE)
 		return 0;
-	if (!t->o->sample_bytes || !e->size)
+	if (e->weight)
+		return e->weight;	/* known to the kernel: a refill's list */
+	if (!t->sample_bytes || !e->size)
 		return e->size;
 	return (uint64_t)llround((double)e->size / -expm1(-(double)e->size / n));
 }
@@ -844,6 +1039,16 @@ static int trace_loop(struct tracer *t)
 	epoll_ctl(ep, EPOLL_CTL_ADD, t->pidfd, &ev);
 	ev.data.fd = t->sigfd;
 	epoll_ctl(ep, EPOLL_CTL_ADD, t->sigfd, &ev);
+	if (t->duty_pct < 100) {
+		duty_cycle_init(&t->duty, t->duty_pct, now_ns(CLOCK_MONOTONIC));
+		gc_count_init(&t->gc_count, t->pid, &t->gp);
+		if (!gc_count_read(&t->gc_count, &t->trace_start_bytes)) {
+			fail("cannot read the collector's byte count in pid %d: %s\n", t->pid,
+			     strerror(errno));
+			close(ep);
+			return -1;
+		}
+	}
 
 	for (;;) {
 		struct epoll_event got[4];
@@ -851,7 +1056,14 @@ static int trace_loop(struct tracer *t)
 		uint64_t now;
 		/* Events are submitted without waking us: poll at a short
 		 * period, woken early only when the buffer fills. */
-		int n = epoll_wait(ep, got, 4, 50);
+		int timeout = t->duty_pct < 100 ? duty_step(t, now_ns(CLOCK_MONOTONIC)) : 50;
+		int n;
+
+		if (timeout < 0) {
+			fail("cannot attach the refill probes again; stopping\n");
+			break;
+		}
+		n = epoll_wait(ep, got, 4, timeout);
 
 		for (int i = 0; i < n; i++) {
 			if (got[i].data.fd == t->sigfd && handle_signal(t))
@@ -862,6 +1074,12 @@ static int trace_loop(struct tracer *t)
 		mmap_watch_drain(&t->mw, on_mapping, t);
 		ring_buffer__consume(t->rb);
 		check_live_state(t);
+		/* Kept fresh: a target that exits mid-window is read no more. */
+		if (t->window_open) {
+			uint64_t ignored;
+
+			gc_count_read(&t->gc_count, &ignored);
+		}
 		now = now_ns(CLOCK_MONOTONIC);
 		if (t->o->interval_ns && now - last_report >= t->o->interval_ns) {
 			live_report_print(&t->lr, stderr, INTERVAL_TOP, (now - t->start_ns) / 1e9);
@@ -969,9 +1187,13 @@ static int start(struct tracer *t)
 		.liveness = live_mode_name(t),
 	};
 
-	if (t->o->sample_bytes)
+	if (t->sample_bytes)
 		snprintf(sample, sizeof(sample), "bytes:%llu",
-			 (unsigned long long)t->o->sample_bytes);
+			 (unsigned long long)t->sample_bytes);
+	else if (t->refill && t->duty_pct < 100)
+		snprintf(sample, sizeof(sample), "refill duty:%u%%", t->duty_pct);
+	else if (t->refill)
+		snprintf(sample, sizeof(sample), "refill");
 
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
 	if (!t->rb) {
@@ -1037,14 +1259,27 @@ static int start(struct tracer *t)
 	return 0;
 }
 
+static const char *duty_summary(struct tracer *t)
+{
+	static char buf[160];
+
+	snprintf(buf, sizeof(buf), " in %llu windows covering %u%% of the time (%llu late)",
+		 (unsigned long long)t->duty.windows, t->duty_pct,
+		 (unsigned long long)t->duty.late);
+	return buf;
+}
+
 static void finish(struct tracer *t)
 {
 	const char *reason = t->exited ? "exit" : "signal";
 	struct stat st;
 
+	close_window(t);
 	for (int i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
 	t->nlinks = 0;
+	detach_refill(t);
+	link_reaper_wait(&t->reaper);
 	for (int i = 0; i < t->nsessions; i++)
 		close(t->session_fds[i]);
 	t->nsessions = 0;
@@ -1077,6 +1312,10 @@ static void finish(struct tracer *t)
 		    live_mode_name(t), (unsigned long long)t->deaths,
 		    (unsigned long long)t->collections,
 		    (unsigned long long)t->counters[ALYS_CNT_LIVE_MERGED]);
+	if (t->refill)
+		say(t, "sampling: refill, %llu free-list refills recorded%s\n",
+		    (unsigned long long)t->counters[ALYS_CNT_REFILL],
+		    t->duty_pct < 100 ? duty_summary(t) : "");
 	say(t, "%s: %llu events, %llu stacks, %.1f MiB written to %s\n",
 	    t->exited ? "target exited" : "detached",
 	    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,
@@ -1087,6 +1326,8 @@ static void cleanup(struct tracer *t)
 {
 	for (int i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
+	detach_refill(t);
+	link_reaper_wait(&t->reaper);
 	for (int i = 0; i < t->nsessions; i++)
 		close(t->session_fds[i]);
 	ring_buffer__free(t->rb);
@@ -1123,13 +1364,14 @@ int tracer_run(const struct tracer_opts *o)
 	if (ret)
 		goto out;
 	build_unwind_tables(&t);
-	t.census_only = o->census_every && !o->sample_bytes;
+	t.census_only = o->census_every && o->sample == SAMPLE_DEFAULT;
+	choose_sampling(&t);
 	if (o->census_every && (ret = check_census(&t)))
 		goto out;
 	choose_liveness(&t);
 	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
 	 * sessions (tests and benchmarks compare the two). */
-	t.session = o->sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");
+	t.session = t.sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");
 	if (setup_signals(&t) || open_bpf(&t)) {
 		ret = 1;
 		goto out;

@@ -7,6 +7,19 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+enum sample_mode {
+	SAMPLE_DEFAULT,		/* refill with --pid, all for a launched command */
+	SAMPLE_ALL,
+	SAMPLE_BYTES,		/* bytes:N */
+	SAMPLE_REFILL,		/* the collector's slow paths only */
+};
+
+/* What --sample refill falls back to where the slow paths cannot be probed. */
+#define SAMPLE_FALLBACK_BYTES (512u << 10)
+/* --duty for refill sampling under --pid, measured on bench/http_server.sh:
+ * the server keeps >= 80% of its throughput on this project's VMs. */
+#define DUTY_DEFAULT_PID 20
+
 struct tracer_opts {
 	char **argv;		/* command to launch, or NULL with pid */
 	pid_t pid;
@@ -18,7 +31,9 @@ struct tracer_opts {
 	bool quiet;
 	bool verbose;
 	bool empty_probes;	/* benchmark floor: probes that record nothing */
-	uint64_t sample_bytes;	/* 0: every call; else mean bytes between samples */
+	int sample;		/* enum sample_mode */
+	uint64_t sample_bytes;	/* SAMPLE_BYTES: mean bytes between samples */
+	unsigned duty_pct;	/* --duty: refill probes attached this share of the time; 0: default */
 	uint32_t ringbuf_size;	/* bytes, a power of two; 0: the BPF object's */
 	bool no_liveness;	/* do not follow blocks to their collection */
 	uint32_t census_every;	/* --census N: walk the heap every N collections; 0: off */

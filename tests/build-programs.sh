@@ -43,7 +43,7 @@ STATIC_GC_DIR=$OUTDIR/.static-gc
 LIBGC_A=${LIBGC_A:-$(${CC} -print-file-name=libgc.a)}
 [ -f "$LIBGC_A" ] || LIBGC_A=/usr/lib/x86_64-linux-gnu/libgc.a
 
-STATIC_PROGRAMS="alloc_known sleeper liveness census"
+STATIC_PROGRAMS="alloc_known sleeper liveness census sample_sites"
 MT_PROGRAMS="faults"
 
 # is_mt NAME: NAME is built multi-threaded only.
@@ -146,6 +146,15 @@ done
 run_bg build_one "$OUTDIR/callchain-c" "$SRCDIR/callchain.c" \
 	"$CC" -O2 -g -fomit-frame-pointer -fno-inline -Wall -Werror \
 	"$SRCDIR/callchain.c" -o "$OUTDIR/callchain-c" -lgc
+# The HTTP server of bench/http_server.sh, attached with --pid in test_refill.
+run_bg build_one "$OUTDIR/http_json" "$SRCDIR/../../bench/workloads/http_json.cr" \
+	crystal build --no-color --release "$SRCDIR/../../bench/workloads/http_json.cr" \
+	-o "$OUTDIR/http_json"
+# A libgc without the slow paths --sample refill probes: it falls back.
+run_bg build_one "$OUTDIR/stub_gc_user" "$SRCDIR/stub_gc_user.c" \
+	sh -c '"$0" -O2 -g -shared -fPIC -Wall -Werror "$1/stub_gc.c" -o "$2/libgcstub.so" &&
+	       "$0" -O2 -g -Wall -Werror "$1/stub_gc_user.c" -o "$2/stub_gc_user" \
+		-L"$2" -lgcstub -Wl,-rpath,"$2"' "$CC" "$SRCDIR" "$OUTDIR"
 run_bg build_one "$OUTDIR/jit_alloc" "$SRCDIR/jit_alloc.c" \
 	"$CC" -O2 -g -Wall -Werror "$SRCDIR/jit_alloc.c" -o "$OUTDIR/jit_alloc" -lgc
 

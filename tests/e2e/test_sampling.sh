@@ -87,6 +87,6 @@ check_eq "--sample all: all 1024 calls of 4 MiB recorded" \
 
 out=$("$BIN/alys-bpf" --sample bytes:0 -- true 2>&1)
 check_eq "bad --sample: usage error" "$?" 2
-check_match "bad --sample: says what it takes" "$out" 'all or bytes:N'
+check_match "bad --sample: says what it takes" "$out" 'all, refill or bytes:N'
 
 summary

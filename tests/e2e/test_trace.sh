@@ -76,11 +76,13 @@ check_eq "exit status 42 passed through" "$?" 42
 "$BIN/alys-bpf" -q -o "$T/x.alys" -- "$ALYS_PROGS/exit_status" sigterm >/dev/null 2>&1
 check_eq "death by SIGTERM gives 143" "$?" 143
 
-# attach_for PID TRACE SECS: alys-bpf --pid PID -o TRACE (stderr to
-# TRACE.err), SECS seconds once attached, then Ctrl-C; the tracer's status.
+# attach_for PID TRACE SECS: alys-bpf --sample all --pid PID -o TRACE (stderr
+# to TRACE.err), SECS seconds once attached, then Ctrl-C; the tracer's status.
+# Every call is recorded (the default with --pid is refill sampling, tested
+# in test_refill.sh; here the counts are exact).
 attach_for() {
 	local tpid
-	"$BIN/alys-bpf" -q -o "$2" --pid "$1" 2>"$2.err" &
+	"$BIN/alys-bpf" -q --sample all -o "$2" --pid "$1" 2>"$2.err" &
 	tpid=$!
 	# the header is written once the probes are attached (slow under load)
 	for _ in $(seq 300); do [ -s "$2" ] && break; sleep 0.1; done
@@ -149,6 +151,8 @@ timeout 20 "$BIN/alys-bpf" -q -o "$T/short.alys" --pid "$spid"
 check_eq "--pid: tracer ends with the process" "$?" 0
 "$BIN/alys_converter" -f json -o "$T/short.json" "$T/short.alys"
 check_eq "--pid: end reason is exit" "$(json_query "$T/short.json" "(end or {}).get('reason')")" exit
+check_eq "--pid: refill sampling by default, probes attached 20% of the time" \
+	"$(json_query "$T/short.json" "header['sample']")" "refill duty:20%"
 
 # --- errors name cause and fix ---------------------------------------------
 # not root, no BPF, no libgc: tests/e2e/test_faults.sh ("fault: ...")

@@ -9,6 +9,12 @@
 #   MODE classes: every call in site_a, the sizes cycling through
 #        1366..1586 bytes: requests the collector serves from its 2048-byte
 #        size class (two per block), far more than 1/4 above the request.
+#   MODE small: as proportions, in sizes drawn from 8..360 bytes: small
+#        objects, served from the threads' free lists (--sample refill
+#        sees only their refills).
+#   MODE alternate_small: site_a and site_b alternate strictly, every call
+#        32 bytes (one 48-byte size class): a refill samples the first
+#        object of each batch, and batches of a fixed size alias with it.
 #   MODE frees: 100 times, a 1 MiB block from big_block, freed with
 #        GC.free, then 1000 blocks of 16 bytes from small_block, each freed
 #        with GC.free (explicit GC_free calls; MIBS is ignored).
@@ -66,6 +72,22 @@ while a_bytes + b_bytes < total
     n = 1366 + (a_calls % 221).to_i32
     sink &+= site_a(n)
     a_bytes += n; a_calls += 1
+  elsif mode == "alternate_small"
+    sink &+= site_a(32)
+    sink &+= site_b(32)
+    a_bytes += 32; b_bytes += 32
+    a_calls += 1; b_calls += 1
+  elsif mode == "small"
+    7.times do
+      n = rng.rand(8..360)
+      sink &+= site_a(n)
+      a_bytes += n; a_calls += 1
+    end
+    3.times do
+      n = rng.rand(8..360)
+      sink &+= site_b(n)
+      b_bytes += n; b_calls += 1
+    end
   elsif mode == "alternate"
     sink &+= site_a(4096)
     sink &+= site_b(4096)

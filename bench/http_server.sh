@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# bench/http_server.sh: what attaching alys-bpf costs a busy Crystal HTTP
+# server (issue 12). bench/workloads/http_json.cr answers JSON on loopback;
+# wrk (Debian's) loads it with 1 thread and 4 connections for SECS seconds
+# per run, each pinned to its own CPU. Each mode attaches to the running
+# server with --pid before the load and detaches after it:
+#   untraced        nothing attached
+#   default         alys-bpf --pid (refill sampling, probes attached 20% of
+#                   the time: --duty 20)
+#   floor-default   the same probes doing nothing (--empty-probes)
+#   refill-100      --sample refill --duty 100 (probes attached all along)
+#   bytes:512K      --sample bytes:512K (a probe on every allocation)
+#   all             --sample all
+# Prints, per mode, the median over REPS rounds of its requests/s divided by
+# those of an untraced run just before it, and the bytes per request the
+# trace estimates (its allocated bytes over the requests served while
+# attached), against the full trace's (the same round's).
+#   bench/http_server.sh [REPS [SECS]]   (as root, after make; 3 and 8)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+REPS=${1:-3}
+SECS=${2:-8}
+ALYS=$ROOT/bin/alys-bpf
+CONV=$ROOT/bin/alys_converter
+W=$(mktemp -d /tmp/alys-http.XXXXXX)
+PORT=$((20000 + RANDOM % 20000))
+command -v wrk >/dev/null || { echo "bench/http_server.sh: needs wrk (apt-get install wrk)" >&2; exit 1; }
+crystal build --release --no-color -o "$W/http_json" "$ROOT/bench/workloads/http_json.cr"
+# Server on CPU 1, load generator on CPU 0: on a 2-CPU VM, unpinned runs
+# of the same mode varied by 30% and more.
+taskset -c 1 "$W/http_json" $PORT >"$W/server.out" 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null; rm -rf "$W"' EXIT
+for _ in $(seq 100); do grep -q listening "$W/server.out" && break; sleep 0.1; done
+taskset -c 0 wrk -t1 -c4 -d2s "http://127.0.0.1:$PORT/" >/dev/null	# warm up
+
+# run MODE: prints "requests_per_s requests bytes".
+run() {
+	local mode=$1 args=() pid rps req bytes=0
+	case $mode in
+	untraced) ;;
+	default) args=() ;;
+	floor-default) args=(--empty-probes) ;;
+	refill-100) args=(--sample refill --duty 100) ;;
+	bytes:512K) args=(--sample bytes:512K) ;;
+	all) args=(--sample all) ;;
+	esac
+	rm -f "$W/t.alys" "$W/err"
+	if [ "$mode" != untraced ]; then
+		"$ALYS" "${args[@]}" --pid $SERVER -o "$W/t.alys" 2>"$W/err" &
+		pid=$!
+		until grep -q 'tracing pid' "$W/err" 2>/dev/null; do sleep 0.05; done
+	fi
+	taskset -c 0 wrk -t1 -c4 -d"${SECS}s" "http://127.0.0.1:$PORT/" >"$W/wrk"
+	if [ "$mode" != untraced ]; then
+		kill -INT $pid
+		wait $pid || true
+	fi
+	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p' "$W/wrk")
+	req=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$W/wrk")
+	case $mode in
+	untraced | floor-default) ;;
+	*) bytes=$("$CONV" -f report -o - "$W/t.alys" 2>/dev/null |
+		sed -n 's/^ *Allocated: [0-9]* objects, \([0-9]*\) bytes.*/\1/p') ;;
+	esac
+	echo "$rps $req ${bytes:-0}"
+}
+
+# Machine speed drifts by 30% and more from minute to minute here: each
+# traced run is paired with an untraced run just before it, and the ratio
+# reported is the median of the pairs' ratios.
+MODES="default floor-default refill-100 bytes:512K all"
+echo "# bench/http_server.sh, $(date -u +%F), $(uname -r), $(nproc) CPUs," \
+	"wrk -t1 -c4 ${SECS}s, median of $REPS paired rounds"
+for i in $(seq "$REPS"); do
+	for mode in $MODES; do
+		read -r u _ _ < <(run untraced)
+		read -r r req bytes < <(run "$mode")
+		echo "$(awk -v r="$r" -v u="$u" 'BEGIN { printf "%.4f", r / u }') $r $u $req $bytes" \
+			>>"$W/runs.${mode//[:]/_}"
+	done
+done
+printf '%-14s %12s %12s %11s %14s %12s\n' mode requests/s untraced x_untraced bytes/request x_full_trace
+declare -A line=() bpr=()
+for mode in $MODES; do
+	line[$mode]=$(sort -n "$W/runs.${mode//[:]/_}" | sed -n "$(((REPS + 1) / 2))p")
+	read -r _ _ _ req bytes <<<"${line[$mode]}"
+	bpr[$mode]=$(awk -v b="$bytes" -v r="$req" 'BEGIN { printf "%.0f", (b > 0 ? b / r : 0) }')
+done
+for mode in $MODES; do
+	read -r ratio r u _ _ <<<"${line[$mode]}"
+	awk -v m=$mode -v x="$ratio" -v r="$r" -v u="$u" -v b="${bpr[$mode]}" \
+		-v f="${bpr[all]}" 'BEGIN {
+		printf "%-14s %12.0f %12.0f %11.2f %14s %12s\n", m, r, u, x, (b > 0 ? b : "-"),
+			(b > 0 ? sprintf("%.3f", b / f) : "-") }'
+done

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+#include "gc_count.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include "gc_probes.h"
+#include "proc_maps.h"
+
+/* Load bias of the file holding libgc in the target: its executable
+ * mapping of the refill probe's page. */
+struct find_bias {
+	const struct gc_probes *gp;
+	pid_t pid;
+	struct stat want;
+	uint64_t bias;
+};
+
+static int bias_of_line(const struct maps_line *l, void *arg)
+{
+	struct find_bias *fb = arg;
+	const struct gc_probes *gp = fb->gp;
+	char path[PATH_MAX + 64];
+	struct stat st;
+
+	if (!maps_line_is_exec_file(l) || gp->refill_at.probe_file_off < l->offset ||
+	    gp->refill_at.probe_file_off >= l->offset + (l->end - l->start))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/root%s", fb->pid, l->path);
+	if (stat(path, &st) || st.st_ino != fb->want.st_ino || st.st_dev != fb->want.st_dev)
+		return 0;
+	fb->bias = l->start + (gp->refill_at.probe_file_off - l->offset) - gp->refill_at.probe_vaddr;
+	return 1;
+}
+
+void gc_count_init(struct gc_count *c, pid_t pid, const struct gc_probes *gp)
+{
+	*c = (struct gc_count){ .pid = pid, .gp = gp };
+}
+
+bool gc_count_read(struct gc_count *c, uint64_t *total)
+{
+	uint64_t v[2];
+	struct iovec local[2] = { { &v[0], 8 }, { &v[1], 8 } }, remote[2];
+
+	if (!c->gp)
+		return false;	/* not set up: no --duty */
+	if (!c->bias_known) {
+		struct find_bias fb = { .gp = c->gp, .pid = c->pid };
+
+		if (stat(c->gp->path, &fb.want) || proc_maps_each(c->pid, bias_of_line, &fb) != 1)
+			return false;
+		c->bias = fb.bias;
+		c->bias_known = true;
+	}
+	for (int i = 0; i < 2; i++)
+		remote[i] = (struct iovec){ (void *)(c->bias + c->gp->total_bytes_vaddr[i]), 8 };
+	if (process_vm_readv(c->pid, local, 2, remote, 2, 0) != 16) {
+		/* Gone (it exited): the last reading stands. */
+		*total = c->last;
+		return c->last != 0;
+	}
+	*total = c->last = v[0] + v[1];
+	return true;
+}
+
