@@ -23,16 +23,15 @@
 
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
-#include "census.h"
-#include "duty_cycle.h"
-#include "gc_count.h"
+#include "census_session.h"
 #include "gc_probes.h"
-#include "link_reaper.h"
 #include "launch.h"
 #include "live_report.h"
+#include "liveness_setup.h"
 #include "ldso_list.h"
 #include "mmap_watch.h"
 #include "proc_maps.h"
+#include "refill_windows.h"
 #include "session_link.h"
 #include "u64_table.h"
 #include "stack_table.h"
@@ -116,8 +115,7 @@ struct tracer {
 	int exit_status;
 	int signals;
 	uint64_t deaths, collections;
-	int live_mode;			/* enum alys_live_mode */
-	uint32_t live_state_seen;	/* last state announced */
+	struct liveness_setup live;
 	uint64_t counters[NR_COUNTERS];
 	char output[PATH_MAX];
 	char exe[PATH_MAX];
@@ -125,19 +123,8 @@ struct tracer {
 	uint64_t sample_bytes;		/* bytes:N in effect (0: none) */
 	bool refill;			/* --sample refill in effect */
 	unsigned duty_pct;		/* refill probes attached this share of the time */
-	struct duty_cycle duty;
-	struct bpf_link *refill_links[4];
-	int nrefill_links;
-	struct link_reaper reaper;
-	bool window_open;
-	uint64_t window_start_bytes;	/* the collector's count when it opened */
-	uint64_t bytes_in_windows;	/* its growth while windows were open */
-	bool window_has_realloc;	/* GC_realloc probed in this window */
-	uint64_t bytes_in_realloc_windows;
-	uint64_t trace_start_bytes;
-	struct gc_count gc_count;	/* the collector's count of bytes allocated */
-	uint64_t census_bias;		/* load bias of libgc's object, from the first stop */
-	uint64_t censuses;
+	struct refill_windows rw;	/* the refill probes, in --duty windows */
+	struct census_session census;
 };
 
 static uint64_t now_ns(clockid_t clk)
@@ -282,7 +269,7 @@ static void choose_programs(struct tracer *t)
 	bpf_program__set_autoload(s->progs.gc_refill, t->refill && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.gc_realloc_inplace, t->refill && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.gc_collect_entry,
-				  t->live_mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
+				  t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.census_setcb_entry, t->o->census_every != 0);
@@ -325,71 +312,13 @@ static void choose_sampling(struct tracer *t)
 		    t->gp.refill.kind_reg);
 }
 
-/* Liveness: mark bytes when the layout was derived, else address reuse
- * (announced: it misses the blocks never handed out again). */
-static int check_census(struct tracer *t)
-{
-	if (!t->o->argv) {
-		fail("--census needs a command to launch: the collector's start callback "
-		     "is registered at program start, before --pid could attach\n");
-		return 1;
-	}
-	if (!t->gp.layout_ok || !t->gp.gc_no_vaddr) {
-		fail("--census: cannot find the collector's mark bytes in %s (%s); "
-		     "use a libgc 7.x/8.x build exporting GC_is_marked, GC_size, GC_base, "
-		     "GC_arrays and GC_gc_no\n", t->gp.path, t->gp.layout_why);
-		return 1;
-	}
-	if (!t->gp.setcb.found) {
-		fail("--census: %s does not export GC_set_start_callback, where the census "
-		     "finds its once-per-collection trigger; use libgc 7.2 or later\n", t->gp.path);
-		return 1;
-	}
-	return 0;
-}
-
-static void choose_liveness(struct tracer *t)
-{
-	/* Tests: ALYS_BPF_LAYOUT_TEST=reuse acts as if the layout could not
-	 * be derived; =bad shifts hb_sz so that the run-time check fails. */
-	const char *test = getenv("ALYS_BPF_LAYOUT_TEST");
-
-	if (t->o->no_liveness || t->o->empty_probes || t->census_only) {
-		t->live_mode = ALYS_LIVE_OFF;
-		return;
-	}
-	if (test && !strcmp(test, "reuse") && t->gp.layout_ok) {
-		t->gp.layout_ok = false;
-		snprintf(t->gp.layout_why, sizeof(t->gp.layout_why),
-			 "ALYS_BPF_LAYOUT_TEST=reuse is set");
-	}
-	if (test && !strcmp(test, "bad"))
-		t->gp.layout.hb_sz_off += 8;
-	if (t->gp.layout_ok) {
-		t->live_mode = ALYS_LIVE_MARKS;
-		if (t->o->verbose) {
-			char d[512];
-
-			gc_layout_describe(&t->gp.layout, d, sizeof(d));
-			say(t, "collector layout from %s: %s\n", t->gp.path, d);
-		}
-		return;
-	}
-	t->live_mode = ALYS_LIVE_REUSE;
-	say(t, "notice: cannot read the collector's mark bytes (%s); frees are inferred "
-	    "from address reuse only, which misses blocks never handed out again (~7%% of "
-	    "reclaimed ones): in-use bytes are overestimated. Use a libgc 7.x/8.x build "
-	    "exporting GC_is_marked, GC_size, GC_base, GC_arrays and GC_gc_no.\n",
-	    t->gp.layout_why);
-}
-
 static void set_layout(struct tracer *t)
 {
 	const struct gc_layout *l = &t->gp.layout;
 	typeof(t->skel->rodata) r = t->skel->rodata;
 
-	r->live_mode = (__u32)t->live_mode;
-	if (t->live_mode != ALYS_LIVE_MARKS)
+	r->live_mode = (__u32)t->live.mode;
+	if (t->live.mode != ALYS_LIVE_MARKS)
 		return;
 	r->arrays_vaddr = l->arrays_vaddr;
 	r->collect_vaddr = t->gp.collect.found ? t->gp.collect.probe_vaddr : 0;
@@ -409,34 +338,13 @@ static void set_layout(struct tracer *t)
 
 static const char *live_mode_name(const struct tracer *t)
 {
-	if (t->live_mode == ALYS_LIVE_OFF)
-		return "off";
-	if (t->live_mode == ALYS_LIVE_REUSE ||
-	    (t->skel && t->skel->bss->live_state == ALYS_LIVE_FAILED))
-		return "reuse";
-	return "marks";
+	return liveness_mode_name(&t->live, t->skel ? t->skel->bss->live_state : 0);
 }
 
-/* The BPF side checks the layout on the first blocks: say how it went. */
 static void check_live_state(struct tracer *t)
 {
-	uint32_t st;
-
-	if (t->live_mode != ALYS_LIVE_MARKS)
-		return;
-	st = t->skel->bss->live_state;
-	if (st == t->live_state_seen)
-		return;
-	t->live_state_seen = st;
-	if (st == ALYS_LIVE_VERIFIED && t->o->verbose)
-		say(t, "collector layout verified on %u allocations: frees are read from "
-		    "mark bytes\n", t->skel->bss->live_verified);
-	if (st == ALYS_LIVE_FAILED)
-		say(t, "notice: the block headers of %s do not match the layout derived from "
-		    "its code (after %u good ones); frees are inferred from address reuse "
-		    "only, which misses blocks never handed out again: in-use bytes are "
-		    "overestimated. Please report this libgc build.\n",
-		    t->gp.path, t->skel->bss->live_verified);
+	liveness_check_state(&t->live, t->skel->bss->live_state,
+			     t->skel->bss->live_verified, t->gp.path);
 }
 
 static int open_bpf(struct tracer *t)
@@ -536,8 +444,9 @@ static int attach_one(struct tracer *t, struct bpf_program *prog, const struct g
 
 /* --sample refill: the refill point, and GC_malloc_kind_global's entry and
  * return (medium and large objects: the block's address is its return). */
-static int attach_refill(struct tracer *t, bool with_realloc)
+static int attach_refill(void *ctx, bool with_realloc, struct bpf_link **links, int *n)
 {
+	struct tracer *t = ctx;
 	struct alys_bpf *s = t->skel;
 	bool empty = t->o->empty_probes;
 	int first = t->nlinks;
@@ -553,86 +462,12 @@ static int attach_refill(struct tracer *t, bool with_realloc)
 	     attach_one(t, empty ? s->progs.empty_entry : s->progs.gc_realloc_inplace,
 			&t->gp.funcs[ALYS_KIND_REALLOC], false)))
 		return -1;
-	/* Kept apart: --duty attaches and detaches them. */
-	t->nrefill_links = t->nlinks - first;
-	for (int i = 0; i < t->nrefill_links; i++)
-		t->refill_links[i] = t->links[first + i];
+	/* Theirs to detach (refill_windows.c), not finish()'s. */
+	*n = t->nlinks - first;
+	for (int i = 0; i < *n; i++)
+		links[i] = t->links[first + i];
 	t->nlinks = first;
-	t->window_has_realloc = with_realloc;
 	return 0;
-}
-
-/* In the background: the next window waits until they are gone. */
-static void detach_refill(struct tracer *t)
-{
-	link_reaper_start(&t->reaper, t->refill_links, t->nrefill_links);
-	for (int i = 0; i < t->nrefill_links; i++)
-		t->refill_links[i] = NULL;
-}
-
-/* A window's bounds are set here, between two readings of the collector's
- * count: events inside it stand for that count's growth while it was
- * open, whatever tracing did to the program's speed meanwhile. */
-static bool open_window(struct tracer *t)
-{
-	if (!gc_count_read(&t->gc_count, &t->window_start_bytes))
-		return false;
-	t->skel->bss->duty_from_ns = now_ns(CLOCK_MONOTONIC);
-	t->skel->bss->duty_until_ns = UINT64_MAX;
-	t->window_open = true;
-	return true;
-}
-
-static void close_window(struct tracer *t)
-{
-	uint64_t end;
-
-	if (!t->window_open)
-		return;
-	t->skel->bss->duty_until_ns = now_ns(CLOCK_MONOTONIC);
-	t->window_open = false;
-	if (gc_count_read(&t->gc_count, &end) && end >= t->window_start_bytes) {
-		t->bytes_in_windows += end - t->window_start_bytes;
-		if (t->window_has_realloc)
-			t->bytes_in_realloc_windows += end - t->window_start_bytes;
-	} else
-		t->duty.late++;	/* the window cannot be counted */
-}
-
-/* One step of --duty: attach for the next window, or detach after it. */
-static int duty_step(struct tracer *t, uint64_t now)
-{
-	int timeout = 50;
-
-	switch (duty_cycle_step(&t->duty, now, &timeout)) {
-	case DUTY_ATTACH:
-		/* The last window's probes still going: two links on one
-		 * instruction would record its calls twice. */
-		if (link_reaper_busy(&t->reaper)) {
-			t->duty.late++;
-			duty_cycle_skip(&t->duty, now);
-			break;
-		}
-		/* Closed until opened below: an attached probe records nothing
-		 * before its window. */
-		t->skel->bss->duty_from_ns = UINT64_MAX;
-		t->skel->bss->duty_until_ns = UINT64_MAX;
-		/* GC_realloc traps ~4x as often as the refills on the HTTP
-		 * benchmark: probed in one window of DUTY_REALLOC_EVERY. */
-		if (attach_refill(t, t->duty.windows % DUTY_REALLOC_EVERY == 1))
-			return -1;
-		/* Open at once: attached probes trap whether recording or not. */
-		if (!open_window(t))
-			t->duty.late++;
-		break;
-	case DUTY_DETACH:
-		close_window(t);
-		detach_refill(t);
-		break;
-	case DUTY_NONE:
-		break;
-	}
-	return timeout < 50 ? timeout : 50;
 }
 
 static int attach_probes(struct tracer *t)
@@ -655,8 +490,21 @@ static int attach_probes(struct tracer *t)
 	if (t->o->census_every &&
 	    attach_one(t, s->progs.census_setcb_entry, &t->gp.setcb, false))
 		return -1;
-	if (t->refill && t->duty_pct == 100 && attach_refill(t, true))
-		return -1;
+	if (t->refill) {
+		t->rw = (struct refill_windows){
+			.duty_pct = t->duty_pct, .launched = t->launched,
+			.attach = attach_refill, .attach_ctx = t,
+			.bpf_from = &t->skel->bss->duty_from_ns,
+			.bpf_until = &t->skel->bss->duty_until_ns,
+		};
+		gc_count_init(&t->rw.count, t->pid, &t->gp);
+		if (refill_windows_start(&t->rw, now_ns(CLOCK_MONOTONIC))) {
+			fail("cannot %s\n", t->duty_pct < 100 ?
+			     "read the collector's byte count in the target (for --duty)" :
+			     "attach the refill probes");
+			return -1;
+		}
+	}
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++) {
 		if (!f[k].found || t->census_only || t->refill)
 			continue;
@@ -683,7 +531,7 @@ static int attach_probes(struct tracer *t)
 						     : s->progs.gc_alloc_return, &f[k], true))
 			return -1;
 	}
-	if (t->live_mode == ALYS_LIVE_MARKS && t->gp.collect.found &&
+	if (t->live.mode == ALYS_LIVE_MARKS && t->gp.collect.found &&
 	    attach_one(t, s->progs.gc_collect_entry, &t->gp.collect, false))
 		return -1;
 	return 0;
@@ -717,16 +565,12 @@ static void write_counters(struct tracer *t)
 	read_counters(t);
 	t->counters[CNT_STACK_RESENT] = t->stacks.resent;
 	t->counters[CNT_STACK_COLLISION] = t->stacks.collisions;
-	t->counters[CNT_DUTY_WINDOWS] = t->duty.windows;
-	t->counters[CNT_DUTY_LATE] = t->duty.late;
-	if (t->duty_pct < 100) {
-		uint64_t total;
-
-		if (gc_count_read(&t->gc_count, &total) && total >= t->trace_start_bytes)
-			t->counters[CNT_GC_BYTES] = total - t->trace_start_bytes;
-		t->counters[CNT_GC_BYTES_SAMPLED] = t->bytes_in_windows;
-		t->counters[CNT_GC_BYTES_SAMPLED_REALLOC] = t->bytes_in_realloc_windows;
-	}
+	t->counters[CNT_DUTY_WINDOWS] = t->rw.duty.windows;
+	t->counters[CNT_DUTY_LATE] = t->rw.duty.late;
+	if (t->refill && t->duty_pct < 100)
+		refill_windows_totals(&t->rw, &t->counters[CNT_GC_BYTES],
+				      &t->counters[CNT_GC_BYTES_SAMPLED],
+				      &t->counters[CNT_GC_BYTES_SAMPLED_REALLOC]);
 	trace_writer_counters(&t->w, counter_names, t->counters, NR_COUNTERS);
 }
 
@@ -788,126 +632,12 @@ static uint64_t event_weight(const struct tracer *t, const struct alys_rb_event 
 	return (uint64_t)llround((double)e->size / -expm1(-(double)e->size / n));
 }
 
-/* The target stopped itself (SIGSTOP from the census probes): wait until
- * it really is stopped, so that nothing changes under the walk. */
-static bool wait_stopped(pid_t pid)
-{
-	char path[64], buf[512];
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	for (int tries = 0; tries < 2000; tries++) {
-		FILE *f = fopen(path, "r");
-		char *p = NULL;
-
-		if (!f)
-			return false;
-		if (fgets(buf, sizeof(buf), f))
-			p = strrchr(buf, ')');
-		fclose(f);
-		if (p && (p[2] == 'T' || p[2] == 't'))
-			return true;
-		if (p && (p[2] == 'Z' || p[2] == 'X'))
-			return false;
-		usleep(500);
-	}
-	return false;
-}
-
-/* The callback given to GC_set_start_callback: probe it where it is
- * mapped (an executable's code, usually the Crystal runtime's). */
-struct maps_lookup {
-	uint64_t addr;
-	uint64_t start, offset;
-	char path[PATH_MAX];
-};
-
-static int find_mapping_of(const struct maps_line *l, void *arg)
-{
-	struct maps_lookup *m = arg;
-
-	if (m->addr < l->start || m->addr >= l->end || mapping_is_anon(l->path))
-		return 0;
-	m->start = l->start;
-	m->offset = l->offset;
-	snprintf(m->path, sizeof(m->path), "%s", l->path);
-	return 1;
-}
-
-static int attach_census_trigger(struct tracer *t, uint64_t addr, char *err, size_t errlen)
-{
-	struct maps_lookup m = { .addr = addr };
-	char root[PATH_MAX + 64];
-	unsigned long long file_off;
-	struct bpf_link *link;
-
-	if (proc_maps_each(t->pid, find_mapping_of, &m) != 1) {
-		snprintf(err, errlen, "the collector's start callback 0x%llx is in no mapped file",
-			 (unsigned long long)addr);
-		return -1;
-	}
-	file_off = addr - m.start + m.offset;
-	snprintf(root, sizeof(root), "/proc/%d/root%s", t->pid, m.path);
-	link = bpf_program__attach_uprobe(t->skel->progs.census_trigger, false, t->pid, root,
-					  file_off);
-	if (!link) {
-		snprintf(err, errlen, "cannot attach a uprobe to the start callback in %s: %s",
-			 m.path, strerror(errno));
-		return -1;
-	}
-	if (t->nlinks >= (int)(sizeof(t->links) / sizeof(t->links[0]))) {
-		bpf_link__destroy(link);
-		snprintf(err, errlen, "too many probes");
-		return -1;
-	}
-	t->links[t->nlinks++] = link;
-	if (t->o->verbose)
-		say(t, "census trigger: uprobe on the start callback at %s+0x%llx\n", m.path,
-		    file_off);
-	return 0;
-}
-
 /* A block whose allocation event the trace holds and that no free ended. */
 static int census_recorded(void *arg, uint64_t addr)
 {
 	struct tracer *t = arg;
 
 	return u64_table_get_a(&t->sizes, addr) != 0;
-}
-
-static void on_census(struct tracer *t, const struct alys_rb_census *c)
-{
-	char err[PATH_MAX + 256];
-
-	if (!wait_stopped(t->pid)) {
-		if (!t->exited)
-			fail("census: pid %d did not stop; nothing walked\n", t->pid);
-		kill(t->pid, SIGCONT);
-		return;
-	}
-	if (c->what == 0) {
-		/* Each callback the program registers gets the probe (a new
-		 * one may chain to the old: the BPF side stops once per
-		 * collection). */
-		t->census_bias = c->bias;
-		t->skel->bss->census_every = t->o->census_every;
-		t->skel->bss->census_gc_no_addr = c->bias + t->gp.gc_no_vaddr;
-		if (attach_census_trigger(t, c->arg, err, sizeof(err)))
-			fail("census: %s: no census will be taken\n", err);
-	} else {
-		struct census cs = { 0 };
-
-		if (census_walk(t->pid, &t->gp.layout, t->census_bias, &cs,
-				t->census_only ? NULL : census_recorded, t, err, sizeof(err)))
-			fail("%s\n", err);
-		else
-			trace_writer_census(&t->w, c->ts_ns, c->gc_no, &cs);
-		if (t->o->verbose)
-			say(t, "census after collection %u: %zu types, %llu blocks, %.1f ms\n",
-			    c->gc_no, cs.n, (unsigned long long)cs.blocks, cs.walk_ns / 1e6);
-		census_free(&cs);
-		t->censuses++;
-	}
-	kill(t->pid, SIGCONT);
 }
 
 static int on_record(void *ctx, void *data, size_t len)
@@ -955,7 +685,7 @@ static int on_record(void *ctx, void *data, size_t len)
 				live_report_alloc(&t->lr, e->addr, stack_id, event_weight(t, e));
 		}
 	} else if (type == ALYS_RB_CENSUS && len >= sizeof(struct alys_rb_census)) {
-		on_census(t, data);
+		census_session_on_stop(&t->census, data, t->exited);
 	} else if (type == ALYS_RB_DEATH && len >= sizeof(struct alys_rb_death)) {
 		const struct alys_rb_death *d = data;
 
@@ -1039,16 +769,6 @@ static int trace_loop(struct tracer *t)
 	epoll_ctl(ep, EPOLL_CTL_ADD, t->pidfd, &ev);
 	ev.data.fd = t->sigfd;
 	epoll_ctl(ep, EPOLL_CTL_ADD, t->sigfd, &ev);
-	if (t->duty_pct < 100) {
-		duty_cycle_init(&t->duty, t->duty_pct, now_ns(CLOCK_MONOTONIC));
-		gc_count_init(&t->gc_count, t->pid, &t->gp);
-		if (!gc_count_read(&t->gc_count, &t->trace_start_bytes)) {
-			fail("cannot read the collector's byte count in pid %d: %s\n", t->pid,
-			     strerror(errno));
-			close(ep);
-			return -1;
-		}
-	}
 
 	for (;;) {
 		struct epoll_event got[4];
@@ -1056,7 +776,7 @@ static int trace_loop(struct tracer *t)
 		uint64_t now;
 		/* Events are submitted without waking us: poll at a short
 		 * period, woken early only when the buffer fills. */
-		int timeout = t->duty_pct < 100 ? duty_step(t, now_ns(CLOCK_MONOTONIC)) : 50;
+		int timeout = t->refill ? refill_windows_step(&t->rw, now_ns(CLOCK_MONOTONIC)) : 50;
 		int n;
 
 		if (timeout < 0) {
@@ -1074,12 +794,7 @@ static int trace_loop(struct tracer *t)
 		mmap_watch_drain(&t->mw, on_mapping, t);
 		ring_buffer__consume(t->rb);
 		check_live_state(t);
-		/* Kept fresh: a target that exits mid-window is read no more. */
-		if (t->window_open) {
-			uint64_t ignored;
-
-			gc_count_read(&t->gc_count, &ignored);
-		}
+		refill_windows_poll(&t->rw);
 		now = now_ns(CLOCK_MONOTONIC);
 		if (t->o->interval_ns && now - last_report >= t->o->interval_ns) {
 			live_report_print(&t->lr, stderr, INTERVAL_TOP, (now - t->start_ns) / 1e9);
@@ -1209,6 +924,15 @@ static int start(struct tracer *t)
 		t->launched = true;
 	}
 	t->maps.pid = t->pid;
+	if (t->o->census_every)
+		t->census = (struct census_session){
+			.pid = t->pid, .gp = &t->gp, .w = &t->w, .verbose = t->o->verbose,
+			.trigger_prog = t->skel->progs.census_trigger,
+			.trigger_gc_no_addr = &t->skel->bss->census_gc_no_addr,
+			.trigger_every = &t->skel->bss->census_every,
+			.every = t->o->census_every,
+			.recorded = t->census_only ? NULL : census_recorded, .recorded_arg = t,
+		};
 	t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
 	if (t->pidfd < 0) {
 		fail("pid %d: %s\n", t->pid, errno == ESRCH ? "the process has exited" : strerror(errno));
@@ -1264,8 +988,8 @@ static const char *duty_summary(struct tracer *t)
 	static char buf[160];
 
 	snprintf(buf, sizeof(buf), " in %llu windows covering %u%% of the time (%llu late)",
-		 (unsigned long long)t->duty.windows, t->duty_pct,
-		 (unsigned long long)t->duty.late);
+		 (unsigned long long)t->rw.duty.windows, t->duty_pct,
+		 (unsigned long long)t->rw.duty.late);
 	return buf;
 }
 
@@ -1274,12 +998,11 @@ static void finish(struct tracer *t)
 	const char *reason = t->exited ? "exit" : "signal";
 	struct stat st;
 
-	close_window(t);
 	for (int i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
 	t->nlinks = 0;
-	detach_refill(t);
-	link_reaper_wait(&t->reaper);
+	census_session_detach(&t->census);
+	refill_windows_stop(&t->rw);
 	for (int i = 0; i < t->nsessions; i++)
 		close(t->session_fds[i]);
 	t->nsessions = 0;
@@ -1306,7 +1029,7 @@ static void finish(struct tracer *t)
 		     "are attributed to the first (counted in the trace)\n",
 		     (unsigned long long)t->counters[CNT_STACK_COLLISION]);
 	stat(t->output, &st);
-	if (t->live_mode != ALYS_LIVE_OFF)
+	if (t->live.mode != ALYS_LIVE_OFF)
 		say(t, "liveness (%s): %llu blocks found dead over %llu collections read"
 		    " (%llu more read together with a later one)\n",
 		    live_mode_name(t), (unsigned long long)t->deaths,
@@ -1326,8 +1049,8 @@ static void cleanup(struct tracer *t)
 {
 	for (int i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
-	detach_refill(t);
-	link_reaper_wait(&t->reaper);
+	census_session_detach(&t->census);
+	refill_windows_stop(&t->rw);
 	for (int i = 0; i < t->nsessions; i++)
 		close(t->session_fds[i]);
 	ring_buffer__free(t->rb);
@@ -1366,9 +1089,17 @@ int tracer_run(const struct tracer_opts *o)
 	build_unwind_tables(&t);
 	t.census_only = o->census_every && o->sample == SAMPLE_DEFAULT;
 	choose_sampling(&t);
-	if (o->census_every && (ret = check_census(&t)))
-		goto out;
-	choose_liveness(&t);
+	if (o->census_every) {
+		char err[PATH_MAX + 512];
+
+		if (census_session_check(&t.gp, o->argv != NULL, err, sizeof(err))) {
+			fail("%s\n", err);
+			ret = 1;
+			goto out;
+		}
+	}
+	t.live = (struct liveness_setup){ .verbose = o->verbose, .quiet = o->quiet };
+	liveness_choose(&t.live, &t.gp, o->no_liveness || o->empty_probes || t.census_only);
 	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
 	 * sessions (tests and benchmarks compare the two). */
 	t.session = t.sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");

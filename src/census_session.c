@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+#include "census_session.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "census.h"
+#include "gc_probes.h"
+#include "proc_maps.h"
+#include "trace_writer.h"
+
+/* The target stopped itself (SIGSTOP from the census probes): wait until
+ * it really is stopped, so that nothing changes under the walk. */
+static bool wait_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int tries = 0; tries < 2000; tries++) {
+		FILE *f = fopen(path, "r");
+		char *p = NULL;
+
+		if (!f)
+			return false;
+		if (fgets(buf, sizeof(buf), f))
+			p = strrchr(buf, ')');
+		fclose(f);
+		if (p && (p[2] == 'T' || p[2] == 't'))
+			return true;
+		if (p && (p[2] == 'Z' || p[2] == 'X'))
+			return false;
+		usleep(500);
+	}
+	return false;
+}
+
+/* The callback given to GC_set_start_callback: probe it where it is
+ * mapped (an executable's code, usually the Crystal runtime's). */
+struct maps_lookup {
+	uint64_t addr;
+	uint64_t start, offset;
+	char path[PATH_MAX];
+};
+
+static int find_mapping_of(const struct maps_line *l, void *arg)
+{
+	struct maps_lookup *m = arg;
+
+	if (m->addr < l->start || m->addr >= l->end || mapping_is_anon(l->path))
+		return 0;
+	m->start = l->start;
+	m->offset = l->offset;
+	snprintf(m->path, sizeof(m->path), "%s", l->path);
+	return 1;
+}
+
+static int attach_trigger(struct census_session *cs, uint64_t addr, char *err, size_t errlen)
+{
+	struct maps_lookup m = { .addr = addr };
+	char root[PATH_MAX + 64];
+	unsigned long long file_off;
+	struct bpf_link *link;
+
+	if (proc_maps_each(cs->pid, find_mapping_of, &m) != 1) {
+		snprintf(err, errlen, "the collector's start callback 0x%llx is in no mapped file",
+			 (unsigned long long)addr);
+		return -1;
+	}
+	file_off = addr - m.start + m.offset;
+	snprintf(root, sizeof(root), "/proc/%d/root%s", cs->pid, m.path);
+	link = bpf_program__attach_uprobe(cs->trigger_prog, false, cs->pid, root, file_off);
+	if (!link) {
+		snprintf(err, errlen, "cannot attach a uprobe to the start callback in %s: %s",
+			 m.path, strerror(errno));
+		return -1;
+	}
+	/* A program that registers a new callback gets a probe on it; the
+	 * old one may be chained to and keeps its probe. */
+	if (cs->trigger)
+		bpf_link__destroy(cs->trigger);
+	cs->trigger = link;
+	if (cs->verbose)
+		fprintf(stderr, "alys-bpf: census trigger: uprobe on the start callback at "
+			"%s+0x%llx\n", m.path, file_off);
+	return 0;
+}
+
+int census_session_check(const struct gc_probes *gp, bool launched, char *err, size_t errlen)
+{
+	if (!launched) {
+		snprintf(err, errlen, "--census needs a command to launch: the collector's start "
+			 "callback is registered at program start, before --pid could attach");
+		return -1;
+	}
+	if (!gp->layout_ok || !gp->gc_no_vaddr) {
+		snprintf(err, errlen, "--census: cannot find the collector's mark bytes in %s (%s); "
+			 "use a libgc 7.x/8.x build exporting GC_is_marked, GC_size, GC_base, "
+			 "GC_arrays and GC_gc_no", gp->path, gp->layout_why);
+		return -1;
+	}
+	if (!gp->setcb.found) {
+		snprintf(err, errlen, "--census: %s does not export GC_set_start_callback, where "
+			 "the census finds its once-per-collection trigger; use libgc 7.2 or "
+			 "later", gp->path);
+		return -1;
+	}
+	return 0;
+}
+
+void census_session_on_stop(struct census_session *cs, const struct alys_rb_census *c,
+			    bool exited)
+{
+	char err[PATH_MAX + 256];
+
+	if (!wait_stopped(cs->pid)) {
+		if (!exited)
+			fprintf(stderr, "alys-bpf: census: pid %d did not stop; nothing walked\n",
+				cs->pid);
+		kill(cs->pid, SIGCONT);
+		return;
+	}
+	if (c->what == 0) {
+		/* Each callback the program registers gets the probe (a new
+		 * one may chain to the old: the BPF side stops once per
+		 * collection). */
+		cs->bias = c->bias;
+		*cs->trigger_every = cs->every;
+		*cs->trigger_gc_no_addr = c->bias + cs->gp->gc_no_vaddr;
+		if (attach_trigger(cs, c->arg, err, sizeof(err)))
+			fprintf(stderr, "alys-bpf: census: %s: no census will be taken\n", err);
+	} else {
+		struct census walk = { 0 };
+
+		if (census_walk(cs->pid, &cs->gp->layout, cs->bias, &walk, cs->recorded,
+				cs->recorded_arg, err, sizeof(err)))
+			fprintf(stderr, "alys-bpf: %s\n", err);
+		else
+			trace_writer_census(cs->w, c->ts_ns, c->gc_no, &walk);
+		if (cs->verbose)
+			fprintf(stderr, "alys-bpf: census after collection %u: %zu types, %llu "
+				"blocks, %.1f ms\n", c->gc_no, walk.n,
+				(unsigned long long)walk.blocks, walk.walk_ns / 1e6);
+		census_free(&walk);
+		cs->censuses++;
+	}
+	kill(cs->pid, SIGCONT);
+}
+
+void census_session_detach(struct census_session *cs)
+{
+	bpf_link__destroy(cs->trigger);
+	cs->trigger = NULL;
+}

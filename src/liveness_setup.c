@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#include "liveness_setup.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alys_events.h"
+#include "gc_probes.h"
+
+#define say(lv, ...) do { if (!(lv)->quiet) fprintf(stderr, "alys-bpf: " __VA_ARGS__); } while (0)
+
+/* Mark bytes when the layout was derived, else address reuse (announced:
+ * it misses the blocks never handed out again). */
+void liveness_choose(struct liveness_setup *lv, struct gc_probes *gp, bool off)
+{
+	/* Tests: ALYS_BPF_LAYOUT_TEST=reuse acts as if the layout could not
+	 * be derived; =bad shifts hb_sz so that the run-time check fails. */
+	const char *test = getenv("ALYS_BPF_LAYOUT_TEST");
+
+	if (off) {
+		lv->mode = ALYS_LIVE_OFF;
+		return;
+	}
+	if (test && !strcmp(test, "reuse") && gp->layout_ok) {
+		gp->layout_ok = false;
+		snprintf(gp->layout_why, sizeof(gp->layout_why),
+			 "ALYS_BPF_LAYOUT_TEST=reuse is set");
+	}
+	if (test && !strcmp(test, "bad"))
+		gp->layout.hb_sz_off += 8;
+	if (gp->layout_ok) {
+		lv->mode = ALYS_LIVE_MARKS;
+		if (lv->verbose) {
+			char d[512];
+
+			gc_layout_describe(&gp->layout, d, sizeof(d));
+			say(lv, "collector layout from %s: %s\n", gp->path, d);
+		}
+		return;
+	}
+	lv->mode = ALYS_LIVE_REUSE;
+	say(lv, "notice: cannot read the collector's mark bytes (%s); frees are inferred "
+	    "from address reuse only, which misses blocks never handed out again (~7%% of "
+	    "reclaimed ones): in-use bytes are overestimated. Use a libgc 7.x/8.x build "
+	    "exporting GC_is_marked, GC_size, GC_base, GC_arrays and GC_gc_no.\n",
+	    gp->layout_why);
+}
+
+const char *liveness_mode_name(const struct liveness_setup *lv, uint32_t live_state)
+{
+	if (lv->mode == ALYS_LIVE_OFF)
+		return "off";
+	if (lv->mode == ALYS_LIVE_REUSE || live_state == ALYS_LIVE_FAILED)
+		return "reuse";
+	return "marks";
+}
+
+/* The BPF side checks the layout on the first blocks: say how it went. */
+void liveness_check_state(struct liveness_setup *lv, uint32_t live_state,
+			  uint32_t verified, const char *path)
+{
+	if (lv->mode != ALYS_LIVE_MARKS || live_state == lv->state_seen)
+		return;
+	lv->state_seen = live_state;
+	if (live_state == ALYS_LIVE_VERIFIED && lv->verbose)
+		say(lv, "collector layout verified on %u allocations: frees are read from "
+		    "mark bytes\n", verified);
+	if (live_state == ALYS_LIVE_FAILED)
+		say(lv, "notice: the block headers of %s do not match the layout derived from "
+		    "its code (after %u good ones); frees are inferred from address reuse "
+		    "only, which misses blocks never handed out again: in-use bytes are "
+		    "overestimated. Please report this libgc build.\n", path, verified);
+}

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+#include "refill_windows.h"
+
+#include <time.h>
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int attach(struct refill_windows *rw, bool with_realloc)
+{
+	rw->nlinks = 0;
+	rw->has_realloc = with_realloc;
+	return rw->attach(rw->attach_ctx, with_realloc, rw->links, &rw->nlinks);
+}
+
+/* In the background: the next window waits until they are gone. */
+static void detach(struct refill_windows *rw)
+{
+	link_reaper_start(&rw->reaper, rw->links, rw->nlinks);
+	for (int i = 0; i < rw->nlinks; i++)
+		rw->links[i] = NULL;
+	rw->nlinks = 0;
+}
+
+/* A window's bounds are set here, between two readings of the collector's
+ * count: events inside it stand for that count's growth while it was
+ * open, whatever tracing did to the program's speed meanwhile. */
+static bool open_window(struct refill_windows *rw)
+{
+	if (!gc_count_read(&rw->count, &rw->start_bytes))
+		return false;
+	*rw->bpf_from = monotonic_ns();
+	*rw->bpf_until = UINT64_MAX;
+	rw->open = true;
+	return true;
+}
+
+static void close_window(struct refill_windows *rw)
+{
+	uint64_t end;
+
+	if (!rw->open)
+		return;
+	*rw->bpf_until = monotonic_ns();
+	rw->open = false;
+	if (gc_count_read(&rw->count, &end) && end >= rw->start_bytes) {
+		rw->bytes_in += end - rw->start_bytes;
+		if (rw->has_realloc)
+			rw->bytes_in_realloc += end - rw->start_bytes;
+	} else {
+		rw->duty.late++;	/* the window cannot be counted */
+	}
+}
+
+int refill_windows_start(struct refill_windows *rw, uint64_t now)
+{
+	if (rw->duty_pct >= 100)
+		return attach(rw, true);
+	duty_cycle_init(&rw->duty, rw->duty_pct, now);
+	if (gc_count_read(&rw->count, &rw->trace_start_bytes))
+		return 0;
+	/* A command launched for the trace: libgc not mapped yet, and the
+	 * count starts at 0. */
+	rw->trace_start_bytes = 0;
+	return rw->launched ? 0 : -1;
+}
+
+int refill_windows_step(struct refill_windows *rw, uint64_t now)
+{
+	int timeout = 50;
+
+	if (rw->duty_pct >= 100)
+		return timeout;
+	switch (duty_cycle_step(&rw->duty, now, &timeout)) {
+	case DUTY_ATTACH:
+		/* The last window's probes still going: two links on one
+		 * instruction would record its calls twice. */
+		if (link_reaper_busy(&rw->reaper)) {
+			rw->duty.late++;
+			duty_cycle_skip(&rw->duty, now);
+			break;
+		}
+		/* Closed until opened below. */
+		*rw->bpf_from = UINT64_MAX;
+		*rw->bpf_until = UINT64_MAX;
+		/* GC_realloc traps ~4x as often as the refills on the HTTP
+		 * benchmark: probed in one window of DUTY_REALLOC_EVERY. */
+		if (attach(rw, rw->duty.windows % DUTY_REALLOC_EVERY == 1))
+			return -1;
+		/* Open at once: attached probes trap whether recording or not. */
+		if (!open_window(rw))
+			rw->duty.late++;
+		break;
+	case DUTY_DETACH:
+		close_window(rw);
+		detach(rw);
+		break;
+	case DUTY_NONE:
+		break;
+	}
+	return timeout < 50 ? timeout : 50;
+}
+
+void refill_windows_poll(struct refill_windows *rw)
+{
+	uint64_t ignored;
+
+	if (rw->open)
+		gc_count_read(&rw->count, &ignored);
+}
+
+void refill_windows_stop(struct refill_windows *rw)
+{
+	close_window(rw);
+	detach(rw);
+	link_reaper_wait(&rw->reaper);
+}
+
+void refill_windows_totals(struct refill_windows *rw, uint64_t *all, uint64_t *in,
+			   uint64_t *in_realloc)
+{
+	uint64_t now = 0;
+
+	*all = gc_count_read(&rw->count, &now) && now >= rw->trace_start_bytes ?
+	       now - rw->trace_start_bytes : 0;
+	*in = rw->bytes_in;
+	*in_realloc = rw->bytes_in_realloc;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The refill probes' links and, with --duty, their windows: attached at a
+ * random place in each period (duty_cycle.c), opened for the BPF program
+ * at once, closed and detached in the background (link_reaper.c) at the
+ * window's end. The collector's byte count is read as each window opens
+ * and closes (gc_count.c): the windows' share of it is what the converter
+ * scales the events' weights by.
+ */
+#ifndef ALYS_REFILL_WINDOWS_H
+#define ALYS_REFILL_WINDOWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "alys_events.h"
+#include "duty_cycle.h"
+#include "gc_count.h"
+#include "link_reaper.h"
+
+struct bpf_link;
+
+/* Attaches the refill probes (with the GC_realloc one if with_realloc),
+ * filling links and *n. */
+typedef int (*refill_attach_fn)(void *ctx, bool with_realloc, struct bpf_link **links,
+				int *n);
+
+struct refill_windows {
+	/* Set by the tracer. */
+	unsigned duty_pct;		/* 100: attached all along */
+	bool launched;			/* the target was launched for the trace */
+	refill_attach_fn attach;
+	void *attach_ctx;
+	__u64 *bpf_from, *bpf_until;	/* the BPF program's window (.bss) */
+	struct gc_count count;
+
+	struct duty_cycle duty;
+	struct bpf_link *links[LINK_REAPER_MAX];
+	int nlinks;
+	struct link_reaper reaper;
+	bool open, has_realloc;
+	uint64_t start_bytes;		/* the count as the window opened */
+	uint64_t trace_start_bytes;
+	uint64_t bytes_in;		/* its growth while windows were open */
+	uint64_t bytes_in_realloc;	/* ... those that probed GC_realloc */
+};
+
+/* Attaches for good (100%), or starts the windows. -1: cannot attach, or
+ * the collector's count cannot be read (errno set). */
+int refill_windows_start(struct refill_windows *rw, uint64_t now);
+/* One step at time now: milliseconds until the next (at most 50), -1 if
+ * attaching failed. */
+int refill_windows_step(struct refill_windows *rw, uint64_t now);
+/* Reads the count while a window is open: a target that exits mid-window
+ * is read no more. */
+void refill_windows_poll(struct refill_windows *rw);
+/* Closes the window, detaches, waits for the links to go. */
+void refill_windows_stop(struct refill_windows *rw);
+/* The collector's bytes since the start, inside windows, inside those with
+ * the GC_realloc probe. */
+void refill_windows_totals(struct refill_windows *rw, uint64_t *all, uint64_t *in,
+			   uint64_t *in_realloc);
+
+#endif
