@@ -41,18 +41,18 @@ static __always_inline bool in_duty_window(void)
  * 256 objects of 16 bytes; larger block sizes are counted as cut short. */
 #define REFILL_MAX_OBJECTS 1024
 
-/* The register numbered n (DWARF) at the probe, by its offset in pt_regs. Read through a helper:
- * the compiler folds a switch of ctx loads into one load at a variable
- * offset, which the verifier refuses. */
+/* The register numbered n (DWARF) at the probe, by its offset in pt_regs,
+ * read through a helper: the compiler folds a switch of ctx loads into one
+ * load at a variable offset, which the verifier refuses. */
 const __u16 pt_regs_off[16] = {
-		offsetof(struct pt_regs, ax), offsetof(struct pt_regs, dx),
-		offsetof(struct pt_regs, cx), offsetof(struct pt_regs, bx),
-		offsetof(struct pt_regs, si), offsetof(struct pt_regs, di),
-		offsetof(struct pt_regs, bp), offsetof(struct pt_regs, sp),
-		offsetof(struct pt_regs, r8), offsetof(struct pt_regs, r9),
-		offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
-		offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13),
-		offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
+	offsetof(struct pt_regs, ax), offsetof(struct pt_regs, dx),
+	offsetof(struct pt_regs, cx), offsetof(struct pt_regs, bx),
+	offsetof(struct pt_regs, si), offsetof(struct pt_regs, di),
+	offsetof(struct pt_regs, bp), offsetof(struct pt_regs, sp),
+	offsetof(struct pt_regs, r8), offsetof(struct pt_regs, r9),
+	offsetof(struct pt_regs, r10), offsetof(struct pt_regs, r11),
+	offsetof(struct pt_regs, r12), offsetof(struct pt_regs, r13),
+	offsetof(struct pt_regs, r14), offsetof(struct pt_regs, r15),
 };
 
 static __always_inline __u64 reg_value(struct pt_regs *r, int n)

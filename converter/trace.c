@@ -10,11 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <msgpack.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <math.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -661,7 +661,13 @@ static enum next_result next_object(struct reader *r, msgpack_unpacked *up,
 }
 
 /* The tracer's count of events it lost (docs/FORMAT.md, counters). */
-static uint64_t counter_value(const struct trace *t, const char *name);
+static uint64_t counter_value(const struct trace *t, const char *name)
+{
+	for (size_t i = 0; i < t->nr_counters; i++)
+		if (!strcmp(t->counters[i].name.ptr, name))
+			return t->counters[i].value;
+	return 0;
+}
 
 /*
  * A --duty trace recorded events only while its windows were open; the
@@ -695,21 +701,12 @@ static void apply_duty_share(struct trace *t)
 		struct trace_event *e = &t->events[i];
 		double share = e->kind == ALYS_KIND_REALLOC ? t->duty_share_realloc
 							     : t->duty_share;
-
 		double w = (double)e->weight / share;
 
 		/* A hostile share cannot overflow the sums. */
 		if (e->weight)
 			e->weight = w < 1e15 ? (uint64_t)llround(w) : (uint64_t)1e15;
 	}
-}
-
-static uint64_t counter_value(const struct trace *t, const char *name)
-{
-	for (size_t i = 0; i < t->nr_counters; i++)
-		if (!strcmp(t->counters[i].name.ptr, name))
-			return t->counters[i].value;
-	return 0;
 }
 
 /* The daemon writes a stack record when its probe first sees the stack;

@@ -169,6 +169,25 @@ bool elf_file_reloc_at(struct elf_file *ef, GElf_Addr slot, struct elf_reloc *ou
 	return false;
 }
 
+bool elf_file_slot_value(struct elf_file *ef, GElf_Addr slot, uint64_t *value)
+{
+	struct elf_reloc r;
+	GElf_Addr a;
+
+	if (!elf_file_reloc_at(ef, slot, &r))
+		return false;
+	if (r.type == R_X86_64_RELATIVE) {
+		*value = (uint64_t)r.addend;
+		return true;
+	}
+	if ((r.type == R_X86_64_GLOB_DAT || r.type == R_X86_64_64) && r.sym[0] &&
+	    elf_file_find_symbol(ef, r.sym, &a, NULL)) {
+		*value = a + (uint64_t)r.addend;
+		return true;
+	}
+	return false;
+}
+
 size_t elf_file_build_id(struct elf_file *ef, uint8_t *buf, size_t buflen)
 {
 	Elf_Scn *scn = NULL;

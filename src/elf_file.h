@@ -33,6 +33,9 @@ struct elf_reloc {
 	char sym[128];
 };
 bool elf_file_reloc_at(struct elf_file *ef, GElf_Addr slot, struct elf_reloc *out);
+/* What that slot holds once relocated, as an address in this file (a
+ * RELATIVE addend, or a symbol defined here plus the addend). */
+bool elf_file_slot_value(struct elf_file *ef, GElf_Addr slot, uint64_t *value);
 /* GNU build id; returns its length (0: none). */
 size_t elf_file_build_id(struct elf_file *ef, uint8_t *buf, size_t buflen);
 /* DT_NEEDED entries, called once each. */

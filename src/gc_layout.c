@@ -26,25 +26,6 @@
 
 #define MAX_INSNS 160
 
-/* Whether the 8-byte slot at vaddr is relocated to hold &GC_arrays (a GOT
- * entry: GLOB_DAT/64 against the symbol, or RELATIVE with its address). */
-static bool slot_holds(struct elf_file *ef, uint64_t slot, uint64_t target,
-		       const char *name)
-{
-	struct elf_reloc r;
-
-	if (!elf_file_reloc_at(ef, slot, &r))
-		return false;
-	switch (r.type) {
-	case R_X86_64_RELATIVE:
-		return (uint64_t)r.addend == target;
-	case R_X86_64_GLOB_DAT:
-	case R_X86_64_64:
-		return !strcmp(r.sym, name) && r.addend == 0;
-	}
-	return false;
-}
-
 /* What one walk over a function (and the functions it calls) found. */
 struct scan {
 	struct elf_file *ef;
@@ -94,11 +75,12 @@ static void scan_insn(struct scan *s, const cs_insn *in, int depth)
 	/* R = &GC_arrays */
 	if (x->op_count == 2 && o0->type == X86_OP_REG && o1->type == X86_OP_MEM &&
 	    o1->mem.base == X86_REG_RIP && o1->mem.index == X86_REG_INVALID) {
-		uint64_t target = in->address + in->size + (uint64_t)o1->mem.disp;
+		uint64_t target = in->address + in->size + (uint64_t)o1->mem.disp, slot;
 
+		/* lea GC_arrays(%rip), or a load from a GOT slot holding it */
 		if ((in->id == X86_INS_LEA && target == s->arrays) ||
 		    (in->id == X86_INS_MOV && o1->size == 8 &&
-		     slot_holds(s->ef, target, s->arrays, "GC_arrays")))
+		     elf_file_slot_value(s->ef, target, &slot) && slot == s->arrays))
 			sets_arrays = true;
 	}
 	if (x->op_count == 2 && o1->type == X86_OP_MEM && o1->mem.base != X86_REG_RIP) {

@@ -383,26 +383,6 @@ int refill_probe_derive(struct elf_file *ef, struct refill_probe *rp, char *why,
 	return ret;
 }
 
-/* What a relocated 8-byte slot holds at run time, as an ELF address. */
-static bool slot_value(struct elf_file *ef, uint64_t slot, uint64_t *v)
-{
-	struct elf_reloc r;
-	GElf_Addr a;
-
-	if (!elf_file_reloc_at(ef, slot, &r))
-		return false;
-	if (r.type == R_X86_64_RELATIVE) {
-		*v = (uint64_t)r.addend;
-		return true;
-	}
-	if ((r.type == R_X86_64_GLOB_DAT || r.type == R_X86_64_64) &&
-	    elf_file_find_symbol(ef, r.sym, &a, NULL)) {
-		*v = a + (uint64_t)r.addend;
-		return true;
-	}
-	return false;
-}
-
 int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, size_t whylen)
 {
 	GElf_Addr fn;
@@ -444,7 +424,7 @@ int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, siz
 		else
 			continue;
 		if (dst != 0 && in[i].id == X86_INS_MOV && m->mem.base == X86_REG_RIP &&
-		    slot_value(ef, addr, &base[dst]))
+		    elf_file_slot_value(ef, addr, &base[dst]))
 			continue;
 		if (dst == 0 && found < 2)
 			vaddr[found++] = addr;

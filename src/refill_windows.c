@@ -1,15 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "refill_windows.h"
 
-#include <time.h>
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
+#include "clock_ns.h"
 
 static int attach(struct refill_windows *rw, bool with_realloc)
 {
@@ -34,7 +26,7 @@ static bool open_window(struct refill_windows *rw)
 {
 	if (!gc_count_read(&rw->count, &rw->start_bytes))
 		return false;
-	*rw->bpf_from = monotonic_ns();
+	*rw->bpf_from = clock_ns(CLOCK_MONOTONIC);
 	*rw->bpf_until = UINT64_MAX;
 	rw->open = true;
 	return true;
@@ -46,7 +38,7 @@ static void close_window(struct refill_windows *rw)
 
 	if (!rw->open)
 		return;
-	*rw->bpf_until = monotonic_ns();
+	*rw->bpf_until = clock_ns(CLOCK_MONOTONIC);
 	rw->open = false;
 	if (gc_count_read(&rw->count, &end) && end >= rw->start_bytes) {
 		rw->bytes_in += end - rw->start_bytes;

@@ -24,6 +24,7 @@
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
 #include "census_session.h"
+#include "clock_ns.h"
 #include "gc_probes.h"
 #include "launch.h"
 #include "live_report.h"
@@ -126,14 +127,6 @@ struct tracer {
 	struct refill_windows rw;	/* the refill probes, in --duty windows */
 	struct census_session census;
 };
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 #define say(t, ...) do { if (!(t)->o->quiet) fprintf(stderr, "alys-bpf: " __VA_ARGS__); } while (0)
 #define fail(...) fprintf(stderr, "alys-bpf: " __VA_ARGS__)
@@ -498,7 +491,7 @@ static int attach_probes(struct tracer *t)
 			.bpf_until = &t->skel->bss->duty_until_ns,
 		};
 		gc_count_init(&t->rw.count, t->pid, &t->gp);
-		if (refill_windows_start(&t->rw, now_ns(CLOCK_MONOTONIC))) {
+		if (refill_windows_start(&t->rw, clock_ns(CLOCK_MONOTONIC))) {
 			fail("cannot %s\n", t->duty_pct < 100 ?
 			     "read the collector's byte count in the target (for --duty)" :
 			     "attach the refill probes");
@@ -759,7 +752,7 @@ static int trace_loop(struct tracer *t)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN };
-	uint64_t last_flush = now_ns(CLOCK_MONOTONIC), last_counters = last_flush;
+	uint64_t last_flush = clock_ns(CLOCK_MONOTONIC), last_counters = last_flush;
 	uint64_t last_report = last_flush;
 	int rb_fd = ring_buffer__epoll_fd(t->rb);
 
@@ -776,7 +769,7 @@ static int trace_loop(struct tracer *t)
 		uint64_t now;
 		/* Events are submitted without waking us: poll at a short
 		 * period, woken early only when the buffer fills. */
-		int timeout = t->refill ? refill_windows_step(&t->rw, now_ns(CLOCK_MONOTONIC)) : 50;
+		int timeout = t->refill ? refill_windows_step(&t->rw, clock_ns(CLOCK_MONOTONIC)) : 50;
 		int n;
 
 		if (timeout < 0) {
@@ -795,7 +788,7 @@ static int trace_loop(struct tracer *t)
 		ring_buffer__consume(t->rb);
 		check_live_state(t);
 		refill_windows_poll(&t->rw);
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock_ns(CLOCK_MONOTONIC);
 		if (t->o->interval_ns && now - last_report >= t->o->interval_ns) {
 			live_report_print(&t->lr, stderr, INTERVAL_TOP, (now - t->start_ns) / 1e9);
 			last_report = now;
@@ -945,8 +938,8 @@ static int start(struct tracer *t)
 	}
 	/* The trace starts before the first probe can fire: an attached
 	 * process allocates while the others are being attached. */
-	h.start_ns = now_ns(CLOCK_MONOTONIC);
-	h.start_unix_ns = now_ns(CLOCK_REALTIME);
+	h.start_ns = clock_ns(CLOCK_MONOTONIC);
+	h.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	t->start_ns = h.start_ns;
 	if (attach_probes(t))
 		return 1;
@@ -1012,10 +1005,10 @@ static void finish(struct tracer *t)
 	check_live_state(t);
 	write_counters(t);
 	trace_writer_end(&t->w, reason, t->exit_status,
-			 now_ns(CLOCK_MONOTONIC), live_mode_name(t));
+			 clock_ns(CLOCK_MONOTONIC), live_mode_name(t));
 	if (t->o->interval_ns)
 		live_report_print(&t->lr, stderr, INTERVAL_TOP,
-				  (now_ns(CLOCK_MONOTONIC) - t->start_ns) / 1e9);
+				  (clock_ns(CLOCK_MONOTONIC) - t->start_ns) / 1e9);
 	if (trace_writer_close(&t->w))
 		fail("error writing %s: %s: the trace is incomplete\n", t->output,
 		     strerror(t->w.error));

@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 
 #include "alys_events.h"
+#include "clock_ns.h"
 #include "elf_file.h"
 #include "unwind_table.h"
 
@@ -19,14 +20,6 @@ void unwind_maps_init(struct unwind_maps *um)
 {
 	memset(um, 0, sizeof(*um));
 	um->rows_fd = um->objects_fd = -1;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static int upload_object(struct unwind_maps *um, struct unwind_object *o,
@@ -184,14 +177,14 @@ int unwind_maps_add(struct unwind_maps *um, const char *path, char *err, size_t 
 		o->row_count = same->row_count;
 		return sync_maps(um, err, errlen);
 	}
-	t0 = mono_ns();
+	t0 = clock_ns(CLOCK_MONOTONIC);
 	if (alys_unwind_table_build(path, &table, err, errlen)) {
 		um->failures++;
 		um->n--;
 		free(o->path);
 		return -1;
 	}
-	um->build_ns += mono_ns() - t0;
+	um->build_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 	o->row_first = (uint32_t)um->nrows;
 	o->row_count = (uint32_t)table.nrows;
 	if (append_rows(um, table.rows, table.nrows))

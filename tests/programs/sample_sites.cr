@@ -77,30 +77,20 @@ while a_bytes + b_bytes < total
     sink &+= site_b(32)
     a_bytes += 32; b_bytes += 32
     a_calls += 1; b_calls += 1
-  elsif mode == "small"
-    7.times do
-      n = rng.rand(8..360)
-      sink &+= site_a(n)
-      a_bytes += n; a_calls += 1
-    end
-    3.times do
-      n = rng.rand(8..360)
-      sink &+= site_b(n)
-      b_bytes += n; b_calls += 1
-    end
   elsif mode == "alternate"
     sink &+= site_a(4096)
     sink &+= site_b(4096)
     a_bytes += 4096; b_bytes += 4096
     a_calls += 1; b_calls += 1
   else
+    sizes = mode == "small" ? 8..360 : 1000..7000
     7.times do
-      n = rng.rand(1000..7000)
+      n = rng.rand(sizes)
       sink &+= site_a(n)
       a_bytes += n; a_calls += 1
     end
     3.times do
-      n = rng.rand(1000..7000)
+      n = rng.rand(sizes)
       sink &+= site_b(n)
       b_bytes += n; b_calls += 1
     end
