@@ -37,6 +37,16 @@ void duty_cycle_init(struct duty_cycle *d, unsigned pct, uint64_t now)
 	plan_period(d, now);
 }
 
+/* After a window (or one not taken): the next period on the fixed grid, so
+ * that a late step does not shift the windows after it. */
+static void plan_next(struct duty_cycle *d, uint64_t now)
+{
+	d->attached = false;
+	while (d->period_start + d->period_ns <= now)
+		d->period_start += d->period_ns;
+	plan_period(d, d->period_start + d->period_ns);
+}
+
 static int ms_until(uint64_t now, uint64_t t)
 {
 	return t <= now ? 0 : (int)((t - now + 999999) / 1000000);
@@ -46,12 +56,7 @@ enum duty_action duty_cycle_step(struct duty_cycle *d, uint64_t now, int *timeou
 {
 	if (d->attached) {
 		if (now >= d->window_until) {
-			d->attached = false;
-			/* Periods follow a fixed grid: a late step does not
-			 * shift the windows after it. */
-			while (d->period_start + d->period_ns <= now)
-				d->period_start += d->period_ns;
-			plan_period(d, d->period_start + d->period_ns);
+			plan_next(d, now);
 			*timeout_ms = ms_until(now, d->attach_at);
 			return DUTY_DETACH;
 		}
@@ -77,9 +82,6 @@ enum duty_action duty_cycle_step(struct duty_cycle *d, uint64_t now, int *timeou
 
 void duty_cycle_skip(struct duty_cycle *d, uint64_t now)
 {
-	d->attached = false;
 	d->windows--;
-	while (d->period_start + d->period_ns <= now)
-		d->period_start += d->period_ns;
-	plan_period(d, d->period_start + d->period_ns);
+	plan_next(d, now);
 }

@@ -23,7 +23,6 @@ struct func {
 	csh cs;
 	cs_insn *in;
 	size_t n;
-	uint64_t start, end;
 };
 
 static bool is_branch(csh cs, const cs_insn *in)
@@ -369,8 +368,6 @@ int refill_probe_derive(struct elf_file *ef, struct refill_probe *rp, char *why,
 	}
 	cs_option(f.cs, CS_OPT_DETAIL, CS_OPT_ON);
 	f.n = cs_disasm(f.cs, code, size, vaddr, 0, &f.in);
-	f.start = vaddr;
-	f.end = vaddr + size;
 	if (!f.n)
 		snprintf(why, whylen, "%s: GC_malloc_kind cannot be disassembled", ef->path);
 	else

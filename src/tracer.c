@@ -125,6 +125,7 @@ struct tracer {
 	bool refill;			/* --sample refill in effect */
 	unsigned duty_pct;		/* refill probes attached this share of the time */
 	struct refill_windows rw;	/* the refill probes, in --duty windows */
+	bool refill_announced;		/* -v named their probe points */
 	struct census_session census;
 };
 
@@ -354,24 +355,23 @@ static int open_bpf(struct tracer *t)
 	choose_programs(t);
 	t->skel->rodata->sample_mean = t->sample_bytes;
 	t->skel->rodata->sampled_trace = t->sample_bytes || t->refill;
+	fill_neg_log_table(t->skel->rodata->neg_log_table,
+			   sizeof(t->skel->rodata->neg_log_table) /
+			   sizeof(t->skel->rodata->neg_log_table[0]));
+	t->skel->rodata->max_frames = t->o->max_frames;
+	t->skel->rodata->unwind_mode = t->o->unwind;
+	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
+		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;
 	if (t->refill) {
 		/* GC_malloc_kind_global stands in for both allocation kinds. */
 		t->skel->rodata->probe_vaddr[ALYS_KIND_MALLOC] = gp->kind_global.probe_vaddr;
 		t->skel->rodata->probe_vaddr[ALYS_KIND_MALLOC_ATOMIC] = gp->kind_global.probe_vaddr;
-		t->skel->rodata->probe_vaddr[ALYS_KIND_REALLOC] = gp->funcs[ALYS_KIND_REALLOC].probe_vaddr;
 		t->skel->rodata->aip_vaddr = gp->aip_vaddr;
 		t->skel->rodata->refill_vaddr = gp->refill.probe_vaddr;
 		t->skel->rodata->refill_fl_reg = gp->refill.fl_reg;
 		t->skel->rodata->refill_size_reg = gp->refill.size_reg;
 		t->skel->rodata->refill_kind_reg = gp->refill.kind_reg;
 	}
-	fill_neg_log_table(t->skel->rodata->neg_log_table,
-			   sizeof(t->skel->rodata->neg_log_table) /
-			   sizeof(t->skel->rodata->neg_log_table[0]));
-	t->skel->rodata->max_frames = t->o->max_frames;
-	t->skel->rodata->unwind_mode = t->o->unwind;
-	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE && !t->refill; k++)
-		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
 	set_layout(t);
 	bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
@@ -414,8 +414,9 @@ static int open_bpf(struct tracer *t)
 	return 0;
 }
 
-static int attach_one(struct tracer *t, struct bpf_program *prog, const struct gc_func *f,
-		      bool ret)
+/* A uprobe (or uretprobe) at f's probe point; said once with -v. */
+static struct bpf_link *attach_link(struct tracer *t, struct bpf_program *prog,
+				    const struct gc_func *f, bool ret, bool announce)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
 	struct bpf_link *link;
@@ -425,41 +426,58 @@ static int attach_one(struct tracer *t, struct bpf_program *prog, const struct g
 	if (!link) {
 		fail("cannot attach a uprobe to %s in %s: %s\n", f->name, t->gp.path,
 		     strerror(errno));
-		return -1;
+		return NULL;
 	}
-	t->links[t->nlinks++] = link;
-	if (t->o->verbose)
+	if (announce && t->o->verbose)
 		say(t, "%s %s+0x%lx (%s)%s\n", ret ? "uretprobe" : "uprobe", f->name,
 		    (unsigned long)f->place.offset, f->place.insn,
 		    f->place.emulated ? "" : ": single-stepped, slower");
+	return link;
+}
+
+/* A probe kept until finish(). */
+static int attach_one(struct tracer *t, struct bpf_program *prog, const struct gc_func *f,
+		      bool ret)
+{
+	struct bpf_link *link = attach_link(t, prog, f, ret, true);
+
+	if (!link)
+		return -1;
+	t->links[t->nlinks++] = link;
 	return 0;
 }
 
-/* --sample refill: the refill point, and GC_malloc_kind_global's entry and
- * return (medium and large objects: the block's address is its return). */
+/* --sample refill: the refill point, GC_malloc_kind_global's entry and
+ * return (medium and large objects: the block's address is its return),
+ * and GC_realloc's entry if with_realloc. refill_windows.c detaches them. */
 static int attach_refill(void *ctx, bool with_realloc, struct bpf_link **links, int *n)
 {
 	struct tracer *t = ctx;
 	struct alys_bpf *s = t->skel;
-	bool empty = t->o->empty_probes;
-	int first = t->nlinks;
+	bool empty = t->o->empty_probes, announce = !t->refill_announced;
+	const struct {
+		struct bpf_program *prog;
+		const struct gc_func *f;
+		bool ret;
+	} probes[] = {
+		{ empty ? s->progs.empty_entry : s->progs.gc_refill, &t->gp.refill_at, false },
+		{ empty ? s->progs.empty_entry : s->progs.gc_kind_global_entry,
+		  &t->gp.kind_global, false },
+		{ empty ? s->progs.empty_return : s->progs.gc_alloc_return,
+		  &t->gp.kind_global, true },
+		{ empty ? s->progs.empty_entry : s->progs.gc_realloc_inplace,
+		  &t->gp.funcs[ALYS_KIND_REALLOC], false },
+	};
+	size_t nprobes = with_realloc && t->gp.funcs[ALYS_KIND_REALLOC].found ? 4 : 3;
 
-	with_realloc = with_realloc && t->gp.funcs[ALYS_KIND_REALLOC].found;
-	if (attach_one(t, empty ? s->progs.empty_entry : s->progs.gc_refill,
-		       &t->gp.refill_at, false) ||
-	    attach_one(t, empty ? s->progs.empty_entry : s->progs.gc_kind_global_entry,
-			&t->gp.kind_global, false) ||
-	    attach_one(t, empty ? s->progs.empty_return : s->progs.gc_alloc_return,
-			&t->gp.kind_global, true) ||
-	    (with_realloc &&
-	     attach_one(t, empty ? s->progs.empty_entry : s->progs.gc_realloc_inplace,
-			&t->gp.funcs[ALYS_KIND_REALLOC], false)))
-		return -1;
-	/* Theirs to detach (refill_windows.c), not finish()'s. */
-	*n = t->nlinks - first;
-	for (int i = 0; i < *n; i++)
-		links[i] = t->links[first + i];
-	t->nlinks = first;
+	*n = 0;
+	for (size_t i = 0; i < nprobes; i++) {
+		links[*n] = attach_link(t, probes[i].prog, probes[i].f, probes[i].ret, announce);
+		if (!links[*n])
+			return -1;
+		(*n)++;
+	}
+	t->refill_announced = true;	/* --duty attaches them every window */
 	return 0;
 }
 
