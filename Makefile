@@ -75,11 +75,11 @@ $(BIN)/alys_converter: $(CONVERTER_OBJS)
 
 # C unit tests, one binary each, built with the same flags as the programs.
 $(BUILD)/tests/test_unwind_table: tests/unit/test_unwind_table.c src/unwind_table.c \
-		src/unwind_ref.c $(HEADERS)
+		src/unwind_ref.c lib/elf_file.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf
 
-$(BUILD)/tests/test_crystal_names: tests/unit/test_crystal_names.c $(LIB_SRCS) $(HEADERS)
+$(BUILD)/tests/test_crystal_names: tests/unit/test_crystal_names.c lib/crystal_names.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
 

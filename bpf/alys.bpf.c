@@ -177,12 +177,13 @@ static __always_inline __u64 collect_stack(struct pt_regs *regs,
 	return stack_key(s);
 }
 
-/* weight: the bytes the event stands for, when the kernel knows them (a
- * refill); 0 lets the daemon, which has floating point, fill it in. */
-static __always_inline void submit_weighted(__u8 kind, __u8 depth, __u64 size,
-					    __u64 addr, __u64 old_addr,
-					    __u64 stack_key, __u64 gc_no_addr,
-					    __u64 weight)
+/* objects: how many objects of size the event stands for, when the kernel
+ * counted them (a refill's list); 0 for one call. The daemon turns that
+ * into the event's weight (tracer.c, event_weight): one place for it. */
+static __always_inline void submit_counted(__u8 kind, __u8 depth, __u64 size,
+					   __u64 addr, __u64 old_addr,
+					   __u64 stack_key, __u64 gc_no_addr,
+					   __u64 objects)
 {
 	struct alys_rb_event *e;
 	__u64 flags = BPF_RB_NO_WAKEUP;
@@ -201,7 +202,7 @@ static __always_inline void submit_weighted(__u8 kind, __u8 depth, __u64 size,
 	e->size = size;
 	e->addr = addr;
 	e->old_addr = old_addr;
-	e->weight = weight;
+	e->objects = objects;
 	e->gc_no = 0;
 	if (gc_no_addr)
 		bpf_probe_read_user(&e->gc_no, sizeof(__u32), (void *)gc_no_addr);
@@ -215,7 +216,7 @@ static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
 					 __u64 addr, __u64 old_addr,
 					 __u64 stack_key, __u64 gc_no_addr)
 {
-	submit_weighted(kind, depth, size, addr, old_addr, stack_key, gc_no_addr, 0);
+	submit_counted(kind, depth, size, addr, old_addr, stack_key, gc_no_addr, 0);
 }
 
 /* Runtime minus ELF address of the object holding libgc: at a uprobe,
@@ -376,8 +377,7 @@ int gc_refill(struct pt_regs *ctx)
 		track_block(bias, head, size, true);
 	}
 	count(ALYS_CNT_REFILL);
-	submit_weighted(kind, 0, size, head, 0, collect_stack(ctx, st), gc_no_addr,
-			(__u64)n * size);
+	submit_counted(kind, 0, size, head, 0, collect_stack(ctx, st), gc_no_addr, n);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Compares two traces site by site (sites.h: named by function names, so two
+ * Compares two traces site by site (model.h: named by function names, so two
  * builds of a program match): allocation count, allocated bytes (weights)
  * and live bytes at the end. --fail-above PCT turns growth of any site's
  * count or bytes beyond PCT percent (or a site that is new) into exit
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "outbuf.h"
-#include "sites.h"
+#include "model.h"
 #include "symbolize.h"
 #include "trace.h"
 #include "util.h"
@@ -29,13 +29,13 @@
 struct side {
 	struct trace t;
 	struct symbolizer *sym;
-	struct site_table st;
+	struct model m;
 	bool loaded;
 };
 
 struct row {
 	const char *name;
-	const struct site *old, *new_;
+	const struct model_site *old, *new_;
 	uint64_t old_allocs, new_allocs, old_bytes, new_bytes;
 	int64_t old_live, new_live;
 };
@@ -67,7 +67,7 @@ static int load(struct side *s, const char *path)
 	}
 	s->loaded = true;
 	s->sym = symbolizer_new(&s->t, &(struct symbolizer_options){ .want_dwarf = false });
-	sites_build(&s->t, s->sym, &s->st);
+	model_build(&s->m, &s->t, s->sym, &(struct event_filter){ 0 }, 0);
 	return 0;
 }
 
@@ -75,7 +75,7 @@ static void unload(struct side *s)
 {
 	if (!s->loaded)
 		return;
-	sites_free(&s->st);
+	model_free(&s->m);
 	symbolizer_free(s->sym);
 	trace_free(&s->t);
 }
@@ -119,27 +119,28 @@ static int by_change(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void fill(struct row *r, const struct site *old, const struct site *new_)
+static void fill(struct row *r, const struct model_site *old, const struct model_site *new_)
 {
 	r->name = old ? old->name : new_->name;
 	r->old_allocs = old ? old->allocs : 0;
-	r->old_bytes = old ? old->alloc_bytes : 0;
-	r->old_live = old ? old->live_bytes : 0;
+	r->old_bytes = old ? old->s.alloc_space : 0;
+	r->old_live = old ? (int64_t)old->s.inuse_space : 0;
 	r->new_allocs = new_ ? new_->allocs : 0;
-	r->new_bytes = new_ ? new_->alloc_bytes : 0;
-	r->new_live = new_ ? new_->live_bytes : 0;
+	r->new_bytes = new_ ? new_->s.alloc_space : 0;
+	r->new_live = new_ ? (int64_t)new_->s.inuse_space : 0;
 }
 
 /* Both tables are sorted by name: merge them. */
-static struct row *match_sites(const struct site_table *a, const struct site_table *b, size_t *nr)
+static struct row *match_sites(const struct model *a, const struct model *b, size_t *nr)
 {
-	struct row *rows = xcalloc(a->n + b->n + 1, sizeof(*rows));
+	struct row *rows = xcalloc(a->nr_sites + b->nr_sites + 1, sizeof(*rows));
 	size_t i = 0, j = 0, n = 0;
 
-	while (i < a->n || j < b->n) {
-		int c = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->sites[i].name, b->sites[j].name);
-		const struct site *o = c <= 0 ? &a->sites[i++] : NULL;
-		const struct site *w = c >= 0 ? &b->sites[j++] : NULL;
+	while (i < a->nr_sites || j < b->nr_sites) {
+		int c = i == a->nr_sites ? 1 : j == b->nr_sites ? -1 :
+			strcmp(a->sites[i].name, b->sites[j].name);
+		const struct model_site *o = c <= 0 ? &a->sites[i++] : NULL;
+		const struct model_site *w = c >= 0 ? &b->sites[j++] : NULL;
 
 		if ((o && o->allocs) || (w && w->allocs))
 			fill(&rows[n++], o, w);
@@ -148,15 +149,11 @@ static struct row *match_sites(const struct site_table *a, const struct site_tab
 	return rows;
 }
 
-static void totals(const struct site_table *st, uint64_t *allocs, uint64_t *bytes, int64_t *live)
+static void totals(const struct model *m, uint64_t *allocs, uint64_t *bytes, int64_t *live)
 {
-	*allocs = *bytes = 0;
-	*live = 0;
-	for (size_t i = 0; i < st->n; i++) {
-		*allocs += st->sites[i].allocs;
-		*bytes += st->sites[i].alloc_bytes;
-		*live += st->sites[i].live_bytes;
-	}
+	*allocs = m->alloc_events;
+	*bytes = m->total.alloc_space;
+	*live = (int64_t)m->total.inuse_space;
 }
 
 static void write_row(struct outbuf *o, const char *name, uint64_t oa, uint64_t na, uint64_t ob,
@@ -176,14 +173,14 @@ static int compare(struct side *a, struct side *b, struct outbuf *o, double fail
 	uint64_t oa, ob, na, nb;
 	int64_t ol, nl;
 	size_t n, regressions = 0;
-	struct row *rows = match_sites(&a->st, &b->st, &n);
+	struct row *rows = match_sites(&a->m, &b->m, &n);
 
-	totals(&a->st, &oa, &ob, &ol);
-	totals(&b->st, &na, &nb, &nl);
+	totals(&a->m, &oa, &ob, &ol);
+	totals(&b->m, &na, &nb, &nl);
 	qsort(rows, n, sizeof(*rows), by_change);
 	outbuf_printf(o, "old: %s (liveness %s)\nnew: %s (liveness %s)\n\n", a->t.path,
-		      a->t.hdr.liveness.ptr ? a->t.hdr.liveness.ptr : "off", b->t.path,
-		      b->t.hdr.liveness.ptr ? b->t.hdr.liveness.ptr : "off");
+		      trace_liveness_name(a->t.liveness), b->t.path,
+		      trace_liveness_name(b->t.liveness));
 	outbuf_printf(o, "%10s %10s %8s %12s %12s %8s %12s %12s  %s\n", "old_allocs", "new_allocs", "allocs",
 		      "old_bytes", "new_bytes", "bytes", "old_live", "new_live", "site");
 	write_row(o, "[total]", oa, na, ob, nb, ol, nl);

@@ -16,7 +16,7 @@
 #include "alys_format.h"
 #include "diff.h"
 #include "output.h"
-#include "profile.h"
+#include "model.h"
 #include "progress.h"
 #include "symbolize.h"
 #include "trace.h"
@@ -40,7 +40,7 @@ enum {
 struct format {
 	const char *name;
 	const char *extension;
-	void (*write)(struct profile *, struct outbuf *, const struct output_options *);
+	void (*write)(struct model *, struct outbuf *, const struct output_options *);
 	unsigned int honours;
 };
 
@@ -213,7 +213,7 @@ struct run {
 static int convert(const struct run *r)
 {
 	struct symbolizer *sym = NULL;
-	struct profile p;
+	struct model m;
 	struct outbuf o;
 	struct trace t;
 	bool to_stdout = !strcmp(r->output, "-");
@@ -239,13 +239,12 @@ static int convert(const struct run *r)
 		}
 	}
 	sym = symbolizer_new(&t, &r->sym);
-	profile_init(&p, &t, sym, &r->filter, r->opt.depth);
-	profile_build(&p);
-	if (r->filter.type && !p.alloc_events)
+	model_build(&m, &t, sym, &r->filter, r->opt.depth);
+	if (r->filter.type && !m.alloc_events)
 		warnx_msg("no allocation of type '%s' in %s; the report format lists the "
 			  "types found", r->filter.type, r->input);
 	outbuf_init(&o, fd);
-	r->fmt->write(&p, &o, &r->opt);
+	r->fmt->write(&m, &o, &r->opt);
 	err = outbuf_flush(&o);
 	if (!to_stdout && close(fd) && !err)
 		err = errno;
@@ -258,7 +257,7 @@ static int convert(const struct run *r)
 		ret = 0;
 	}
 	outbuf_release(&o);
-	profile_free(&p);
+	model_free(&m);
 	symbolizer_free(sym);
 	trace_free(&t);
 	return ret;

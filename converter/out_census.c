@@ -10,10 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crystal_names.h"
 #include "output.h"
-#include "profile.h"
-#include "sites.h"
+#include "model.h"
 #include "util.h"
 
 static int by_bytes(const void *a, const void *b)
@@ -25,36 +23,30 @@ static int by_bytes(const void *a, const void *b)
 	return x->type_id < y->type_id ? -1 : x->type_id > y->type_id;
 }
 
-/* A type id named by an allocation of it: the type its stack constructs
- * (the one site rule, profile.h), else its site. */
-static char *census_name(const struct trace *t, struct symbolizer *sym,
-			 const struct trace_stack *st)
+/* The name of the last allocation of addr before the census: the type
+ * its stack constructs (the model's), else its site; NULL if none. */
+static const char *example_name(const struct model *m, const struct trace_census *c,
+				uint64_t addr)
 {
-	char type[SITE_TYPE_MAX];
+	const struct trace *t = m->t;
 
-	stack_site(t, sym, st, type, sizeof(type));
-	return type[0] ? xmemdup_str(type, strlen(type)) : sites_name_stack(t, sym, st);
-}
-
-/* The name of the last allocation of addr before the census, or NULL. */
-static char *example_site(const struct trace *t, struct symbolizer *sym,
-			  const struct trace_census *c, uint64_t addr)
-{
 	for (size_t i = c->first_event; i-- > 0;) {
 		const struct trace_event *e = &t->events[i];
+		size_t b;
 
 		if (e->kind == ALYS_KIND_FREE || e->addr != addr)
 			continue;
 		if (!e->stack)
 			return NULL;
-		return census_name(t, sym, trace_event_stack(t, e));
+		b = model_bucket_of(m, e);
+		return model_type(m, b)[0] ? model_type(m, b) : model_site(m, b)->name;
 	}
 	return NULL;
 }
 
-void write_census(struct profile *p, struct outbuf *o, const struct output_options *opt)
+void write_census(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
-	const struct trace *t = p->t;
+	const struct trace *t = m->t;
 	const struct trace_census *last;
 	struct trace_census_type *v;
 	uint64_t objs = 0, bytes = 0;
@@ -88,13 +80,12 @@ void write_census(struct profile *p, struct outbuf *o, const struct output_optio
 	outbuf_printf(o, "\nLast census, after collection %" PRIu32 ", by bytes:\n", last->gc_no);
 	outbuf_printf(o, "%10s %12s %14s  %s\n", "type_id", "objects", "bytes", "allocated at");
 	for (size_t k = 0; k < last->nr_types; k++) {
-		char *site = example_site(t, p->sym, last, v[k].example);
+		const char *site = example_name(m, last, v[k].example);
 
 		objs += v[k].objects;
 		bytes += v[k].bytes;
 		outbuf_printf(o, "%10" PRIu32 " %12" PRIu64 " %14" PRIu64 "  %s\n", v[k].type_id,
 			      v[k].objects, v[k].bytes, site ? site : "-");
-		free(site);
 	}
 	outbuf_printf(o, "%10s %12" PRIu64 " %14" PRIu64 "\n", "total", objs, bytes);
 	free(v);

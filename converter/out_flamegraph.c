@@ -294,17 +294,17 @@ static void frames(struct layout *l)
 	free(todo);
 }
 
-void write_flamegraph(struct profile *p, struct outbuf *o, const struct output_options *opt)
+void write_flamegraph(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
 	bool bytes = opt->value == VALUE_BYTES;
-	const struct trace *t = p->t;
+	const struct trace *t = m->t;
 	struct tree tree = { 0 };
 	struct layout l = { .o = o, .t = &tree, .unit = bytes ? "bytes" : "objects" };
 	const char *exe = t->hdr.exe.ptr ? t->hdr.exe.ptr : t->path;
 
 	add_node(&tree, "all");
-	for (size_t b = 1; b < p->nr_buckets; b++) {
-		const struct alloc_stats *st = &p->stats[b];
+	for (size_t b = 1; b < m->nr_buckets; b++) {
+		const struct alloc_stats *st = &m->buckets[b].s;
 		uint64_t v = bytes ? st->alloc_space : st->alloc_objects;
 		const struct sym_frame **f;
 		uint32_t at = 0;
@@ -312,7 +312,7 @@ void write_flamegraph(struct profile *p, struct outbuf *o, const struct output_o
 
 		if (!st->alloc_objects || st->alloc_space < opt->min_bytes || !v)
 			continue;
-		n = profile_frames(p, b, &f);
+		n = model_frames(m, b, &f);
 		tree.n[0].value += v;
 		for (size_t i = n; i-- > 0;) {
 			at = child(&tree, at, f[i]->name);

@@ -32,10 +32,10 @@ static void append_name(struct outbuf *mem, const char *name)
 	}
 }
 
-static char *stack_text(struct profile *p, size_t b)
+static char *stack_text(struct model *m, size_t b)
 {
 	const struct sym_frame **f;
-	size_t n = profile_frames(p, b, &f);
+	size_t n = model_frames(m, b, &f);
 	struct outbuf mem;
 
 	outbuf_init(&mem, -1);
@@ -54,18 +54,18 @@ static int by_text(const void *a, const void *b)
 		      ((const struct folded_line *)b)->text);
 }
 
-void write_folded(struct profile *p, struct outbuf *o, const struct output_options *opt)
+void write_folded(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
-	struct folded_line *lines = xcalloc(p->nr_buckets, sizeof(*lines));
+	struct folded_line *lines = xcalloc(m->nr_buckets, sizeof(*lines));
 	bool bytes = opt->value == VALUE_BYTES;
 	size_t nr = 0;
 
-	for (size_t b = 1; b < p->nr_buckets; b++) {
-		const struct alloc_stats *st = &p->stats[b];
+	for (size_t b = 1; b < m->nr_buckets; b++) {
+		const struct alloc_stats *st = &m->buckets[b].s;
 
 		if (!st->alloc_objects || st->alloc_space < opt->min_bytes)
 			continue;
-		lines[nr].text = stack_text(p, b);
+		lines[nr].text = stack_text(m, b);
 		lines[nr++].value = bytes ? st->alloc_space : st->alloc_objects;
 	}
 

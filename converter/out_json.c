@@ -403,10 +403,10 @@ static void write_event(struct json *j, const struct trace *t, const struct trac
 
 /* Every stack a selected event refers to, once, by its id (a damaged trace
  * that repeats an id gets the first stack of that id). */
-static void write_stacks(struct json *j, struct profile *p, struct frame_cache *fc,
+static void write_stacks(struct json *j, struct model *m, struct frame_cache *fc,
 			 const struct output_options *opt)
 {
-	const struct trace *t = p->t;
+	const struct trace *t = m->t;
 	uint8_t *used = xcalloc(t->nr_stacks ? t->nr_stacks : 1, 1);
 	struct u64_table written;
 
@@ -414,7 +414,7 @@ static void write_stacks(struct json *j, struct profile *p, struct frame_cache *
 	for (size_t i = 0; i < t->nr_events; i++) {
 		const struct trace_stack *st = trace_event_stack(t, &t->events[i]);
 
-		if (st && profile_selected(p, i))
+		if (st && model_selected(m, i))
 			used[st - t->stacks] = 1;
 	}
 	key(j, "stacks");
@@ -434,7 +434,7 @@ static void write_stacks(struct json *j, struct profile *p, struct frame_cache *
 		}
 		key(j, "frames");
 		open_(j, '[');
-		render_frames(j, t, st, p->sym, fc, opt);
+		render_frames(j, t, st, m->sym, fc, opt);
 		close_(j, ']');
 		close_(j, '}');
 	}
@@ -443,9 +443,9 @@ static void write_stacks(struct json *j, struct profile *p, struct frame_cache *
 	free(used);
 }
 
-void write_json(struct profile *p, struct outbuf *o, const struct output_options *opt)
+void write_json(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
-	const struct trace *t = p->t;
+	const struct trace *t = m->t;
 	struct json j = { .o = o, .pretty = opt->indent };
 	struct frame_cache fc = { 0 };
 	struct stack_cache sc = { 0 };
@@ -462,14 +462,14 @@ void write_json(struct profile *p, struct outbuf *o, const struct output_options
 	write_end(&j, t);
 	write_collections(&j, t);
 	if (!opt->inline_stacks)
-		write_stacks(&j, p, &fc, opt);
+		write_stacks(&j, m, &fc, opt);
 	key(&j, "events");
 	open_(&j, '[');
 	progress_begin(&bar, "writing", t->nr_events);
 	for (size_t i = 0; i < t->nr_events; i++) {
 		progress_tick(&bar, i);
-		if (profile_selected(p, i))
-			write_event(&j, t, &t->events[i], p->sym, &fc, opt);
+		if (model_selected(m, i))
+			write_event(&j, t, &t->events[i], m->sym, &fc, opt);
 	}
 	progress_end(&bar);
 	close_(&j, ']');

@@ -12,8 +12,7 @@
 #include <string.h>
 
 #include "output.h"
-#include "profile.h"
-#include "sites.h"
+#include "model.h"
 #include "util.h"
 
 #define TOP_IN_USE 20
@@ -21,27 +20,30 @@
 
 static int by_live(const void *a, const void *b)
 {
-	const struct site *x = *(const struct site *const *)a, *y = *(const struct site *const *)b;
+	const struct model_site *x = *(const struct model_site *const *)a;
+	const struct model_site *y = *(const struct model_site *const *)b;
 
-	return x->live_bytes != y->live_bytes ? (x->live_bytes < y->live_bytes ? 1 : -1)
-					      : strcmp(x->name, y->name);
+	if (x->s.inuse_space != y->s.inuse_space)
+		return x->s.inuse_space < y->s.inuse_space ? 1 : -1;
+	return strcmp(x->name, y->name);
 }
 
 /* How much a site grew between its first and last snapshot. */
-static int64_t growth(const struct site *s)
+static int64_t growth(const struct model_site *s)
 {
-	return s->last_live - s->first_live;
+	return (int64_t)(s->last_live - s->first_live);
 }
 
 /* Rising in most intervals and grown overall: a leak suspect. */
-static bool suspect(const struct site *s)
+static bool suspect(const struct model_site *s)
 {
 	return s->snapshots >= 3 && growth(s) > 0 && s->rises >= 2 && s->rises >= 2 * s->falls;
 }
 
 static int by_growth(const void *a, const void *b)
 {
-	const struct site *x = *(const struct site *const *)a, *y = *(const struct site *const *)b;
+	const struct model_site *x = *(const struct model_site *const *)a;
+	const struct model_site *y = *(const struct model_site *const *)b;
 
 	if (growth(x) != growth(y))
 		return growth(x) < growth(y) ? 1 : -1;
@@ -50,47 +52,42 @@ static int by_growth(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-void write_leaks(struct profile *p, struct outbuf *o, const struct output_options *opt)
+void write_leaks(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
 	(void)opt;
-	leaks_sections(p, o, true);
+	leaks_sections(m, o, true);
 }
 
-void leaks_sections(struct profile *p, struct outbuf *o, bool inuse_table)
+void leaks_sections(const struct model *m, struct outbuf *o, bool inuse_table)
 {
-	const struct trace *t = p->t;
-	struct symbolizer *sym = p->sym;
-	struct site_table st;
-	const struct site **v;
-	const char *mode = t->hdr.liveness.ptr ? t->hdr.liveness.ptr : "off";
+	const struct trace *t = m->t;
+	const struct model_site **v;
 	size_t n = 0;
 
-	sites_build(t, sym, &st);
-	if (t->end.liveness.ptr)
-		mode = t->end.liveness.ptr;
-	outbuf_printf(o, "liveness: %s; %zu collections read; %u snapshots of live bytes\n", mode,
-		      t->nr_collections, st.snapshots);
-	if (!strcmp(mode, "off"))
+	outbuf_printf(o, "liveness: %s; %zu collections read; %u snapshots of live bytes\n",
+		      trace_liveness_name(t->liveness), t->nr_collections, m->collection_snaps);
+	if (t->liveness == TRACE_LIVENESS_OFF)
 		outbuf_str(o, "note: this trace has no inferred frees (traced with --no-liveness or "
 			   "by an older alys-bpf): every block the program did not GC_free looks live\n");
-	else if (!strcmp(mode, "reuse"))
+	else if (t->liveness == TRACE_LIVENESS_REUSE)
 		outbuf_str(o, "note: frees were inferred from address reuse only: blocks never "
 			   "handed out again look live, and deaths are seen late\n");
 
-	v = xcalloc(st.n ? st.n : 1, sizeof(*v));
-	for (size_t i = 0; i < st.n; i++)
-		if (st.sites[i].allocs)
-			v[n++] = &st.sites[i];
+	v = xcalloc(m->nr_sites ? m->nr_sites : 1, sizeof(*v));
+	for (size_t i = 0; i < m->nr_sites; i++)
+		if (m->sites[i].allocs)
+			v[n++] = &m->sites[i];
 	qsort(v, n, sizeof(*v), by_live);
 	if (inuse_table) {
 		outbuf_printf(o, "\nIn use at the end, by site (top %d):\n", TOP_IN_USE);
 		outbuf_printf(o, "%14s %10s %14s %8s %8s  %s\n", "live_bytes", "objects",
 			      "alloc_bytes", "age_avg", "age_max", "site");
 	}
-	for (size_t i = 0; inuse_table && i < n && i < TOP_IN_USE && v[i]->live_bytes > 0; i++)
-		outbuf_printf(o, "%14" PRId64 " %10" PRId64 " %14" PRIu64 " %8.1f %8u  %s\n", v[i]->live_bytes,
-			      v[i]->live_objs, v[i]->alloc_bytes,
-			      v[i]->live_objs > 0 ? (double)v[i]->age_sum / (double)v[i]->live_objs : 0.0,
+	for (size_t i = 0; inuse_table && i < n && i < TOP_IN_USE && v[i]->s.inuse_space > 0; i++)
+		outbuf_printf(o, "%14" PRIu64 " %10" PRIu64 " %14" PRIu64 " %8.1f %8u  %s\n",
+			      v[i]->s.inuse_space, v[i]->s.inuse_objects, v[i]->s.alloc_space,
+			      v[i]->s.inuse_objects ?
+			      (double)v[i]->age_sum / (double)v[i]->s.inuse_objects : 0.0,
 			      v[i]->age_max, v[i]->name);
 
 	qsort(v, n, sizeof(*v), by_growth);
@@ -103,15 +100,14 @@ void leaks_sections(struct profile *p, struct outbuf *o, bool inuse_table)
 		if (!suspect(v[i]))
 			continue;
 		snprintf(rising, sizeof(rising), "%u/%u", v[i]->rises, v[i]->snapshots - 1);
-		outbuf_printf(o, "%4zu %+14" PRId64 " %14" PRId64 " %9s  %s\n", ++rank, growth(v[i]),
-			      v[i]->live_bytes, rising, v[i]->name);
+		outbuf_printf(o, "%4zu %+14" PRId64 " %14" PRIu64 " %9s  %s\n", ++rank, growth(v[i]),
+			      v[i]->s.inuse_space, rising, v[i]->name);
 	}
 	outbuf_printf(o, "\nBy allocating thread:\n%10s %12s %14s %14s %10s\n", "tid", "allocs",
 		      "alloc_bytes", "live_bytes", "objects");
-	for (size_t i = 0; i < st.nthreads; i++)
-		outbuf_printf(o, "%10u %12" PRIu64 " %14" PRIu64 " %14" PRId64 " %10" PRId64 "\n",
-			      st.threads[i].tid, st.threads[i].allocs, st.threads[i].alloc_bytes,
-			      st.threads[i].live_bytes, st.threads[i].live_objs);
+	for (size_t i = 0; i < m->nr_threads; i++)
+		outbuf_printf(o, "%10u %12" PRIu64 " %14" PRIu64 " %14" PRIu64 " %10" PRIu64 "\n",
+			      m->threads[i].tid, m->threads[i].allocs, m->threads[i].alloc_space,
+			      m->threads[i].inuse_space, m->threads[i].inuse_objects);
 	free(v);
-	sites_free(&st);
 }

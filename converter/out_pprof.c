@@ -86,73 +86,6 @@ static void put_sub(struct outbuf *o, unsigned int field, struct outbuf *sub)
 	sub->len = 0;
 }
 
-/* Interned strings: index 0 is "", as profile.proto requires. */
-struct strtab {
-	char **str;
-	size_t nr, cap;
-	uint32_t *slot;		/* open addressing: index + 1, 0 empty */
-	size_t mask;
-};
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static void strtab_rehash(struct strtab *st)
-{
-	size_t n = (st->mask + 1) * 2;
-
-	free(st->slot);
-	st->slot = xcalloc(n, sizeof(*st->slot));
-	st->mask = n - 1;
-	for (size_t i = 0; i < st->nr; i++) {
-		size_t h = hash_str(st->str[i]) & st->mask;
-
-		while (st->slot[h])
-			h = (h + 1) & st->mask;
-		st->slot[h] = (uint32_t)i + 1;
-	}
-}
-
-static uint64_t intern(struct strtab *st, const char *s)
-{
-	size_t h;
-
-	if (!s || !*s)
-		return 0;
-	for (h = hash_str(s) & st->mask; st->slot[h]; h = (h + 1) & st->mask)
-		if (!strcmp(st->str[st->slot[h] - 1], s))
-			return st->slot[h] - 1;
-	st->str = grow_array(st->str, &st->cap, st->nr + 1, sizeof(*st->str));
-	st->str[st->nr++] = xmemdup_str(s, strlen(s));
-	st->slot[h] = (uint32_t)st->nr;
-	if (st->nr * 2 > st->mask)
-		strtab_rehash(st);
-	return st->nr - 1;
-}
-
-static void strtab_init(struct strtab *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->mask = 1023;
-	st->slot = xcalloc(st->mask + 1, sizeof(*st->slot));
-	st->str = grow_array(NULL, &st->cap, 1, sizeof(*st->str));
-	st->str[st->nr++] = xmemdup_str("", 0);
-}
-
-static void strtab_free(struct strtab *st)
-{
-	for (size_t i = 0; i < st->nr; i++)
-		free(st->str[i]);
-	free(st->str);
-	free(st->slot);
-}
-
 /* Functions keyed by (name, file) string indexes, in a u64 table. */
 struct functions {
 	struct u64_table ids;	/* name << 32 | file -> id */
@@ -160,9 +93,9 @@ struct functions {
 	uint64_t next_id;
 };
 
-static uint64_t function_id(struct functions *fn, struct strtab *st, const struct sym_frame *f)
+static uint64_t function_id(struct functions *fn, struct str_table *st, const struct sym_frame *f)
 {
-	uint64_t name = intern(st, f->name), file = intern(st, f->file);
+	uint64_t name = str_table_intern(st, f->name), file = str_table_intern(st, f->file);
 	uint64_t key = (name << 32 | file) + 1;	/* the table reserves key 0 */
 	const struct u64_slot *hit = u64_table_get(&fn->ids, key);
 	struct outbuf sub;
@@ -192,29 +125,29 @@ static void hex(char *out, const uint8_t *id, size_t len)
 	out[2 * len] = '\0';
 }
 
-static void write_mappings(struct profile *p, struct outbuf *msg, struct strtab *st,
+static void write_mappings(struct model *m, struct outbuf *msg, struct str_table *st,
 			   const uint8_t *used)
 {
-	const struct trace *t = p->t;
+	const struct trace *t = m->t;
 	struct outbuf sub;
 
 	outbuf_init(&sub, -1);
 	for (size_t i = 0; i < t->nr_maps; i++) {
-		const struct trace_mapping *m = &t->maps[i];
+		const struct trace_mapping *map = &t->maps[i];
 		char id[2 * 64 + 1] = "";
 		bool named;
 
 		if (!used[i])
 			continue;
-		if (m->build_id_len <= 64)
-			hex(id, m->build_id, m->build_id_len);
-		named = symbolizer_mapping_resolved(p->sym, i);
+		if (map->build_id_len <= 64)
+			hex(id, map->build_id, map->build_id_len);
+		named = symbolizer_mapping_resolved(m->sym, i);
 		put_uint(&sub, MAPPING_ID, i + 1);
-		put_uint(&sub, MAPPING_MEMORY_START, m->start);
-		put_uint(&sub, MAPPING_MEMORY_LIMIT, m->end);
-		put_uint(&sub, MAPPING_FILE_OFFSET, m->offset);
-		put_uint(&sub, MAPPING_FILENAME, intern(st, m->path.ptr));
-		put_uint(&sub, MAPPING_BUILD_ID, intern(st, id));
+		put_uint(&sub, MAPPING_MEMORY_START, map->start);
+		put_uint(&sub, MAPPING_MEMORY_LIMIT, map->end);
+		put_uint(&sub, MAPPING_FILE_OFFSET, map->offset);
+		put_uint(&sub, MAPPING_FILENAME, str_table_intern(st, map->path.ptr));
+		put_uint(&sub, MAPPING_BUILD_ID, str_table_intern(st, id));
 		put_uint(&sub, MAPPING_HAS_FUNCTIONS, named);
 		put_uint(&sub, MAPPING_HAS_FILENAMES, named);
 		put_uint(&sub, MAPPING_HAS_LINE_NUMBERS, named);
@@ -241,12 +174,12 @@ static uint32_t plumbing_frames(const struct sym_entry *e)
  * the allocator frames inlined at the next one (*skip), are left out, unless
  * nothing else would remain. Returns the first address kept.
  */
-static uint32_t allocator_frames(struct profile *p, const struct trace_stack *stk,
+static uint32_t allocator_frames(struct model *m, const struct trace_stack *stk,
 				 uint32_t depth, uint32_t *skip)
 {
 	for (uint32_t k = 0; k < depth; k++) {
 		const struct sym_entry *e = symbolizer_entry(
-			p->sym, symbolizer_resolve(p->sym, p->t->ips[stk->first + k], k));
+			m->sym, symbolizer_resolve(m->sym, m->t->ips[stk->first + k], k));
 		uint32_t n = plumbing_frames(e);
 
 		if (n < e->nr_frames) {
@@ -269,14 +202,14 @@ struct locations {
 	uint8_t *map_used;
 };
 
-static uint64_t location_id(struct profile *p, uint32_t idx, bool return_addr, uint32_t skip,
-			    struct locations *loc, struct functions *fn, struct strtab *st,
+static uint64_t location_id(struct model *m, uint32_t idx, bool return_addr, uint32_t skip,
+			    struct locations *loc, struct functions *fn, struct str_table *st,
 			    struct outbuf *msg)
 {
-	const struct sym_entry *e = symbolizer_entry(p->sym, idx);
+	const struct sym_entry *e = symbolizer_entry(m->sym, idx);
 	uint64_t id = skip ? loc->trim_base + idx : (uint64_t)idx + 1;
 	uint8_t *written = skip ? &loc->written_trimmed[idx] : &loc->written[idx];
-	const struct trace_mapping *m;
+	const struct trace_mapping *map;
 	struct outbuf sub, line;
 
 	if (*written)
@@ -284,13 +217,13 @@ static uint64_t location_id(struct profile *p, uint32_t idx, bool return_addr, u
 	*written = 1;
 	/* pprof symbolizes a location's address as is: give it the call
 	 * instruction, not the return address */
-	m = trace_find_mapping(p->t, return_addr ? e->ip - 1 : e->ip);
+	map = trace_find_mapping(m->t, return_addr ? e->ip - 1 : e->ip);
 	outbuf_init(&sub, -1);
 	outbuf_init(&line, -1);
 	put_uint(&sub, LOCATION_ID, id);
-	if (m) {
-		loc->map_used[mapping_index(p->t, m)] = 1;
-		put_uint(&sub, LOCATION_MAPPING_ID, mapping_index(p->t, m) + 1);
+	if (map) {
+		loc->map_used[mapping_index(m->t, map)] = 1;
+		put_uint(&sub, LOCATION_MAPPING_ID, mapping_index(m->t, map) + 1);
 	}
 	put_uint(&sub, LOCATION_ADDRESS, return_addr && e->ip ? e->ip - 1 : e->ip);
 	for (uint32_t k = skip; k < e->nr_frames; k++) {
@@ -304,14 +237,14 @@ static uint64_t location_id(struct profile *p, uint32_t idx, bool return_addr, u
 	return id;
 }
 
-static void put_value_type(struct outbuf *o, unsigned int field, struct strtab *st,
+static void put_value_type(struct outbuf *o, unsigned int field, struct str_table *st,
 			   const char *type, const char *unit)
 {
 	struct outbuf sub;
 
 	outbuf_init(&sub, -1);
-	put_uint(&sub, VALUE_TYPE_TYPE, intern(st, type));
-	put_uint(&sub, VALUE_TYPE_UNIT, intern(st, unit));
+	put_uint(&sub, VALUE_TYPE_TYPE, str_table_intern(st, type));
+	put_uint(&sub, VALUE_TYPE_UNIT, str_table_intern(st, unit));
 	put_sub(o, field, &sub);
 	outbuf_release(&sub);
 }
@@ -354,7 +287,7 @@ static void gzip_into(struct outbuf *o, const struct outbuf *src)
 #define SYNTH_TRUNCATED (ALYS_KIND_REALLOC + 1)
 
 static uint64_t synthetic_location(uint64_t first_free_id, unsigned int kind,
-				   bool *written, struct functions *fn, struct strtab *st,
+				   bool *written, struct functions *fn, struct str_table *st,
 				   struct outbuf *msg)
 {
 	uint64_t id = first_free_id + kind;
@@ -378,30 +311,30 @@ static uint64_t synthetic_location(uint64_t first_free_id, unsigned int kind,
 	return id;
 }
 
-static bool bucket_shown(const struct profile *p, size_t b, const struct output_options *opt)
+static bool bucket_shown(const struct model *m, size_t b, const struct output_options *opt)
 {
-	return p->stats[b].alloc_objects && p->stats[b].alloc_space >= opt->min_bytes;
+	return m->buckets[b].s.alloc_objects && m->buckets[b].s.alloc_space >= opt->min_bytes;
 }
 
-static uint32_t bucket_depth(const struct profile *p, size_t b)
+static uint32_t bucket_depth(const struct model *m, size_t b)
 {
-	uint32_t n = p->t->stacks[b - 1].nr;
+	uint32_t n = m->t->stacks[b - 1].nr;
 
-	return p->depth && n > p->depth ? p->depth : n;
+	return m->depth && n > m->depth ? m->depth : n;
 }
 
-void write_pprof(struct profile *p, struct outbuf *o, const struct output_options *opt)
+void write_pprof(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
-	const struct trace *t = p->t;
+	const struct trace *t = m->t;
 	struct outbuf msg, sub, ids;
 	struct functions fn;
 	bool synth_written[SYNTH_TRUNCATED + 1] = { false };
 	struct locations loc;
 	uint64_t first_free_id;
-	struct strtab st;
+	struct str_table st;
 	char comment[256];
 
-	strtab_init(&st);
+	str_table_init(&st);
 	u64_table_init(&fn.ids);
 	fn.next_id = 0;
 	outbuf_init(&msg, -1);
@@ -416,10 +349,10 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 
 	/* resolve every address first: the entry count sizes the tables */
 	for (size_t b = 1; b <= t->nr_stacks; b++)
-		if (bucket_shown(p, b, opt))
-			for (uint32_t i = 0; i < bucket_depth(p, b); i++)
-				symbolizer_resolve(p->sym, t->ips[t->stacks[b - 1].first + i], i);
-	first_free_id = (uint64_t)symbolizer_nr_entries(p->sym) + 1;
+		if (bucket_shown(m, b, opt))
+			for (uint32_t i = 0; i < bucket_depth(m, b); i++)
+				symbolizer_resolve(m->sym, t->ips[t->stacks[b - 1].first + i], i);
+	first_free_id = (uint64_t)symbolizer_nr_entries(m->sym) + 1;
 	loc.written = xcalloc(first_free_id, 1);
 	loc.written_trimmed = xcalloc(first_free_id, 1);
 	loc.trim_base = first_free_id + SYNTH_TRUNCATED + 1;
@@ -427,24 +360,24 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 
 	/* Profile fields may come in any order: samples, locations and
 	 * functions are interleaved, each written when first needed. */
-	for (size_t b = 1; b < p->nr_buckets; b++) {
-		const struct alloc_stats *s = &p->stats[b];
+	for (size_t b = 1; b < m->nr_buckets; b++) {
+		const struct alloc_stats *s = &m->buckets[b].s;
 
-		if (!bucket_shown(p, b, opt))
+		if (!bucket_shown(m, b, opt))
 			continue;
 		if (b <= t->nr_stacks) {
 			const struct trace_stack *stk = &t->stacks[b - 1];
-			uint32_t depth = bucket_depth(p, b), i = 0, skip = 0;
+			uint32_t depth = bucket_depth(m, b), i = 0, skip = 0;
 
 			if (!opt->keep_allocator_frames)
-				i = allocator_frames(p, stk, depth, &skip);
+				i = allocator_frames(m, stk, depth, &skip);
 			for (; i < depth; i++, skip = 0) {
-				uint32_t idx = symbolizer_resolve(p->sym, t->ips[stk->first + i], i);
+				uint32_t idx = symbolizer_resolve(m->sym, t->ips[stk->first + i], i);
 
-				put_varint(&ids, location_id(p, idx, i > 0, skip, &loc,
+				put_varint(&ids, location_id(m, idx, i > 0, skip, &loc,
 							     &fn, &st, &msg));
 			}
-			if (profile_truncated(p, b))
+			if (model_truncated(m, b))
 				put_varint(&ids, synthetic_location(first_free_id, SYNTH_TRUNCATED,
 								    synth_written, &fn, &st, &msg));
 		} else {
@@ -465,7 +398,7 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 		ids.len = 0;
 		put_sub(&msg, PROFILE_SAMPLE, &sub);
 	}
-	write_mappings(p, &msg, &st, loc.map_used);
+	write_mappings(m, &msg, &st, loc.map_used);
 
 	if (t->hdr.present & HDR_START_UNIX_NS)
 		put_uint(&msg, PROFILE_TIME_NANOS, t->hdr.start_unix_ns);
@@ -477,9 +410,9 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 	snprintf(comment, sizeof(comment), "alys-bpf trace of %s, sample %s",
 		 t->hdr.exe.ptr ? t->hdr.exe.ptr : "?",
 		 t->hdr.sample.ptr ? t->hdr.sample.ptr : "all");
-	put_uint(&msg, PROFILE_COMMENT, intern(&st, comment));
-	put_uint(&msg, PROFILE_COMMENT, intern(&st, inuse_meaning(t)));
-	put_uint(&msg, PROFILE_DEFAULT_SAMPLE_TYPE, intern(&st, "alloc_space"));
+	put_uint(&msg, PROFILE_COMMENT, str_table_intern(&st, comment));
+	put_uint(&msg, PROFILE_COMMENT, str_table_intern(&st, inuse_meaning(t)));
+	put_uint(&msg, PROFILE_DEFAULT_SAMPLE_TYPE, str_table_intern(&st, "alloc_space"));
 	for (size_t i = 0; i < st.nr; i++)
 		put_bytes(&msg, PROFILE_STRING_TABLE, st.str[i], strlen(st.str[i]));
 
@@ -491,5 +424,5 @@ void write_pprof(struct profile *p, struct outbuf *o, const struct output_option
 	outbuf_release(&sub);
 	outbuf_release(&msg);
 	u64_table_free(&fn.ids);
-	strtab_free(&st);
+	str_table_free(&st);
 }

@@ -5,10 +5,10 @@
  *  - Top allocation sites by bytes and by count, like perf_tools'
  *    pretty_log_allocations: a site is the first frame, from the GC
  *    function outwards, that is neither allocator plumbing nor a
- *    constructor of the type being built (profile_site()), shown with the
+ *    constructor of the type being built (the model's site), shown with the
  *    file:line of the call.
  *  - Allocations by Crystal type, from the T::new / T#initialize /
- *    T.allocate frame (profile_type()), like the compiler's __trace_new
+ *    T.allocate frame (the model's type), like the compiler's __trace_new
  *    statistics, with each type's biggest site.
  *  - With --type: that type's top call stacks.
  */
@@ -25,77 +25,17 @@
 #define TOP_STACKS 10
 #define STACK_FRAMES 24
 
+/* A line of the site or type tables. */
 struct row {
-	char *key;			/* site: "name\tfile:line"; type: its name */
-	const struct sym_frame *site;	/* site rows, and a type's biggest site */
-	uint64_t site_bytes;		/* bytes of that biggest site */
+	const char *key;		/* the site's or the type's name */
+	const struct model_site *site;	/* site rows, and a type's biggest site */
 	struct alloc_stats s;
 };
 
 struct rows {
 	struct row *r;
-	size_t nr, cap;
-	uint32_t *slot;			/* index + 1; 0 empty */
-	size_t mask;
+	size_t nr;
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static void rows_rehash(struct rows *rs, size_t n)
-{
-	free(rs->slot);
-	rs->slot = xcalloc(n, sizeof(*rs->slot));
-	rs->mask = n - 1;
-	for (size_t i = 0; i < rs->nr; i++) {
-		size_t h = hash_str(rs->r[i].key) & rs->mask;
-
-		while (rs->slot[h])
-			h = (h + 1) & rs->mask;
-		rs->slot[h] = (uint32_t)i + 1;
-	}
-}
-
-static struct row *row_for(struct rows *rs, const char *key)
-{
-	size_t h;
-
-	if (!rs->slot)
-		rows_rehash(rs, 256);
-	for (h = hash_str(key) & rs->mask; rs->slot[h]; h = (h + 1) & rs->mask)
-		if (!strcmp(rs->r[rs->slot[h] - 1].key, key))
-			return &rs->r[rs->slot[h] - 1];
-	rs->r = grow_array(rs->r, &rs->cap, rs->nr + 1, sizeof(*rs->r));
-	memset(&rs->r[rs->nr], 0, sizeof(rs->r[0]));
-	rs->r[rs->nr].key = xmemdup_str(key, strlen(key));
-	rs->slot[h] = (uint32_t)++rs->nr;
-	if (rs->nr * 2 > rs->mask) {
-		rows_rehash(rs, (rs->mask + 1) * 2);
-	}
-	return &rs->r[rs->nr - 1];
-}
-
-static void rows_free(struct rows *rs)
-{
-	for (size_t i = 0; i < rs->nr; i++)
-		free(rs->r[i].key);
-	free(rs->r);
-	free(rs->slot);
-}
-
-static void add(struct alloc_stats *to, const struct alloc_stats *s)
-{
-	to->alloc_objects += s->alloc_objects;
-	to->alloc_space += s->alloc_space;
-	to->inuse_objects += s->inuse_objects;
-	to->inuse_space += s->inuse_space;
-}
 
 static int by_bytes(const void *a, const void *b)
 {
@@ -143,10 +83,12 @@ static void cell(struct outbuf *o, const char *s, bool md)
 	}
 }
 
-static void site_text(struct outbuf *o, const struct sym_frame *f, bool md)
+static void site_text(struct outbuf *o, const struct model_site *site, bool md)
 {
+	const struct sym_frame *f = site ? site->frame : NULL;
+
 	if (!f) {
-		outbuf_str(o, md ? "(no site: only allocator frames)" : "(no site: only allocator frames)");
+		cell(o, site ? site->name : "?", md);
 		return;
 	}
 	cell(o, f->name, md);
@@ -274,28 +216,28 @@ static int rank_by_bytes(const void *a, const void *b)
 }
 
 /* --type: the biggest call stacks of that type, frames innermost first. */
-static void type_stacks(struct profile *p, struct outbuf *o, bool md, const char *type,
+static void type_stacks(struct model *m, struct outbuf *o, bool md, const char *type,
 			uint64_t min_bytes)
 {
-	struct bucket_rank *rank = xcalloc(p->nr_buckets, sizeof(*rank));
+	struct bucket_rank *rank = xcalloc(m->nr_buckets, sizeof(*rank));
 	size_t nr = 0;
 	char title[256];
 
-	for (size_t b = 1; b < p->nr_buckets; b++)
-		if (p->stats[b].alloc_objects && p->stats[b].alloc_space >= min_bytes)
-			rank[nr++] = (struct bucket_rank){ b, p->stats[b].alloc_space,
-							    p->stats[b].alloc_objects };
+	for (size_t b = 1; b < m->nr_buckets; b++)
+		if (m->buckets[b].s.alloc_objects && m->buckets[b].s.alloc_space >= min_bytes)
+			rank[nr++] = (struct bucket_rank){ b, m->buckets[b].s.alloc_space,
+							    m->buckets[b].s.alloc_objects };
 	qsort(rank, nr, sizeof(*rank), rank_by_bytes);
 	snprintf(title, sizeof(title), "Top call stacks of %s", type);
 	heading(o, md, title);
 	for (size_t i = 0; i < nr && i < TOP_STACKS; i++) {
 		const struct sym_frame **f;
-		size_t n = profile_frames(p, rank[i].b, &f);
+		size_t n = model_frames(m, rank[i].b, &f);
 
 		outbuf_printf(o, md ? "%zu. %" PRIu64 " bytes, %" PRIu64 " objects (%.1f%% of the bytes)\n\n"
 			      : "#%zu  %" PRIu64 " bytes, %" PRIu64 " objects (%.1f%% of the bytes)\n",
 			      i + 1, rank[i].bytes, rank[i].objects,
-			      pct(rank[i].bytes, p->total.alloc_space));
+			      pct(rank[i].bytes, m->total.alloc_space));
 		if (md)
 			outbuf_str(o, "   ```\n");
 		for (size_t k = 0; k < n && k < STACK_FRAMES; k++) {
@@ -318,9 +260,9 @@ static void type_stacks(struct profile *p, struct outbuf *o, bool md, const char
 	free(rank);
 }
 
-static void summary(struct profile *p, struct outbuf *o, bool md)
+static void summary(struct model *m, struct outbuf *o, bool md)
 {
-	const struct trace *t = p->t;
+	const struct trace *t = m->t;
 	const char *li = md ? "- " : "  ";
 
 	outbuf_str(o, md ? "# Allocation report: " : "Allocation report: ");
@@ -348,106 +290,70 @@ static void summary(struct profile *p, struct outbuf *o, bool md)
 		outbuf_printf(o, "Probe windows saw %.1f%% of the bytes the collector counted; "
 			      "weights are scaled up by that share\n", t->duty_share * 100);
 	}
-	if (p->filter.has_from || p->filter.has_to) {
+	if (m->filter.has_from || m->filter.has_to) {
 		outbuf_str(o, li);
 		outbuf_str(o, "Time window: ");
-		if (p->filter.has_from)
-			outbuf_printf(o, "%.6f s", (double)p->filter.from_ns / 1e9);
+		if (m->filter.has_from)
+			outbuf_printf(o, "%.6f s", (double)m->filter.from_ns / 1e9);
 		outbuf_str(o, " .. ");
-		if (p->filter.has_to)
-			outbuf_printf(o, "%.6f s", (double)p->filter.to_ns / 1e9);
+		if (m->filter.has_to)
+			outbuf_printf(o, "%.6f s", (double)m->filter.to_ns / 1e9);
 		outbuf_str(o, " since the trace start\n");
 	}
-	if (p->filter.type) {
+	if (m->filter.type) {
 		outbuf_str(o, li);
 		outbuf_str(o, "Type: only allocations of ");
-		cell(o, p->filter.type, md);
+		cell(o, m->filter.type, md);
 		outbuf_char(o, '\n');
 	}
 	outbuf_str(o, li);
 	outbuf_printf(o, "Allocated: %" PRIu64 " objects, %" PRIu64 " bytes in %" PRIu64
 		      " allocation events; %" PRIu64 " frees\n",
-		      p->total.alloc_objects, p->total.alloc_space, p->alloc_events, p->free_events);
+		      m->total.alloc_objects, m->total.alloc_space, m->alloc_events, m->free_events);
 	outbuf_str(o, li);
 	outbuf_printf(o, "Not freed by the end: %" PRIu64 " objects, %" PRIu64 " bytes (%s)\n",
-		      p->total.inuse_objects, p->total.inuse_space, inuse_meaning(p->t));
+		      m->total.inuse_objects, m->total.inuse_space, inuse_meaning(m->t));
 }
 
 /* Leak suspects, object age and threads come from -f leaks, which follows
  * live bytes through the whole trace (so only without window or type). */
-static void liveness_sections(struct profile *p, struct outbuf *o,
+static void liveness_sections(struct model *m, struct outbuf *o,
 			      const struct output_options *opt)
 {
 	heading(o, opt->markdown, "Liveness (as -f leaks: leak suspects, threads)");
 	if (opt->markdown)
 		outbuf_str(o, "```\n");
 	/* The in-use table is the report's own, above: printed once. */
-	leaks_sections(p, o, false);
+	leaks_sections(m, o, false);
 	if (opt->markdown)
 		outbuf_str(o, "```\n");
 }
 
-void write_report(struct profile *p, struct outbuf *o, const struct output_options *opt)
+void write_report(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
 	bool md = opt->markdown;
-	struct rows sites = { 0 }, types = { 0 };
-	struct outbuf key;
+	struct rows sites = { xcalloc(m->nr_sites + 1, sizeof(struct row)), 0 };
+	struct rows types = { xcalloc(m->nr_types + 1, sizeof(struct row)), 0 };
 
-	outbuf_init(&key, -1);
-	for (size_t b = 1; b < p->nr_buckets; b++) {
-		const struct alloc_stats *s = &p->stats[b];
-		const struct sym_frame *site;
-		struct row *r;
+	for (size_t i = 0; i < m->nr_sites; i++)
+		sites.r[sites.nr++] = (struct row){ m->sites[i].name, &m->sites[i], m->sites[i].s };
+	for (size_t i = 0; i < m->nr_types; i++)
+		types.r[types.nr++] = (struct row){ m->types[i].name,
+						    &m->sites[m->types[i].top_site], m->types[i].s };
 
-		if (!s->alloc_objects)
-			continue;
-		site = profile_site(p, b);
-		key.len = 0;
-		if (site) {
-			outbuf_str(&key, site->name);
-			outbuf_char(&key, '\t');
-			if (site->file)
-				outbuf_str(&key, site->file);
-			outbuf_char(&key, ':');
-			outbuf_u64(&key, site->line);
-		}
-		outbuf_char(&key, '\0');
-		r = row_for(&sites, key.buf);
-		r->site = site;
-		add(&r->s, s);
-
-		r = row_for(&types, profile_type(p, b));
-		add(&r->s, s);
-	}
-	/* each type's biggest site: a second pass over the buckets */
-	for (size_t b = 1; b < p->nr_buckets; b++) {
-		const struct alloc_stats *s = &p->stats[b];
-		struct row *r;
-
-		if (!s->alloc_objects)
-			continue;
-		r = row_for(&types, profile_type(p, b));
-		if (s->alloc_space > r->site_bytes || !r->site) {
-			r->site_bytes = s->alloc_space;
-			r->site = profile_site(p, b);
-		}
-	}
-
-	summary(p, o, md);
-	site_table(o, &sites, &p->total, md, "Top allocation sites by bytes", by_bytes,
+	summary(m, o, md);
+	site_table(o, &sites, &m->total, md, "Top allocation sites by bytes", by_bytes,
 		   opt->min_bytes, false);
-	site_table(o, &sites, &p->total, md, "Top allocation sites by count", by_count,
+	site_table(o, &sites, &m->total, md, "Top allocation sites by count", by_count,
 		   opt->min_bytes, false);
-	site_table(o, &sites, &p->total, md, p->filter.has_to ?
+	site_table(o, &sites, &m->total, md, m->filter.has_to ?
 		   "In use at the end of the window, by site" : "In use at the end, by site",
 		   by_inuse, opt->min_bytes, true);
-	type_table(o, &types, &p->total, md, opt->min_bytes);
-	if (p->filter.type)
-		type_stacks(p, o, md, p->filter.type, opt->min_bytes);
-	if (!p->filter.type && !p->filter.has_from && !p->filter.has_to)
-		liveness_sections(p, o, opt);
-
-	outbuf_release(&key);
-	rows_free(&sites);
-	rows_free(&types);
+	type_table(o, &types, &m->total, md, opt->min_bytes);
+	if (m->filter.type)
+		type_stacks(m, o, md, m->filter.type, opt->min_bytes);
+	if (!m->filter.type && !m->filter.has_from && !m->filter.has_to)
+		liveness_sections(m, o, opt);
+	free(sites.r);
+	free(types.r);
 }

@@ -2,7 +2,7 @@
 /*
  * -f timeline: a self-contained SVG chart of bytes over time. Top panel:
  * bytes allocated so far (total and for the top sites); bottom panel: live
- * bytes (total and the same sites). Points are the snapshots of sites.c
+ * bytes (total and the same sites). Points are the model's snapshots
  * (each collection read, or each new gc_no) and the end of the trace; the
  * top sites are the TOP_SERIES with the highest peak of live bytes. Sites
  * name their type through the constructor frame (`T::new`).
@@ -14,8 +14,7 @@
 #include <string.h>
 
 #include "output.h"
-#include "profile.h"
-#include "sites.h"
+#include "model.h"
 #include "util.h"
 
 #define TOP_SERIES 5
@@ -38,46 +37,57 @@ struct point {
 };
 
 struct timeline {
-	const struct site *top[TOP_SERIES];
+	const struct model_site *top[TOP_SERIES];
 	size_t ntop;
 	struct point *pts;
-	size_t n, cap;
+	size_t n;
 	size_t live_n;		/* points with judged live bytes: pts[0..live_n) */
 };
 
-static void record(const struct site_table *st, uint64_t ts, void *arg)
-{
-	struct timeline *tl = arg;
-	struct point *p;
-
-	tl->pts = grow_array(tl->pts, &tl->cap, tl->n + 1, sizeof(*tl->pts));
-	p = &tl->pts[tl->n++];
-	memset(p, 0, sizeof(*p));
-	/* Time only moves forward on the chart, whatever clock skew between
-	 * CPUs put into the records. */
-	p->ts = tl->n > 1 && ts < p[-1].ts ? p[-1].ts : ts;
-	for (size_t i = 0; i < st->n; i++) {
-		p->alloc[0] += (double)st->sites[i].alloc_bytes;
-		p->live[0] += (double)st->sites[i].live_bytes;
-	}
-	/* Same table, same order: the top sites are found by name once. */
-	for (size_t k = 0; k < tl->ntop; k++) {
-		const struct site *s = sites_find(st, tl->top[k]->name);
-
-		if (s) {
-			p->alloc[k + 1] = (double)s->alloc_bytes;
-			p->live[k + 1] = (double)s->live_bytes;
-		}
-	}
-}
-
 static int by_peak(const void *a, const void *b)
 {
-	const struct site *x = *(const struct site *const *)a, *y = *(const struct site *const *)b;
+	const struct model_site *x = *(const struct model_site *const *)a;
+	const struct model_site *y = *(const struct model_site *const *)b;
 
 	if (x->peak_live != y->peak_live)
 		return x->peak_live < y->peak_live ? 1 : -1;
 	return strcmp(x->name, y->name);
+}
+
+/* The sites that peak highest, then a point per snapshot of the model. */
+static void series(const struct model *m, struct timeline *tl)
+{
+	const struct model_site **v = xcalloc(m->nr_sites ? m->nr_sites : 1, sizeof(*v));
+	struct point cur = { 0 };
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nr_sites; i++)
+		if (m->sites[i].peak_live > 0)
+			v[n++] = &m->sites[i];
+	qsort(v, n, sizeof(*v), by_peak);
+	tl->ntop = n < TOP_SERIES ? n : TOP_SERIES;
+	memcpy(tl->top, v, tl->ntop * sizeof(*v));
+	free(v);
+
+	/* A start point at zero, then the snapshots. */
+	tl->pts = xcalloc(m->nr_snaps + 1, sizeof(*tl->pts));
+	tl->pts[0].ts = m->t->hdr.start_ns;
+	tl->n = 1;
+	for (size_t i = 0; i < m->nr_snaps; i++) {
+		const struct model_snapshot *sn = &m->snaps[i];
+		size_t end = i + 1 < m->nr_snaps ? sn[1].first_change : m->nr_changes;
+
+		for (size_t c = sn->first_change; c < end; c++)
+			for (size_t k = 0; k < tl->ntop; k++)
+				if (m->changes[c].site == (uint32_t)(tl->top[k] - m->sites)) {
+					cur.alloc[k + 1] = (double)m->changes[c].alloc_space;
+					cur.live[k + 1] = (double)m->changes[c].inuse_space;
+				}
+		cur.ts = sn->ts_ns > tl->pts[tl->n - 1].ts ? sn->ts_ns : tl->pts[tl->n - 1].ts;
+		cur.alloc[0] = (double)sn->alloc_space;
+		cur.live[0] = (double)sn->inuse_space;
+		tl->pts[tl->n++] = cur;
+	}
 }
 
 static void xml_text(struct outbuf *o, const char *s)
@@ -148,45 +158,17 @@ static void panel(struct outbuf *o, const struct timeline *tl, bool live, int y0
 	}
 }
 
-void write_timeline(struct profile *p, struct outbuf *o, const struct output_options *opt)
+void write_timeline(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
-	const struct trace *t = p->t;
-	struct symbolizer *sym = p->sym;
-	struct site_table st;
+	const struct trace *t = m->t;
 	struct timeline tl = { 0 };
-	const struct site **v;
-	size_t n = 0;
-	bool judged;
+	bool judged = t->liveness != TRACE_LIVENESS_OFF;
 	double tmax;
 	int h;
 
 	(void)opt;
-	/* Pass 1: which sites peak highest. */
-	sites_build(t, sym, &st);
-	v = xcalloc(st.n ? st.n : 1, sizeof(*v));
-	for (size_t i = 0; i < st.n; i++)
-		if (st.sites[i].peak_live > 0)
-			v[n++] = &st.sites[i];
-	qsort(v, n, sizeof(*v), by_peak);
-	/* Pass 2: their series; names are copied, the table is rebuilt. */
-	tl.ntop = n < TOP_SERIES ? n : TOP_SERIES;
-	for (size_t k = 0; k < tl.ntop; k++) {
-		struct site *c = xcalloc(1, sizeof(*c));
-
-		c->name = xmemdup_str(v[k]->name, strlen(v[k]->name));
-		tl.top[k] = c;
-	}
-	free(v);
-	sites_free(&st);
-	/* A start point at zero. */
-	tl.pts = grow_array(tl.pts, &tl.cap, 1, sizeof(*tl.pts));
-	memset(&tl.pts[0], 0, sizeof(tl.pts[0]));
-	tl.pts[0].ts = t->hdr.start_ns;
-	tl.n = 1;
-	sites_build_cb(t, sym, &st, record, &tl);
-	sites_free(&st);
+	series(m, &tl);
 	/* The last point is the end of the trace, not a collection read. */
-	judged = t->hdr.liveness.ptr && strcmp(t->hdr.liveness.ptr, "off");
 	tl.live_n = judged && tl.n > 1 ? tl.n - 1 : tl.n;
 
 	tmax = tl.n ? (double)(tl.pts[tl.n - 1].ts - tl.pts[0].ts) / 1e9 : 0;
@@ -216,9 +198,5 @@ void write_timeline(struct profile *p, struct outbuf *o, const struct output_opt
 		outbuf_printf(o, "</text>\n");
 	}
 	outbuf_printf(o, "</svg>\n");
-	for (size_t k = 0; k < tl.ntop; k++) {
-		free(tl.top[k]->name);
-		free((void *)tl.top[k]);
-	}
 	free(tl.pts);
 }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "outbuf.h"
-#include "profile.h"
+#include "model.h"
 #include "symbolize.h"
 #include "trace.h"
 
@@ -27,20 +27,20 @@ struct output_options {
 	bool keep_allocator_frames;	/* pprof: do not trim GC_*, __crystal_malloc*, ... */
 };
 
-/* p has been built (profile_build); p->t and p->sym are the trace. */
-void write_json(struct profile *p, struct outbuf *o, const struct output_options *opt);
-void write_folded(struct profile *p, struct outbuf *o, const struct output_options *opt);
-void write_pprof(struct profile *p, struct outbuf *o, const struct output_options *opt);
-void write_flamegraph(struct profile *p, struct outbuf *o, const struct output_options *opt);
-void write_report(struct profile *p, struct outbuf *o, const struct output_options *opt);
+/* m has been built (model_build); m->t and m->sym are the trace. */
+void write_json(struct model *m, struct outbuf *o, const struct output_options *opt);
+void write_folded(struct model *m, struct outbuf *o, const struct output_options *opt);
+void write_pprof(struct model *m, struct outbuf *o, const struct output_options *opt);
+void write_flamegraph(struct model *m, struct outbuf *o, const struct output_options *opt);
+void write_report(struct model *m, struct outbuf *o, const struct output_options *opt);
 /* out_leaks.c: in-use bytes by site at the end, leak suspects. */
-void write_leaks(struct profile *p, struct outbuf *o, const struct output_options *opt);
+void write_leaks(struct model *m, struct outbuf *o, const struct output_options *opt);
 /* The same, without the in-use table when the caller has one (the report). */
-void leaks_sections(struct profile *p, struct outbuf *o, bool inuse_table);
+void leaks_sections(const struct model *m, struct outbuf *o, bool inuse_table);
 /* out_timeline.c: SVG chart of allocated and live bytes over time. */
-void write_timeline(struct profile *p, struct outbuf *o, const struct output_options *opt);
+void write_timeline(struct model *m, struct outbuf *o, const struct output_options *opt);
 
 /* out_census.c: live objects by type id from --census heap walks. */
-void write_census(struct profile *p, struct outbuf *o, const struct output_options *opt);
+void write_census(struct model *m, struct outbuf *o, const struct output_options *opt);
 
 #endif /* ALYS_CONV_OUTPUT_H */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "crystal_source.h"
+#include "elf_file.h"
 #include "inline_index.h"
 #include "line_index.h"
 #include "symbol_index.h"
@@ -164,41 +165,29 @@ enum file_check {
 static enum file_check check_file(const char *path, const struct trace_mapping *m,
 				  uint64_t *bias, int *err, char *have, size_t havelen)
 {
-	const void *file_id = NULL;
-	ssize_t file_id_len;
-	enum file_check ret = FILE_NOT_ELF;
-	Elf *elf;
-	int fd;
+	uint8_t file_id[64];
+	size_t file_id_len;
+	struct elf_file ef;
+	char msg[256];
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		*err = errno;
-		return FILE_MISSING;
+	if (elf_file_open(&ef, path, msg, sizeof(msg))) {
+		*err = ef.open_errno;
+		return ef.error == ELF_FILE_CANNOT_OPEN ? FILE_MISSING : FILE_NOT_ELF;
 	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF)
-		goto out;
-	file_id_len = dwelf_elf_gnu_build_id(elf, &file_id);
-	if (file_id_len < 0)
-		file_id_len = 0;
+	file_id_len = elf_file_build_id(&ef, file_id, sizeof(file_id));
 	if (m->build_id_len &&
-	    ((size_t)file_id_len != m->build_id_len ||
-	     memcmp(file_id, m->build_id, m->build_id_len))) {
-		hex_id(have, havelen, file_id, (size_t)file_id_len);
-		ret = FILE_OTHER_BUILD_ID;
-		goto out;
+	    (file_id_len != m->build_id_len || memcmp(file_id, m->build_id, m->build_id_len))) {
+		hex_id(have, havelen, file_id, file_id_len);
+		elf_file_close(&ef);
+		return FILE_OTHER_BUILD_ID;
 	}
-	if (mapping_bias(elf, m, bias)) {
+	if (mapping_bias(ef.elf, m, bias)) {
 		/* No segment covers the offset: assume file offsets equal vaddrs,
 		 * as they do for the first segment of common linkers' output. */
 		*bias = m->start - m->offset;
 	}
-	ret = FILE_OK;
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return ret;
+	elf_file_close(&ef);
+	return FILE_OK;
 }
 
 /* DIR/xx/yyyy.debug or DIR/.build-id/xx/yyyy.debug; returns an fd or -1. */
@@ -298,32 +287,16 @@ static const char *inspect_file(struct symbolizer *s, const struct trace_mapping
 	return NULL;
 }
 
-static bool has_symtab(Elf *elf)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
-
-		if (sh && sh->sh_type == SHT_SYMTAB)
-			return true;
-	}
-	return false;
-}
-
 static bool file_has_symtab(const char *path)
 {
-	bool ret = false;
-	Elf *elf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct elf_file ef;
+	char err[256];
+	bool ret;
 
-	if (fd < 0)
+	if (elf_file_open(&ef, path, err, sizeof(err)))
 		return false;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf)
-		ret = has_symtab(elf);
-	elf_end(elf);
-	close(fd);
+	ret = elf_has_symtab(ef.elf);
+	elf_file_close(&ef);
 	return ret;
 }
 
@@ -333,7 +306,7 @@ static void warn_if_stripped(struct symbolizer *s, struct sym_module *mod, Elf *
 	const char *debugfile = NULL;
 	Dwarf_Addr dwbias;
 
-	if (has_symtab(elf))
+	if (elf_has_symtab(elf))
 		return;
 	dwfl_module_getdwarf(mod->mod, &dwbias);	/* looks for a debug file */
 	dwfl_module_info(mod->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);

@@ -304,8 +304,10 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 	return 0;
 }
 
-/* Fill in prev_id, and old_size when the writer did not know it, from the
- * allocations seen so far; keep the live-address table current. */
+/* Fill in prev_id from the allocations seen so far; keep the live-address
+ * table current. old_size is the writer's (FORMAT.md) for called frees and
+ * reallocs; an inferred free's record has none: the size of the block it
+ * ends. */
 static void link_event(struct trace *t, struct trace_event *e, uint32_t id)
 {
 	uint64_t replaced = 0;
@@ -317,8 +319,8 @@ static void link_event(struct trace *t, struct trace_event *e, uint32_t id)
 		replaced = e->addr;
 	if (replaced && (s = u64_table_get(&t->live, replaced))) {
 		e->prev_id = s->b;
-		if (!e->old_size)
-			e->old_size = s->a;
+		if (e->kind == ALYS_KIND_FREE && e->cause != ALYS_CAUSE_CALL)
+			e->old_size = t->events[s->b - 1].size;
 		/* A failed GC_realloc (NULL for a non-zero size) leaves the old
 		 * block allocated; realloc to 0 frees it. */
 		if (!(e->kind == ALYS_KIND_REALLOC && !e->addr && e->size))
@@ -327,7 +329,7 @@ static void link_event(struct trace *t, struct trace_event *e, uint32_t id)
 	/* The collector reuses blocks without a GC_free: an allocation at a
 	 * known address simply replaces the older entry. */
 	if (e->kind != ALYS_KIND_FREE && e->addr)
-		u64_table_put(&t->live, e->addr, e->size, id);
+		u64_table_put(&t->live, e->addr, 0, id);
 }
 
 static int push_event(const struct reader *r, struct trace_event *e)
@@ -709,6 +711,20 @@ static void apply_duty_share(struct trace *t)
 	}
 }
 
+/* The end record's mode when there is one: the tracer may have fallen
+ * back to address reuse after writing the header. */
+static enum trace_liveness liveness_mode(const struct trace *t)
+{
+	const struct bstr *m = t->has_end && t->end.liveness.ptr ? &t->end.liveness
+								  : &t->hdr.liveness;
+
+	if (m->ptr && m->len == 5 && !memcmp(m->ptr, "marks", 5))
+		return TRACE_LIVENESS_MARKS;
+	if (m->ptr && m->len == 5 && !memcmp(m->ptr, "reuse", 5))
+		return TRACE_LIVENESS_REUSE;
+	return TRACE_LIVENESS_OFF;
+}
+
 /* The daemon writes a stack record when its probe first sees the stack;
  * another CPU can submit an event with the same stack just before that
  * record: look such stacks up once all are known. */
@@ -798,6 +814,7 @@ static int read_records(struct trace *t)
 	}
 	resolve_late_stacks(t);
 	apply_duty_share(t);
+	t->liveness = liveness_mode(t);
 	ret = 0;
 out:
 	progress_end(&bar);
@@ -874,6 +891,15 @@ const struct trace_mapping *trace_find_mapping(const struct trace *t, uint64_t a
 		if (addr >= t->maps[i].start && addr < t->maps[i].end)
 			return &t->maps[i];
 	return NULL;
+}
+
+const char *trace_liveness_name(enum trace_liveness mode)
+{
+	switch (mode) {
+	case TRACE_LIVENESS_MARKS: return "marks";
+	case TRACE_LIVENESS_REUSE: return "reuse";
+	default: return "off";
+	}
 }
 
 const char *trace_cause_name(unsigned int cause)

@@ -75,7 +75,7 @@ struct trace_event {
 	uint64_t addr;
 	uint64_t size;
 	uint64_t old_addr;
-	uint64_t old_size;		/* filled in from earlier events when 0 */
+	uint64_t old_size;		/* as written (0: unknown); inferred frees: the block's size */
 	uint64_t weight;
 	uint32_t gc_no;			/* saturated at UINT32_MAX, with a warning */
 	uint32_t tid : TRACE_TID_BITS;
@@ -129,6 +129,13 @@ struct trace_end {
 	uint64_t events;
 };
 
+/* Which frees the tracer inferred (FORMAT.md header and end "liveness"). */
+enum trace_liveness {
+	TRACE_LIVENESS_OFF,		/* none: only called frees */
+	TRACE_LIVENESS_MARKS,		/* from the collector's marks */
+	TRACE_LIVENESS_REUSE,		/* from address reuse only */
+};
+
 struct trace {
 	const char *path;
 	const uint8_t *data;		/* the mapped file */
@@ -147,7 +154,7 @@ struct trace {
 
 	struct trace_event *events;
 	size_t nr_events, cap_events;
-	struct u64_table live;		/* addr -> (size, event id) */
+	struct u64_table live;		/* addr -> event id (b) of its allocation */
 
 	struct trace_collection *collections;
 	size_t nr_collections, cap_collections;
@@ -167,6 +174,9 @@ struct trace {
 	 * weights were divided by it on loading (0: not a duty-cycled trace). */
 	double duty_share;
 	double duty_share_realloc;	/* the same for realloc events */
+
+	/* The end record's liveness mode, else the header's: read once. */
+	enum trace_liveness liveness;
 
 	bool cut_short;			/* no end record */
 	uint64_t cut_at;		/* byte offset where usable data stops */
@@ -210,5 +220,7 @@ const struct trace_mapping *trace_find_mapping(const struct trace *t,
 
 const char *trace_kind_name(unsigned int kind);
 const char *trace_cause_name(unsigned int cause);
+/* "off", "marks" or "reuse", as FORMAT.md writes the mode. */
+const char *trace_liveness_name(enum trace_liveness mode);
 
 #endif /* ALYS_CONV_TRACE_H */

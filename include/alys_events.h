@@ -81,7 +81,8 @@ struct alys_rb_event {
 	__u64 size;		/* requested bytes; 0 for free */
 	__u64 addr;		/* returned (or freed) address */
 	__u64 old_addr;		/* realloc only */
-	__u64 weight;		/* bytes this event stands for (sampling) */
+	__u64 objects;		/* objects it stands for, when the kernel counted
+				 * them (a refill's list); 0: one call */
 	__u64 gc_no;		/* collector's GC_gc_no at return, 0 if unknown */
 	__u64 stack_key;	/* key of a stack record; 0: no stack */
 };

@@ -627,17 +627,19 @@ static void cover_stack(struct tracer *t, const uint64_t *ips, uint32_t nr)
 	}
 }
 
-/* Bytes an event stands for. Sampled, a call of s bytes was recorded with
- * probability 1 - exp(-s/N): weighting it by the inverse keeps totals
- * unbiased (as Go's and tcmalloc's heap profiles do). */
+/* Bytes an event stands for: the one place the trace's weight is made. A
+ * refill stands for the objects the kernel counted in its list. Sampled, a
+ * call of s bytes was recorded with probability 1 - exp(-s/N): weighting
+ * it by the inverse keeps totals unbiased (as Go's and tcmalloc's heap
+ * profiles do). */
 static uint64_t event_weight(const struct tracer *t, const struct alys_rb_event *e)
 {
 	double n = (double)t->sample_bytes;
 
 	if (e->kind == ALYS_KIND_FREE)
 		return 0;
-	if (e->weight)
-		return e->weight;	/* known to the kernel: a refill's list */
+	if (e->objects)
+		return e->objects * e->size;
 	if (!t->sample_bytes || !e->size)
 		return e->size;
 	return (uint64_t)llround((double)e->size / -expm1(-(double)e->size / n));
@@ -673,7 +675,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	} else if (type == ALYS_RB_EVENT && len >= sizeof(struct alys_rb_event)) {
 		const struct alys_rb_event *e = data;
 		uint32_t stack_id = stack_table_event(&t->stacks, e->stack_key);
-		uint64_t old_size = 0;
+		uint64_t old_size = 0, weight = event_weight(t, e);
 
 		switch (e->kind) {
 		case ALYS_KIND_REALLOC:
@@ -686,14 +688,14 @@ static int on_record(void *ctx, void *data, size_t len)
 		default:
 			u64_table_put(&t->sizes, e->addr, e->size, 0);
 		}
-		trace_writer_event(&t->w, e, stack_id, old_size, event_weight(t, e));
+		trace_writer_event(&t->w, e, stack_id, old_size, weight);
 		if (t->o->interval_ns) {
 			if (e->kind == ALYS_KIND_REALLOC)
 				live_report_drop(&t->lr, e->old_addr);
 			if (e->kind == ALYS_KIND_FREE)
 				live_report_drop(&t->lr, e->addr);
 			else
-				live_report_alloc(&t->lr, e->addr, stack_id, event_weight(t, e));
+				live_report_alloc(&t->lr, e->addr, stack_id, weight);
 		}
 	} else if (type == ALYS_RB_CENSUS && len >= sizeof(struct alys_rb_census)) {
 		census_session_on_stop(&t->census, data, t->exited);

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf_file.h"
+
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
@@ -765,32 +767,16 @@ int alys_unwind_table_build(const char *path, struct alys_unwind_table *out,
 	Elf_Data *d;
 	Dwarf *dw = NULL;
 	Dwarf_CFI *ehcfi = NULL;
-	int fd, rc = -1;
+	struct elf_file ef;
+	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
 	if (err && errlen)
 		err[0] = 0;
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fail(&b, "open: %s", strerror(errno));
-	b.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!b.elf) {
-		fail(&b, "cannot read as ELF: %s", elf_errmsg(-1));
-		goto out;
-	}
-	if (elf_kind(b.elf) != ELF_K_ELF) {
-		fail(&b, "not an ELF file");
-		goto out;
-	}
-	if (!gelf_getehdr(b.elf, &b.ehdr)) {
-		fail(&b, "cannot read ELF header: %s", elf_errmsg(-1));
-		goto out;
-	}
-	if (b.ehdr.e_ident[EI_CLASS] != ELFCLASS64 || b.ehdr.e_machine != EM_X86_64) {
-		fail(&b, "not an x86-64 ELF64 object");
-		goto out;
-	}
+	if (elf_file_open(&ef, path, err, errlen))
+		return -1;
+	b.elf = ef.elf;
+	b.ehdr = ef.ehdr;
 	if (b.ehdr.e_type != ET_EXEC && b.ehdr.e_type != ET_DYN) {
 		fail(&b, "ELF type %u is not an executable or shared object",
 		     (unsigned)b.ehdr.e_type);
@@ -837,9 +823,7 @@ out:
 		dwarf_cfi_end(ehcfi);
 	if (dw)
 		dwarf_end(dw);
-	if (b.elf)
-		elf_end(b.elf);
-	close(fd);
+	elf_file_close(&ef);
 	free(b.eh.v);
 	free(b.dbg.v);
 	if (rc)

@@ -29,10 +29,14 @@ ok() {
 	printf 'ok   %s\n' "$1"
 }
 
-# fail NAME MSG: record a failed check.
+# fail NAME MSG: record a failed check. When ALYS_FAIL_DETAIL names a
+# non-empty file (what the program under test printed), its head follows.
 fail() {
 	_ALYS_FAILED=$((_ALYS_FAILED + 1))
 	printf 'FAIL %s: %s\n' "$1" "${2:-}"
+	if [ -n "${ALYS_FAIL_DETAIL:-}" ] && [ -s "$ALYS_FAIL_DETAIL" ]; then
+		head -n 20 "$ALYS_FAIL_DETAIL" | sed 's/^/#   /'
+	fi
 }
 
 # check NAME CMD...: pass if CMD succeeds.
@@ -40,6 +44,12 @@ check() {
 	local name=$1
 	shift
 	if "$@"; then ok "$name"; else fail "$name" "command failed: $*"; fi
+}
+
+# check_status NAME STATUS: pass if STATUS, the status of the test
+# expression just run ("... && ...; check_status NAME $?"), is 0.
+check_status() {
+	if [ "$2" -eq 0 ]; then ok "$1"; else fail "$1" "status $2"; fi
 }
 
 # check_eq NAME ACTUAL EXPECTED: pass if the two strings are equal.

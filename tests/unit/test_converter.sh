@@ -7,7 +7,7 @@
 #
 #   tests/unit/test_converter.sh bin/alys_converter
 #   tests/unit/test_converter.sh bin-san/alys_converter
-set -euo pipefail
+set -uo pipefail
 
 if [ $# -ne 1 ] || [ ! -x "$1" ]; then
 	echo "usage: $0 PATH/TO/alys_converter" >&2
@@ -27,27 +27,14 @@ export ASAN_OPTIONS=exitcode=99:abort_on_error=0:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:exitcode=98:print_stacktrace=1
 export LSAN_OPTIONS=exitcode=97
 
-PASS=0
-FAIL=0
-ok() { echo "ok - $1"; PASS=$((PASS + 1)); }
-not_ok() {
-	echo "not ok - $1"
-	FAIL=$((FAIL + 1))
-	if [ -s "$W/err" ]; then sed 's/^/#   stderr: /' "$W/err" | head -20; fi
-}
-# check NAME COMMAND...: one test line from a command's status
-check() {
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
+. "$ROOT/tests/lib.sh"
+# on a failed check, show what the converter said
+ALYS_FAIL_DETAIL=$W/err
 
 # run ARGS...: run the converter, stdout to $W/out, stderr to $W/err, status in RC
 run() {
-	set +e
 	"$CONV" "$@" >"$W/out" 2>"$W/err"
 	RC=$?
-	set -e
 }
 clean_run() { ! grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$W/err" && [ "$RC" -lt 3 ]; }
 err_has() { grep -qF -- "$1" "$W/err"; }
@@ -103,9 +90,9 @@ header() { echo "header ${1:-alys-bpf} ${2:-1} 4242 $P $START"; }
 	echo "event 1 $((START + 1000)) 100 100 0x10000 0 0 1 100 3"
 	echo "event 2 $((START + 2000)) 100 200 0x20000 0 0 2 200 3"
 	echo "stack 3 $(ip0 "$P" $PIE GC_realloc) $(ret "$P" $PIE grow_buffer) $(ret "$P" $PIE main)"
-	echo "event 3 $((START + 3000)) 101 300 0x30000 0x10000 0 3 300 4"
+	echo "event 3 $((START + 3000)) 101 300 0x30000 0x10000 100 3 300 4"
 	echo "stack 4 $(ip0 "$P" $PIE GC_free) $(ret "$P" $PIE main)"
-	echo "event 4 $((START + 4000)) 101 0 0x20000 0 0 4 0 4"
+	echo "event 4 $((START + 4000)) 101 0 0x20000 0 200 4 0 4"
 	echo "future"
 	echo "stack 5 $(ip0 "$P" $PIE GC_malloc) 0x7f0000001234 0xdeadbeef000"
 	echo "event 1 $((START + 5000)) 102 50 0x50000 0 0 5 50 5"
@@ -120,8 +107,8 @@ header() { echo "header ${1:-alys-bpf} ${2:-1} 4242 $P $START"; }
 
 # ---- complete trace -> JSON ------------------------------------------------
 run --inline-stacks -o "$W/full.json" "$W/full.alys"
-check "complete trace converts to json, exit 0, no warnings but the missing file" \
-	eval '[ $RC -eq 0 ] && clean_run && [ "$(err_lines)" -eq 1 ] && err_has "/nonexistent/libgone.so"'
+[ $RC -eq 0 ] && clean_run && [ "$(err_lines)" -eq 1 ] && err_has "/nonexistent/libgone.so"
+check_status "complete trace converts to json, exit 0, no warnings but the missing file" $?
 
 check_full_json() {
 	python3 - "$W/full.json" "$P" "$L" <<'PY'
@@ -201,12 +188,14 @@ check "json --depth 2 keeps the 2 innermost frames" \
 
 # ---- folded stacks -----------------------------------------------------------
 run -f folded-stacks -o "$W/full.folded" "$W/full.alys"
-check "folded-stacks converts, exit 0" eval '[ $RC -eq 0 ] && clean_run'
+[ $RC -eq 0 ] && clean_run
+check_status "folded-stacks converts, exit 0" $?
 check "folded: root-first lines ending in the GC function" \
 	grep -qxF "main;make_widget;GC_malloc 2" "$W/full.folded"
-check "folded: shared library frame and lost stacks" \
-	eval 'grep -qxF "main;lib_helper;parse_line;GC_malloc_atomic 2" "$W/full.folded" && grep -qxF "[stack lost];GC_malloc 1" "$W/full.folded"'
-check "folded: frees excluded" eval '! grep -q GC_free "$W/full.folded"'
+grep -qxF "main;lib_helper;parse_line;GC_malloc_atomic 2" "$W/full.folded" && grep -qxF "[stack lost];GC_malloc 1" "$W/full.folded"
+check_status "folded: shared library frame and lost stacks" $?
+! grep -q GC_free "$W/full.folded"
+check_status "folded: frees excluded" $?
 totals_match() {
 	python3 - "$W/full.json" "$W/full.folded" "$1" <<'PY'
 import json, sys
@@ -220,25 +209,32 @@ PY
 check "folded count total equals json allocation events" totals_match count
 run -f folded-stacks --value bytes -o "$W/full.folded" "$W/full.alys"
 check "folded --value bytes total equals json weights" totals_match bytes
-check "folded: lines are unique" eval '[ "$(cut -d" " -f1 "$W/full.folded" | sort | uniq -d | wc -l)" -eq 0 ]'
+[ "$(cut -d" " -f1 "$W/full.folded" | sort | uniq -d | wc -l)" -eq 0 ]
+check_status "folded: lines are unique" $?
 run -f folded-stacks --depth 1 -o - "$W/full.alys"
-check "folded --depth 1 leaves only GC functions" \
-	eval '[ $RC -eq 0 ] && ! grep -v "^\[stack lost\]" "$W/out" | grep -q ";"'
+[ $RC -eq 0 ] && ! grep -v "^\[stack lost\]" "$W/out" | grep -q ";"
+check_status "folded --depth 1 leaves only GC functions" $?
 
 # ---- default output names, CLI errors ---------------------------------------
 cp "$W/full.alys" "$W/named.alys"
 run "$W/named.alys"
-check "default output: trace.alys -> trace.json" eval '[ $RC -eq 0 ] && [ -s "$W/named.json" ]'
+[ $RC -eq 0 ] && [ -s "$W/named.json" ]
+check_status "default output: trace.alys -> trace.json" $?
 run -f folded-stacks "$W/named.alys"
-check "default output: trace.alys -> trace.folded" eval '[ $RC -eq 0 ] && [ -s "$W/named.folded" ]'
+[ $RC -eq 0 ] && [ -s "$W/named.folded" ]
+check_status "default output: trace.alys -> trace.folded" $?
 run -f svgz "$W/full.alys"
-check "unknown format lists the valid ones" eval '[ $RC -eq 2 ] && err_has "valid formats: json, pprof, folded-stacks, flamegraph, report"'
+[ $RC -eq 2 ] && err_has "valid formats: json, pprof, folded-stacks, flamegraph, report"
+check_status "unknown format lists the valid ones" $?
 run "$W/does-not-exist.alys"
-check "missing trace file says so" eval '[ $RC -eq 1 ] && err_has "no such file" && clean_run'
+[ $RC -eq 1 ] && err_has "no such file" && clean_run
+check_status "missing trace file says so" $?
 run -o "$W/full.alys" "$W/full.alys"
-check "refuses to overwrite the input" eval '[ $RC -eq 1 ] && err_has "is the input trace"'
+[ $RC -eq 1 ] && err_has "is the input trace"
+check_status "refuses to overwrite the input" $?
 run --depth x "$W/full.alys"
-check "bad --depth is rejected" eval '[ $RC -eq 2 ] && err_has "--depth x"'
+[ $RC -eq 2 ] && err_has "--depth x"
+check_status "bad --depth is rejected" $?
 
 # ---- cut short traces --------------------------------------------------------
 size=$(stat -c %s "$W/full.alys")
@@ -261,48 +257,53 @@ done
 for cut in 5 $((size - 1)) $((size - 3)); do
 	head -c $cut "$W/full.alys" >"$W/cut.alys"
 	run -o - "$W/cut.alys"
-	check "cut at byte $cut of $size: no crash, exit 0 or 1 with a message" \
-		eval 'clean_run && [ -s "$W/err" ] && { [ $RC -eq 0 ] || [ $RC -eq 1 ]; }'
+	clean_run && [ -s "$W/err" ] && { [ $RC -eq 0 ] || [ $RC -eq 1 ]; }
+	check_status "cut at byte $cut of $size: no crash, exit 0 or 1 with a message" $?
 done
 head -c 5 "$W/full.alys" >"$W/cut.alys"
 run -o - "$W/cut.alys"
-check "cut inside the header: error" eval '[ $RC -eq 1 ] && err_has "ends inside its header"'
+[ $RC -eq 1 ] && err_has "ends inside its header"
+check_status "cut inside the header: error" $?
 
 grep -v '^end' "$W/full.script" | "$W/gen" >"$W/noend.alys"
 run -o "$W/noend.json" "$W/noend.alys"
-check "no end record: one warning naming the file size, all events kept" \
-	eval '[ $RC -eq 0 ] && err_has "cut short at byte $(stat -c %s "$W/noend.alys") (no end record): using the 8 events before it"'
+[ $RC -eq 0 ] && err_has "cut short at byte $(stat -c %s "$W/noend.alys") (no end record): using the 8 events before it"
+check_status "no end record: one warning naming the file size, all events kept" $?
 
 # ---- broken and hostile input ------------------------------------------------
 { header NOT-ALYS; echo "end exit 0 0 0"; } | "$W/gen" >"$W/magic.alys"
 run -o - "$W/magic.alys"
-check "bad magic: exit 1, not an alys-bpf trace" \
-	eval '[ $RC -eq 1 ] && err_has "magic.alys: byte 0: not an alys-bpf trace" && [ ! -s "$W/out" ]'
+[ $RC -eq 1 ] && err_has "magic.alys: byte 0: not an alys-bpf trace" && [ ! -s "$W/out" ]
+check_status "bad magic: exit 1, not an alys-bpf trace" $?
 
 { header alys-bpf 2; echo "end exit 0 0 0"; } | "$W/gen" >"$W/v2.alys"
 run -o - "$W/v2.alys"
-check "version 2: message names both versions" \
-	eval '[ $RC -eq 1 ] && err_has "trace format version 2, this converter reads version 1"'
+[ $RC -eq 1 ] && err_has "trace format version 2, this converter reads version 1"
+check_status "version 2: message names both versions" $?
 
 printf '\x00' >"$W/tiny.alys"
 run -o - "$W/tiny.alys"
-check "a lone byte is not a trace" eval '[ $RC -eq 1 ] && err_has "not an alys-bpf trace" && clean_run'
+[ $RC -eq 1 ] && err_has "not an alys-bpf trace" && clean_run
+check_status "a lone byte is not a trace" $?
 : >"$W/empty.alys"
 run -o - "$W/empty.alys"
-check "empty file: exit 1 with a message" eval '[ $RC -eq 1 ] && err_has "is empty" && clean_run'
+[ $RC -eq 1 ] && err_has "is empty" && clean_run
+check_status "empty file: exit 1 with a message" $?
 
 { header; echo "event 9 1 1 1 1 0 0 0 1 0"; } | "$W/gen" -i "$W/kind.index" >"$W/kind.alys"
 run -o - "$W/kind.alys"
-check "malformed record: one line naming file, byte and problem" \
-	eval '[ $RC -eq 1 ] && [ "$(err_lines)" -eq 1 ] && err_has "kind.alys: byte $(cut -d" " -f1 "$W/kind.index"): event kind 9 is not one of"'
+[ $RC -eq 1 ] && [ "$(err_lines)" -eq 1 ] && err_has "kind.alys: byte $(cut -d" " -f1 "$W/kind.index"): event kind 9 is not one of"
+check_status "malformed record: one line naming file, byte and problem" $?
 
 { header; echo "raw 93030102"; } | "$W/gen" >"$W/short-ev.alys"
 run -o - "$W/short-ev.alys"
-check "event with too few fields is malformed" eval '[ $RC -eq 1 ] && err_has "event record has 3 fields, expected 11"'
+[ $RC -eq 1 ] && err_has "event record has 3 fields, expected 11"
+check_status "event with too few fields is malformed" $?
 
 { header; echo "raw 9203a3616263"; } | "$W/gen" >"$W/strkind.alys"
 run -o - "$W/strkind.alys"
-check "wrong field type is malformed" eval '[ $RC -eq 1 ] && err_has "event record has 2 fields" || err_has "expected an unsigned integer"'
+[ $RC -eq 1 ] && err_has "event record has 2 fields" || err_has "expected an unsigned integer"
+check_status "wrong field type is malformed" $?
 
 # ---- inferred frees (records 6 and 7) ----------------------------------------
 {
@@ -319,7 +320,8 @@ check "wrong field type is malformed" eval '[ $RC -eq 1 ] && err_has "event reco
 	echo "end exit 0 20 3"
 } | "$W/gen" >"$W/live.alys"
 run --inline-stacks -o "$W/live.json" "$W/live.alys"
-check "inferred frees: converted, exit 0" eval '[ $RC -eq 0 ]'
+[ $RC -eq 0 ]
+check_status "inferred frees: converted, exit 0" $?
 check "inferred frees: free events with cause, collection and the block they end" \
 	python3 -c "
 import json, sys
@@ -330,25 +332,26 @@ want = [('collected', 5, 5, 1, 32, '0x10000', 0, []), ('reused', 6, 5, 2, 64, '0
 c = d['collections']
 sys.exit(got != want or c != [{'time_ns': 15 - d['header']['start_ns'], 'gc_no': 5, 'since': 5, 'judged': 2, 'dead': 1, 'unreadable': 0, 'scan_ns': 1234}] and f'{got} {c}')"
 run -f leaks -o - "$W/live.alys"
-check "-f leaks: in-use bytes by site after the inferred frees" \
-	eval '[ $RC -eq 0 ] && grep -Eq "^ +32 +1 +64 +1\.0 +1  0x2000" "$W/out" && ! grep -q "0x3000" "$W/out" && grep -q "^liveness: off; 1 collections read" "$W/out"'
-check "-f leaks: by allocating thread" eval 'grep -Eq "^ +7 +3 +128 +32 +1$" "$W/out"'
+[ $RC -eq 0 ] && grep -Eq "^ +32 +1 +64 +1\.0 +1  0x2000" "$W/out" && ! grep -q "0x3000" "$W/out" && grep -q "^liveness: off; 1 collections read" "$W/out"
+check_status "-f leaks: in-use bytes by site after the inferred frees" $?
+grep -Eq "^ +7 +3 +128 +32 +1$" "$W/out"
+check_status "-f leaks: by allocating thread" $?
 { header; echo "death 1 0x10 5 5 3"; } | "$W/gen" >"$W/cause.alys"
 run -o - "$W/cause.alys"
-check "inferred free with an unknown cause is malformed" \
-	eval '[ $RC -eq 1 ] && err_has "inferred free cause 3 is not 1 (collected) or 2 (reused)"'
+[ $RC -eq 1 ] && err_has "inferred free cause 3 is not 1 (collected) or 2 (reused)"
+check_status "inferred free with an unknown cause is malformed" $?
 { header; echo "death 1 0x10 5 6 1"; } | "$W/gen" >"$W/since.alys"
 run -o - "$W/since.alys"
-check "inferred free dying after it was found dead is malformed" \
-	eval '[ $RC -eq 1 ] && err_has "first possible collection 6 after the one it was found at, 5"'
+[ $RC -eq 1 ] && err_has "first possible collection 6 after the one it was found at, 5"
+check_status "inferred free dying after it was found dead is malformed" $?
 { header; echo "raw 9306010203"; } | "$W/gen" >"$W/short-death.alys"
 run -o - "$W/short-death.alys"
-check "short inferred-free record is malformed" \
-	eval '[ $RC -eq 1 ] && err_has "inferred-free record has 3 fields, expected 6"'
+[ $RC -eq 1 ] && err_has "inferred-free record has 3 fields, expected 6"
+check_status "short inferred-free record is malformed" $?
 { header; echo "raw 92070a"; } | "$W/gen" >"$W/short-coll.alys"
 run -o - "$W/short-coll.alys"
-check "short collection record is malformed" \
-	eval '[ $RC -eq 1 ] && err_has "collection record has 2 fields, expected 8"'
+[ $RC -eq 1 ] && err_has "collection record has 2 fields, expected 8"
+check_status "short collection record is malformed" $?
 
 # ---- diff ----------------------------------------------------------------
 {
@@ -364,43 +367,50 @@ check "short collection record is malformed" \
 	echo "end exit 0 20 11"
 } | "$W/gen" >"$W/d11.alys"
 run diff --fail-above 5 "$W/d10.alys" "$W/d10.alys"
-check "diff: a trace against itself exits 0" eval '[ $RC -eq 0 ] && grep -Eq "^ +10 +10 +\+0\.0% +160 +160 +\+0\.0% .*\[total\]" "$W/out"'
+[ $RC -eq 0 ] && grep -Eq "^ +10 +10 +\+0\.0% +160 +160 +\+0\.0% .*\[total\]" "$W/out"
+check_status "diff: a trace against itself exits 0" $?
 run diff --fail-above 5 "$W/d10.alys" "$W/d11.alys"
-check "diff: 10% more allocations at a site exceed --fail-above 5" \
-	eval '[ $RC -eq 1 ] && err_has "allocations +10.0%, bytes +10.0% (limit +5.0%): 0x2000"'
+[ $RC -eq 1 ] && err_has "allocations +10.0%, bytes +10.0% (limit +5.0%): 0x2000"
+check_status "diff: 10% more allocations at a site exceed --fail-above 5" $?
 run diff --fail-above 10 "$W/d10.alys" "$W/d11.alys"
-check "diff: and stay within --fail-above 10" eval '[ $RC -eq 0 ]'
+[ $RC -eq 0 ]
+check_status "diff: and stay within --fail-above 10" $?
 run diff --fail-above x "$W/d10.alys" "$W/d11.alys"
-check "diff: a bad percentage is a usage error" eval '[ $RC -eq 2 ] && err_has "expected a percentage"'
+[ $RC -eq 2 ] && err_has "expected a percentage"
+check_status "diff: a bad percentage is a usage error" $?
 run diff "$W/d10.alys" "$W/nonexistent.alys"
-check "diff: a missing trace exits 2, naming it" eval '[ $RC -eq 2 ] && err_has "nonexistent.alys: no such file"'
+[ $RC -eq 2 ] && err_has "nonexistent.alys: no such file"
+check_status "diff: a missing trace exits 2, naming it" $?
 
 # an array claiming 4 billion elements must not be believed
 { header; echo "raw ddffffffff01"; } | "$W/gen" >"$W/huge.alys"
 run -o - "$W/huge.alys"
-check "huge array count: treated as cut short, no allocation" \
-	eval '[ $RC -eq 0 ] && clean_run && err_has "cut short at byte"'
+[ $RC -eq 0 ] && clean_run && err_has "cut short at byte"
+check_status "huge array count: treated as cut short, no allocation" $?
 { header; echo "raw 9302ceffffffffdbffffffff"; } | "$W/gen" >"$W/huge2.alys"
 run -o - "$W/huge2.alys"
-check "huge string length: treated as cut short" eval '[ $RC -eq 0 ] && clean_run && err_has "cut short"'
+[ $RC -eq 0 ] && clean_run && err_has "cut short"
+check_status "huge string length: treated as cut short" $?
 { header; echo "raw 91919191919191919191919191919191919101"; } | "$W/gen" >"$W/deep.alys"
 run -o - "$W/deep.alys"
-check "deep nesting: exit 1, no crash" eval '[ $RC -eq 1 ] && clean_run && err_has "nested"'
+[ $RC -eq 1 ] && clean_run && err_has "nested"
+check_status "deep nesting: exit 1, no crash" $?
 { header; echo "raw c1"; } | "$W/gen" >"$W/c1.alys"
 run -o - "$W/c1.alys"
-check "byte 0xc1: exit 1 with a message" eval '[ $RC -eq 1 ] && clean_run && err_has "not valid MessagePack"'
+[ $RC -eq 1 ] && clean_run && err_has "not valid MessagePack"
+check_status "byte 0xc1: exit 1 with a message" $?
 
 { header; echo "event 1 5 1 8 0x100 0 0 77 8 0"; echo "end exit 0 0 1"; } | "$W/gen" >"$W/undef.alys"
 run --inline-stacks -o - "$W/undef.alys"
-check "event with an undefined stack: warning, shown without stack" \
-	eval '[ $RC -eq 0 ] && err_has "stack id 77" && python3 -c "import json,sys; sys.exit(json.load(open(\"$W/out\"))[\"events\"][0][\"stack\"] != [])"'
+[ $RC -eq 0 ] && err_has "stack id 77" && python3 -c "import json,sys; sys.exit(json.load(open(\"$W/out\"))[\"events\"][0][\"stack\"] != [])"
+check_status "event with an undefined stack: warning, shown without stack" $?
 
 # two CPUs: an event may come before the record of its new stack
 { header; echo "event 1 5 1 8 0x100 0 0 77 8 0"; echo "stack 77 0x1234 0x5678"; echo "end exit 0 0 1"; } |
 	"$W/gen" >"$W/late.alys"
 run --inline-stacks -o - "$W/late.alys"
-check "stack record after its first event: resolved, no warning" \
-	eval '[ $RC -eq 0 ] && [ "$(err_lines)" -eq 0 ] && python3 -c "import json,sys; e = json.load(open(\"$W/out\"))[\"events\"][0]; sys.exit(not (e[\"stack_id\"] == 77 and len(e[\"stack\"]) == 2))"'
+[ $RC -eq 0 ] && [ "$(err_lines)" -eq 0 ] && python3 -c "import json,sys; e = json.load(open(\"$W/out\"))[\"events\"][0]; sys.exit(not (e[\"stack_id\"] == 77 and len(e[\"stack\"]) == 2))"
+check_status "stack record after its first event: resolved, no warning" $?
 
 # strings with quotes, control characters and invalid UTF-8 must still give JSON
 { echo "header alys-bpf 1 1 x:22415c0a01ff80c3a8e282ac 1"; echo "end x:0a3b3b 0 0 0"; } | "$W/gen" >"$W/esc.alys"
@@ -473,8 +483,8 @@ check "120 mutated traces: no crash, no sanitizer report" mutate_test 120
 } | "$W/gen" >"$W/bid.alys"
 run --inline-stacks -o - "$W/bid.alys"
 real_id=$(build_id "$P")
-check "build id mismatch: one warning with file and both ids" \
-	eval '[ $RC -eq 0 ] && [ "$(err_lines)" -eq 1 ] && err_has "$P: build id 0123456789abcdef0123456789abcdef01234567 in the trace, $real_id on this machine"'
+[ $RC -eq 0 ] && [ "$(err_lines)" -eq 1 ] && err_has "$P: build id 0123456789abcdef0123456789abcdef01234567 in the trace, $real_id on this machine"
+check_status "build id mismatch: one warning with file and both ids" $?
 check "build id mismatch: frames stay as [file+0xoffset]" \
 	python3 -c "import json,sys; s=json.load(open('$W/out'))['events'][0]['stack']; sys.exit(not all(f['name'].startswith('[prog+0x') for f in s))"
 
@@ -488,7 +498,8 @@ check "build id mismatch: frames stay as [file+0xoffset]" \
 	echo "end exit 0 0 1"
 } | "$W/gen" >"$W/overlap.alys"
 run -f folded-stacks -o - "$W/overlap.alys"
-check "a later overlapping mapping wins" eval '[ $RC -eq 0 ] && grep -q "^lib_helper;" "$W/out"'
+[ $RC -eq 0 ] && grep -q "^lib_helper;" "$W/out"
+check_status "a later overlapping mapping wins" $?
 
 # --debug-dir: the traced path is gone, a copy is found by build id
 real_id=$(build_id "$P")
@@ -503,13 +514,14 @@ cp "$N" "$W/dbg-wrong/prog"	# right name, other build id: must not be used
 	echo "end exit 0 0 1"
 } | "$W/gen" >"$W/gone.alys"
 run -f folded-stacks -o - --debug-dir "$W/dbg" "$W/gone.alys"
-check "--debug-dir: a binary found by build id symbolizes, silently" \
-	eval '[ $RC -eq 0 ] && grep -qxF "make_widget;GC_malloc 1" "$W/out" && [ "$(err_lines)" -eq 0 ]'
+[ $RC -eq 0 ] && grep -qxF "make_widget;GC_malloc 1" "$W/out" && [ "$(err_lines)" -eq 0 ]
+check_status "--debug-dir: a binary found by build id symbolizes, silently" $?
 run -f folded-stacks -o - --debug-dir "$W/dbg-wrong" "$W/gone.alys"
-check "--debug-dir: a same-named file with another build id is not used" \
-	eval '[ $RC -eq 0 ] && grep -q "^\[prog+0x" "$W/out" && err_has "cannot open /gone/prog" && err_has "(nor under --debug-dir)"'
+[ $RC -eq 0 ] && grep -q "^\[prog+0x" "$W/out" && err_has "cannot open /gone/prog" && err_has "(nor under --debug-dir)"
+check_status "--debug-dir: a same-named file with another build id is not used" $?
 run -f folded-stacks -o - --debug-dir "$W/nonexistent" "$W/gone.alys"
-check "--debug-dir that is not a directory: usage error" eval '[ $RC -eq 2 ] && err_has "not a directory"'
+[ $RC -eq 2 ] && err_has "not a directory"
+check_status "--debug-dir that is not a directory: usage error" $?
 
 # ---- pprof, flamegraph, report on the synthetic trace ---------------------------
 PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
@@ -522,30 +534,33 @@ vals = [int(v) for v in re.findall(r"^\s+value: (-?\d+)$", t, re.M)]
 print(" ".join(str(sum(vals[k::4])) for k in range(4)))'
 }
 run -f pprof -o "$W/full.pb.gz" "$W/full.alys"
-check "pprof: converts, exit 0" eval '[ $RC -eq 0 ] && clean_run'
+[ $RC -eq 0 ] && clean_run
+check_status "pprof: converts, exit 0" $?
 # 7 allocations of 100+200+300+50+60+70+80 bytes; the free gives back event 2
 # (200), the realloc event 1 (100)
 check_eq_pprof() { [ "$(pprof_totals "$W/full.pb.gz")" == "7 860 5 560" ]; }
 check "pprof: protoc decodes it; totals 7 objects, 860 bytes, 5 / 560 in use" check_eq_pprof
 run -f pprof --time 0.0000025s.. -o "$W/late.pb.gz" "$W/full.alys"
-check "pprof --time 2.5us..: the realloc and later only" \
-	eval '[ $RC -eq 0 ] && [ "$(pprof_totals "$W/late.pb.gz")" == "5 560 5 560" ]'
+[ $RC -eq 0 ] && [ "$(pprof_totals "$W/late.pb.gz")" == "5 560 5 560" ]
+check_status "pprof --time 2.5us..: the realloc and later only" $?
 run -f flamegraph -o "$W/full.svg" "$W/full.alys"
-check "flamegraph: valid XML with make_widget and the total at the root" \
-	eval '[ $RC -eq 0 ] && clean_run && xmllint --noout "$W/full.svg" && grep -q "<title>make_widget (2 objects" "$W/full.svg" && grep -q "<title>all (7 objects, 100.00%)" "$W/full.svg"'
+[ $RC -eq 0 ] && clean_run && xmllint --noout "$W/full.svg" && grep -q "<title>make_widget (2 objects" "$W/full.svg" && grep -q "<title>all (7 objects, 100.00%)" "$W/full.svg"
+check_status "flamegraph: valid XML with make_widget and the total at the root" $?
 run -f report -o - "$W/full.alys"
-check "report: totals and the top site by bytes" \
-	eval '[ $RC -eq 0 ] && clean_run && grep -q "Allocated: 7 objects, 860 bytes in 7 allocation events; 1 frees" "$W/out" && grep -A3 "^Top allocation sites by bytes" "$W/out" | grep -qE "^ +1 +300 .*grow_buffer +test_converter_prog.c:[0-9]+$"'
+[ $RC -eq 0 ] && clean_run && grep -q "Allocated: 7 objects, 860 bytes in 7 allocation events; 1 frees" "$W/out" && grep -A3 "^Top allocation sites by bytes" "$W/out" | grep -qE "^ +1 +300 .*grow_buffer +test_converter_prog.c:[0-9]+$"
+check_status "report: totals and the top site by bytes" $?
 run -f report --markdown -o - "$W/full.alys"
-check "report --markdown: tables" eval '[ $RC -eq 0 ] && grep -q "^| # | bytes | % | objects | % | avg size | site |$" "$W/out"'
+[ $RC -eq 0 ] && grep -q "^| # | bytes | % | objects | % | avg size | site |$" "$W/out"
+check_status "report --markdown: tables" $?
 run -f report --time x..y "$W/full.alys"
-check "bad --time is rejected" eval '[ $RC -eq 2 ] && err_has "--time x..y: expected FROM..TO"'
+[ $RC -eq 2 ] && err_has "--time x..y: expected FROM..TO"
+check_status "bad --time is rejected" $?
 for fmt in pprof flamegraph report; do
 	cp "$W/full.alys" "$W/named.alys"
 	run -f $fmt "$W/named.alys"
 done
-check "default output names: .pb.gz, .svg, .txt" \
-	eval '[ -s "$W/named.pb.gz" ] && [ -s "$W/named.svg" ] && [ -s "$W/named.txt" ]'
+[ -s "$W/named.pb.gz" ] && [ -s "$W/named.svg" ] && [ -s "$W/named.txt" ]
+check_status "default output names: .pb.gz, .svg, .txt" $?
 
 # ---- a real Crystal binary --------------------------------------------------
 # Crystal names (*Foo(T)::new<Int32>:Foo(Int32)) pass through untouched, and
@@ -598,15 +613,16 @@ for fmt in leaks timeline census; do
 	for o in "--time 0..1s" "--at 1s" "--type Foo" "--depth 2" "--min-bytes 10"; do
 		# shellcheck disable=SC2086
 		run -f $fmt $o -o "$W/never" "$W/full.alys"
-		check "-f $fmt $o: refused with exit 2, naming the formats that honour it" \
-			eval '[ $RC -eq 2 ] && err_has "-f $fmt does not honour" && err_has "formats that do: " && [ ! -e "$W/never" ]'
+		[ $RC -eq 2 ] && err_has "-f $fmt does not honour" && err_has "formats that do: " && [ ! -e "$W/never" ]
+		check_status "-f $fmt $o: refused with exit 2, naming the formats that honour it" $?
 	done
 done
 run -f json --min-bytes 10 -o "$W/never" "$W/full.alys"
-check "-f json --min-bytes: refused (json lists events)" \
-	eval '[ $RC -eq 2 ] && err_has "-f json does not honour --min-bytes" && [ ! -e "$W/never" ]'
+[ $RC -eq 2 ] && err_has "-f json does not honour --min-bytes" && [ ! -e "$W/never" ]
+check_status "-f json --min-bytes: refused (json lists events)" $?
 run -f pprof --markdown -o "$W/never" "$W/full.alys"
-check "-f pprof --markdown: refused" eval '[ $RC -eq 2 ] && err_has "formats that do: report"'
+[ $RC -eq 2 ] && err_has "formats that do: report"
+check_status "-f pprof --markdown: refused" $?
 
 # ---- optional flags: truncated stacks, anonymous mappings -------------------
 {
@@ -620,27 +636,28 @@ check "-f pprof --markdown: refused" eval '[ $RC -eq 2 ] && err_has "formats tha
 	echo "end exit 0 $((START + 3)) 2"
 } | "$W/gen" >"$W/flags.alys"
 run -f folded-stacks -o - "$W/flags.alys"
-check "folded: a truncated stack has a [truncated] root, an anonymous frame is [anon], no warning" \
-	eval '[ $RC -eq 0 ] && clean_run && [ "$(err_lines)" -eq 0 ] &&
+[ $RC -eq 0 ] && clean_run && [ "$(err_lines)" -eq 0 ] &&
 		grep -qx "\[truncated\];make_widget;GC_malloc 1" "$W/out" &&
-		grep -qx "main;\[anon\];GC_malloc 1" "$W/out"'
+		grep -qx "main;\[anon\];GC_malloc 1" "$W/out"
+check_status "folded: a truncated stack has a [truncated] root, an anonymous frame is [anon], no warning" $?
 run -f folded-stacks --depth 1 -o - "$W/flags.alys"
-check "folded --depth 1: cut by the converter, no [truncated] root" \
-	eval '[ $RC -eq 0 ] && ! grep -q truncated "$W/out"'
+[ $RC -eq 0 ] && ! grep -q truncated "$W/out"
+check_status "folded --depth 1: cut by the converter, no [truncated] root" $?
 run -o - "$W/flags.alys"
-check "json: truncated and anon keys" \
-	eval '[ $RC -eq 0 ] && python3 -c "
+[ $RC -eq 0 ] && python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
 ok = [s.get(\"truncated\") for s in d[\"stacks\"]] == [True, None] and [m.get(\"anon\") for m in d[\"mappings\"]] == [None, True]
-sys.exit(not ok)" "$W/out"'
+sys.exit(not ok)" "$W/out"
+check_status "json: truncated and anon keys" $?
 {
 	header
 	echo "stackf str 1 0x1"
 	echo "end exit 0 0 0"
 } | "$W/gen" >"$W/badflags.alys"
 run -o - "$W/badflags.alys"
-check "stack flags of the wrong type are fatal" eval '[ $RC -eq 1 ] && err_has "stack flags"'
+[ $RC -eq 1 ] && err_has "stack flags"
+check_status "stack flags of the wrong type are fatal" $?
 
 if command -v crystal >/dev/null; then
 	check "crystal binary: names kept as written, file:line from its DWARF" crystal_test
@@ -648,5 +665,4 @@ else
 	echo "ok - crystal binary # SKIP crystal not installed"
 fi
 
-echo "$PASS passed, $FAIL failed"
-[ "$FAIL" -eq 0 ]
+summary

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "elf_file.h"
 
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,18 +15,22 @@ int elf_file_open(struct elf_file *ef, const char *path, char *err, size_t errle
 	elf_version(EV_CURRENT);
 	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (ef->fd < 0) {
+		ef->error = ELF_FILE_CANNOT_OPEN;
+		ef->open_errno = errno;
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF ||
 	    !gelf_getehdr(ef->elf, &ef->ehdr)) {
+		ef->error = ELF_FILE_NOT_ELF;
 		snprintf(err, errlen, "%s is not an ELF file%s", path,
 			 ef->elf ? "" : " (unreadable)");
 		elf_file_close(ef);
 		return -1;
 	}
-	if (ef->ehdr.e_machine != EM_X86_64) {
+	if (ef->ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ef->ehdr.e_machine != EM_X86_64) {
+		ef->error = ELF_FILE_NOT_X86_64;
 		snprintf(err, errlen, "%s is not an x86-64 ELF file: alys-bpf traces x86-64 programs only", path);
 		elf_file_close(ef);
 		return -1;
@@ -188,32 +193,32 @@ bool elf_file_slot_value(struct elf_file *ef, GElf_Addr slot, uint64_t *value)
 	return false;
 }
 
-size_t elf_file_build_id(struct elf_file *ef, uint8_t *buf, size_t buflen)
+bool elf_has_symtab(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 
-	while ((scn = elf_nextscn(ef->elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr mem, *sh = gelf_getshdr(scn, &mem);
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off))) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)data->d_buf + name_off, "GNU", 4)) {
-				size_t n = nh.n_descsz < buflen ? nh.n_descsz : buflen;
-
-				memcpy(buf, (char *)data->d_buf + desc_off, n);
-				return n;
-			}
-		}
+		if (sh && sh->sh_type == SHT_SYMTAB)
+			return true;
 	}
-	return 0;
+	return false;
+}
+
+/* libdw's reader also finds the note through the program headers, in a
+ * file whose section headers were stripped. */
+size_t elf_file_build_id(struct elf_file *ef, uint8_t *buf, size_t buflen)
+{
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(ef->elf, &id);
+
+	if (n <= 0)
+		return 0;
+	if ((size_t)n > buflen)
+		n = (ssize_t)buflen;
+	memcpy(buf, id, (size_t)n);
+	return (size_t)n;
 }
 
 void elf_file_each_needed(struct elf_file *ef,

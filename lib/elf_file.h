@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Read-only view of an ELF file: symbols, segments, build id. */
+/*
+ * Read-only view of an ELF file: symbols, segments, build id. The one ELF
+ * opener of both programs: the daemon's probe placement, unwind tables and
+ * mappings, and the converter's check of a traced file against its build id.
+ */
 #ifndef ALYS_ELF_FILE_H
 #define ALYS_ELF_FILE_H
 
@@ -8,13 +12,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+enum elf_file_error {
+	ELF_FILE_OK,
+	ELF_FILE_CANNOT_OPEN,		/* errno in open_errno */
+	ELF_FILE_NOT_ELF,
+	ELF_FILE_NOT_X86_64,
+};
+
 struct elf_file {
 	int fd;
 	Elf *elf;
 	const char *path;
 	GElf_Ehdr ehdr;
+	enum elf_file_error error;	/* why elf_file_open failed */
+	int open_errno;
 };
 
+/* 0, or -1 with ef->error set and a sentence naming path and the cause in
+ * err. An x86-64 ELF file only: alys-bpf traces nothing else. */
 int elf_file_open(struct elf_file *ef, const char *path, char *err, size_t errlen);
 void elf_file_close(struct elf_file *ef);
 
@@ -36,6 +51,9 @@ bool elf_file_reloc_at(struct elf_file *ef, GElf_Addr slot, struct elf_reloc *ou
 /* What that slot holds once relocated, as an address in this file (a
  * RELATIVE addend, or a symbol defined here plus the addend). */
 bool elf_file_slot_value(struct elf_file *ef, GElf_Addr slot, uint64_t *value);
+/* Whether an ELF file (opened here or by libdwfl) has a .symtab, not only
+ * .dynsym. */
+bool elf_has_symtab(Elf *elf);
 /* GNU build id; returns its length (0: none). */
 size_t elf_file_build_id(struct elf_file *ef, uint8_t *buf, size_t buflen);
 /* DT_NEEDED entries, called once each. */

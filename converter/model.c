@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: MIT
+#include "model.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crystal_names.h"
+#include "outbuf.h"
+#include "progress.h"
+#include "u64_table.h"
+#include "util.h"
+
+/*
+ * An allocation event adds a block. A GC_realloc that returned NULL for a
+ * non-zero size (failed: the old block stays) or was asked for 0 bytes (a
+ * free) adds none.
+ */
+bool event_allocates(const struct trace_event *e)
+{
+	if (e->kind == ALYS_KIND_MALLOC || e->kind == ALYS_KIND_MALLOC_ATOMIC)
+		return true;
+	return e->kind == ALYS_KIND_REALLOC && e->addr && e->size;
+}
+
+/* A free, or a realloc that did not fail, gives back the block it replaces. */
+static bool event_releases(const struct trace_event *e)
+{
+	return e->kind == ALYS_KIND_FREE || (e->kind == ALYS_KIND_REALLOC && !(!e->addr && e->size));
+}
+
+const char *kind_function(unsigned int kind)
+{
+	switch (kind) {
+	case ALYS_KIND_MALLOC: return "GC_malloc";
+	case ALYS_KIND_MALLOC_ATOMIC: return "GC_malloc_atomic";
+	case ALYS_KIND_REALLOC: return "GC_realloc";
+	case ALYS_KIND_FREE: return "GC_free";
+	}
+	return "GC_?";
+}
+
+uint64_t event_objects(const struct trace_event *e)
+{
+	if (!e->size || e->weight <= e->size)
+		return 1;
+	return (e->weight + e->size / 2) / e->size;
+}
+
+size_t model_bucket_of(const struct model *m, const struct trace_event *e)
+{
+	if (e->stack && m->t->stacks[e->stack - 1].nr)
+		return e->stack;
+	return m->t->nr_stacks + (e->kind <= ALYS_KIND_REALLOC ? e->kind : ALYS_KIND_MALLOC);
+}
+
+/* ---- classification: each stack's site and type, once ---- */
+
+/* Frame k (flattened, innermost first, whole stack) of a stack. */
+struct frame_walk {
+	const struct trace *t;
+	struct symbolizer *sym;
+	const struct trace_stack *st;
+	uint32_t i, k;
+};
+
+static const struct sym_frame *next_frame(struct frame_walk *w)
+{
+	while (w->i < w->st->nr) {
+		const struct sym_entry *e = symbolizer_entry(
+			w->sym, symbolizer_resolve(w->sym, w->t->ips[w->st->first + w->i], w->i));
+
+		if (w->k < e->nr_frames)
+			return &e->frames[w->k++];
+		w->i++;
+		w->k = 0;
+	}
+	return NULL;
+}
+
+/* The site frame of a stack by the one rule (lib/crystal_names.h), and the
+ * type it constructs into type ("" if none); NULL when only allocator
+ * frames are left. */
+static const struct sym_frame *stack_site(const struct trace *t, struct symbolizer *sym,
+					  const struct trace_stack *st, char *type, size_t type_len)
+{
+	/* ips[0] is the probed GC function itself, whatever its name says. */
+	struct frame_walk w = { .t = t, .sym = sym, .st = st, .i = 1 };
+	const struct sym_frame *f;
+	struct site_rule rule;
+
+	site_rule_init(&rule);
+	while ((f = next_frame(&w)) && !site_rule_is_site(&rule, f->name))
+		;
+	snprintf(type, type_len, "%s", rule.type);
+	return f;
+}
+
+/* "function  file.cr:12": the frame's name, then file:line where DWARF
+ * gives it (without DWARF, as diff reads traces, the name alone). */
+static void site_name(struct outbuf *o, const struct sym_frame *f, bool lost)
+{
+	o->len = 0;
+	outbuf_str(o, f ? f->name : lost ? "[stack lost]" : "[allocator only]");
+	if (f && f->file) {
+		outbuf_str(o, "  ");
+		outbuf_str(o, base_name(f->file));
+		if (f->line)
+			outbuf_printf(o, ":%" PRIu32, f->line);
+	}
+	outbuf_char(o, '\0');
+	for (char *p = o->buf; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = '?';
+}
+
+static const struct str_table *sort_names;
+
+static int by_site_name(const void *a, const void *b)
+{
+	return strcmp(str_table_get(sort_names, *(const uint32_t *)a),
+		      str_table_get(sort_names, *(const uint32_t *)b));
+}
+
+/* Every bucket's site and type; sites sorted by name (diff merges two
+ * traces' sites by name), types in the order first seen. */
+static void classify(struct model *m)
+{
+	const struct trace *t = m->t;
+	struct str_table site_names, type_names;
+	const struct sym_frame **frame_of;	/* per site name */
+	const struct sym_frame **frame_b = xcalloc(m->nr_buckets, sizeof(*frame_b));
+	uint32_t *name_of = xcalloc(m->nr_buckets, sizeof(*name_of));
+	uint32_t *order, *rank;
+	struct outbuf name;
+	size_t n;
+
+	str_table_init(&site_names);
+	str_table_init(&type_names);
+	outbuf_init(&name, -1);
+	for (size_t b = 1; b < m->nr_buckets; b++) {
+		const struct trace_stack *st = b <= t->nr_stacks ? &t->stacks[b - 1] : NULL;
+		char type[SITE_TYPE_MAX] = "";
+		const struct sym_frame *f = NULL;
+
+		if (st && st->nr)
+			f = stack_site(t, m->sym, st, type, sizeof(type));
+		frame_b[b] = f;
+		site_name(&name, f, !st || !st->nr);
+		name_of[b] = str_table_intern(&site_names, name.buf);
+		m->buckets[b].type = str_table_intern(&type_names, type);
+	}
+	/* frames: a site's name holds its frame's name, file and line */
+	frame_of = xcalloc(site_names.nr, sizeof(*frame_of));
+	for (size_t b = 1; b < m->nr_buckets; b++)
+		if (!frame_of[name_of[b]])
+			frame_of[name_of[b]] = frame_b[b];
+	/* sites: names 1.. in name order */
+	n = site_names.nr - 1;
+	order = xcalloc(n ? n : 1, sizeof(*order));
+	rank = xcalloc(site_names.nr, sizeof(*rank));
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i + 1;
+	sort_names = &site_names;
+	qsort(order, n, sizeof(*order), by_site_name);
+	m->sites = xcalloc(n ? n : 1, sizeof(*m->sites));
+	m->nr_sites = n;
+	for (size_t i = 0; i < n; i++) {
+		rank[order[i]] = (uint32_t)i;
+		m->sites[i].name = str_table_get(&m->names, str_table_intern(
+			&m->names, str_table_get(&site_names, order[i])));
+		m->sites[i].frame = frame_of[order[i]];
+		m->sites[i].first_snap = UINT32_MAX;
+	}
+	for (size_t b = 1; b < m->nr_buckets; b++)
+		m->buckets[b].site = rank[name_of[b]];
+	m->nr_types = type_names.nr;
+	m->types = xcalloc(m->nr_types, sizeof(*m->types));
+	for (size_t i = 0; i < m->nr_types; i++)
+		m->types[i].name = str_table_get(&m->names, str_table_intern(
+			&m->names, str_table_get(&type_names, (uint32_t)i)));
+	free(rank);
+	free(order);
+	free(frame_of);
+	free(frame_b);
+	free(name_of);
+	outbuf_release(&name);
+	str_table_free(&site_names);
+	str_table_free(&type_names);
+}
+
+/* ---- the pass over the events ---- */
+
+struct build {
+	struct model *m;
+	struct u64_table thread_of;	/* tid + 1 -> index in threads */
+	size_t cap_threads;
+	uint32_t *dirty;		/* sites changed since the last snapshot */
+	size_t nr_dirty;
+	uint64_t alloc_space, inuse_space;	/* running totals */
+};
+
+static void add_stats(struct alloc_stats *s, uint64_t objects, uint64_t space)
+{
+	s->alloc_objects += objects;
+	s->alloc_space += space;
+	s->inuse_objects += objects;
+	s->inuse_space += space;
+}
+
+static void drop_stats(struct alloc_stats *s, uint64_t objects, uint64_t space)
+{
+	s->inuse_objects -= objects;
+	s->inuse_space -= space;
+}
+
+static struct model_thread *thread_of(struct build *bd, uint32_t tid)
+{
+	struct model *m = bd->m;
+	struct u64_slot *sl = u64_table_get(&bd->thread_of, (uint64_t)tid + 1);
+
+	if (sl)
+		return &m->threads[sl->a];
+	m->threads = grow_array(m->threads, &bd->cap_threads, m->nr_threads + 1,
+				sizeof(*m->threads));
+	memset(&m->threads[m->nr_threads], 0, sizeof(m->threads[0]));
+	m->threads[m->nr_threads].tid = tid;
+	u64_table_put(&bd->thread_of, (uint64_t)tid + 1, m->nr_threads, 0);
+	return &m->threads[m->nr_threads++];
+}
+
+static void touch(struct build *bd, uint32_t site)
+{
+	struct model_site *s = &bd->m->sites[site];
+
+	if (!s->dirty) {
+		s->dirty = true;
+		bd->dirty[bd->nr_dirty++] = site;
+	}
+}
+
+/* The end of a collection read (or the end of the trace, end): the
+ * changed sites' totals, and their rises and falls. */
+static void snapshot(struct build *bd, uint64_t ts, bool end)
+{
+	struct model *m = bd->m;
+	struct model_snapshot *sn;
+
+	m->snaps = grow_array(m->snaps, &m->cap_snaps, m->nr_snaps + 1, sizeof(*m->snaps));
+	sn = &m->snaps[m->nr_snaps];
+	/* Time only moves forward, whatever clock skew between CPUs put into
+	 * the records. */
+	sn->ts_ns = m->nr_snaps && ts < sn[-1].ts_ns ? sn[-1].ts_ns : ts;
+	sn->alloc_space = bd->alloc_space;
+	sn->inuse_space = bd->inuse_space;
+	sn->first_change = m->nr_changes;
+	m->nr_snaps++;
+	m->changes = grow_array(m->changes, &m->cap_changes, m->nr_changes + bd->nr_dirty,
+				sizeof(*m->changes));
+	for (size_t i = 0; i < bd->nr_dirty; i++) {
+		struct model_site *s = &m->sites[bd->dirty[i]];
+		uint64_t live = s->s.inuse_space;
+
+		s->dirty = false;
+		m->changes[m->nr_changes++] = (struct model_change){
+			bd->dirty[i], s->s.alloc_space, live };
+		if (end)
+			continue;
+		if (s->first_snap == UINT32_MAX) {
+			s->first_snap = m->collection_snaps;
+			s->first_live = live;
+		} else if (live > s->last_live) {
+			s->rises++;
+		} else if (live < s->last_live) {
+			s->falls++;
+		}
+		s->last_live = live;
+		if (live > s->peak_live)
+			s->peak_live = live;
+	}
+	bd->nr_dirty = 0;
+	if (!end)
+		m->collection_snaps++;
+}
+
+static bool in_time(const struct model *m, const struct trace_event *e)
+{
+	int64_t rel = (int64_t)(e->ts_ns - m->t->hdr.start_ns);
+
+	return (!m->filter.has_from || rel >= m->filter.from_ns) &&
+	       (!m->filter.has_to || rel <= m->filter.to_ns);
+}
+
+/* The allocation e gives back, if it was counted and not given back yet. */
+static void give_back(struct build *bd, const struct trace_event *e)
+{
+	struct model *m = bd->m;
+	const struct trace_event *old;
+	struct model_bucket *bk;
+	uint64_t objs;
+	size_t oi;
+
+	if (!e->prev_id || e->prev_id > m->t->nr_events)
+		return;
+	oi = e->prev_id - 1;
+	old = &m->t->events[oi];
+	if (m->selected[oi] != SEL_COUNTED || !event_allocates(old))
+		return;
+	m->selected[oi] = SEL_GIVEN_BACK;
+	objs = event_objects(old);
+	bk = &m->buckets[model_bucket_of(m, old)];
+	drop_stats(&bk->s, objs, old->weight);
+	drop_stats(&m->sites[bk->site].s, objs, old->weight);
+	drop_stats(&m->types[bk->type].s, objs, old->weight);
+	m->sites[bk->site].frees++;
+	thread_of(bd, old->tid)->inuse_objects -= objs;
+	thread_of(bd, old->tid)->inuse_space -= old->weight;
+	bd->inuse_space -= old->weight;
+	touch(bd, bk->site);
+	m->frees_matched++;
+}
+
+static void count_alloc(struct build *bd, size_t i, size_t b)
+{
+	struct model *m = bd->m;
+	const struct trace_event *e = &m->t->events[i];
+	struct model_bucket *bk = &m->buckets[b];
+	struct model_thread *th = thread_of(bd, e->tid);
+	uint64_t objs = event_objects(e);
+
+	m->selected[i] = SEL_COUNTED;
+	add_stats(&bk->s, objs, e->weight);
+	add_stats(&m->sites[bk->site].s, objs, e->weight);
+	add_stats(&m->types[bk->type].s, objs, e->weight);
+	m->sites[bk->site].allocs++;
+	th->allocs++;
+	th->alloc_space += e->weight;
+	th->inuse_objects += objs;
+	th->inuse_space += e->weight;
+	bd->alloc_space += e->weight;
+	bd->inuse_space += e->weight;
+	touch(bd, bk->site);
+	m->alloc_events++;
+}
+
+/*
+ * Events outside --time are ignored altogether: a block freed after the
+ * window is still in use at its end. With --type, a free or realloc is
+ * shown when the block it gives back was selected.
+ */
+static void event_pass(struct build *bd)
+{
+	struct model *m = bd->m;
+	const struct trace *t = m->t;
+	size_t next_coll = 0;
+	uint32_t last_gc = 0;
+	uint64_t last_ts = t->hdr.start_ns;
+	struct progress bar;
+
+	progress_begin(&bar, "analysing", t->nr_events);
+	for (size_t i = 0; i < t->nr_events; i++) {
+		const struct trace_event *e = &t->events[i];
+		bool prev_selected = e->prev_id && e->prev_id <= t->nr_events &&
+				     m->selected[e->prev_id - 1];
+		size_t b;
+
+		progress_tick(&bar, i);
+		/* Snapshots: after each collection read; without those, when
+		 * allocations start carrying a new gc_no. */
+		for (; next_coll < t->nr_collections &&
+		       t->collections[next_coll].first_event <= i; next_coll++)
+			snapshot(bd, t->collections[next_coll].ts_ns, false);
+		if (!t->nr_collections && e->kind != ALYS_KIND_FREE && e->gc_no > last_gc) {
+			if (last_gc)
+				snapshot(bd, e->ts_ns, false);
+			last_gc = e->gc_no;
+		}
+		if (e->ts_ns > last_ts)
+			last_ts = e->ts_ns;
+		if (e->gc_no > m->last_gc && e->gc_no != UINT32_MAX)
+			m->last_gc = e->gc_no;
+
+		if (!in_time(m, e))
+			continue;
+		if (event_releases(e)) {
+			if (e->kind == ALYS_KIND_FREE)
+				m->free_events++;
+			give_back(bd, e);
+		}
+		if (!event_allocates(e)) {
+			if (!m->filter.type || prev_selected)
+				m->selected[i] = SEL_SHOWN;
+			continue;
+		}
+		b = model_bucket_of(m, e);
+		if (m->filter.type && strcmp(model_type(m, b), m->filter.type))
+			continue;
+		count_alloc(bd, i, b);
+	}
+	progress_end(&bar);
+	for (; next_coll < t->nr_collections; next_coll++) {
+		snapshot(bd, t->collections[next_coll].ts_ns, false);
+		/* a collection read after the last event: the end comes after it */
+		if (t->collections[next_coll].ts_ns > last_ts)
+			last_ts = t->collections[next_coll].ts_ns;
+	}
+	for (size_t c = 0; c < t->nr_collections; c++)
+		if (t->collections[c].gc_no > m->last_gc)
+			m->last_gc = t->collections[c].gc_no;
+	/* The last point of the series is the end of the trace. */
+	snapshot(bd, last_ts, true);
+}
+
+/* ---- what needs the whole trace: ages, totals, each type's top site ---- */
+
+static void ages(struct model *m)
+{
+	for (size_t i = 0; i < m->t->nr_events; i++) {
+		const struct trace_event *e = &m->t->events[i];
+		struct model_site *s;
+		uint32_t age;
+
+		if (m->selected[i] != SEL_COUNTED)
+			continue;
+		s = &m->sites[m->buckets[model_bucket_of(m, e)].site];
+		age = m->last_gc > e->gc_no ? m->last_gc - e->gc_no : 0;
+		s->age_sum += (uint64_t)age * event_objects(e);
+		if (age > s->age_max)
+			s->age_max = age;
+	}
+}
+
+static void top_sites(struct model *m)
+{
+	struct u64_table pair;		/* type << 32 | site, + 1 -> bytes */
+
+	u64_table_init(&pair);
+	for (size_t b = 1; b < m->nr_buckets; b++) {
+		const struct model_bucket *bk = &m->buckets[b];
+		uint64_t key = ((uint64_t)bk->type << 32 | bk->site) + 1;
+		struct model_type *ty = &m->types[bk->type];
+		struct u64_slot *sl;
+		uint64_t bytes;
+
+		if (!bk->s.alloc_objects)
+			continue;
+		sl = u64_table_get(&pair, key);
+		bytes = (sl ? sl->a : 0) + bk->s.alloc_space;
+		u64_table_put(&pair, key, bytes, 0);
+		if (bytes > ty->top_site_bytes ||
+		    (bytes == ty->top_site_bytes && bk->site < ty->top_site)) {
+			ty->top_site_bytes = bytes;
+			ty->top_site = bk->site;
+		}
+	}
+	u64_table_free(&pair);
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct model_thread *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
+		 const struct event_filter *filter, uint32_t depth)
+{
+	struct build bd = { .m = m };
+
+	memset(m, 0, sizeof(*m));
+	m->t = t;
+	m->sym = sym;
+	m->filter = *filter;
+	m->depth = depth;
+	str_table_init(&m->names);
+	/* stacks, then lost stacks of kinds 1..3 */
+	m->nr_buckets = t->nr_stacks + 1 + ALYS_KIND_REALLOC;
+	m->buckets = xcalloc(m->nr_buckets, sizeof(*m->buckets));
+	m->selected = xcalloc(t->nr_events ? t->nr_events : 1, 1);
+	classify(m);
+
+	u64_table_init(&bd.thread_of);
+	bd.dirty = xcalloc(m->nr_sites ? m->nr_sites : 1, sizeof(*bd.dirty));
+	event_pass(&bd);
+	free(bd.dirty);
+	u64_table_free(&bd.thread_of);
+
+	ages(m);
+	top_sites(m);
+	for (size_t i = 0; i < m->nr_sites; i++) {
+		struct model_site *s = &m->sites[i];
+
+		s->snapshots = s->first_snap == UINT32_MAX ? 0 : m->collection_snaps - s->first_snap;
+		m->total.alloc_objects += s->s.alloc_objects;
+		m->total.alloc_space += s->s.alloc_space;
+		m->total.inuse_objects += s->s.inuse_objects;
+		m->total.inuse_space += s->s.inuse_space;
+	}
+	if (m->nr_threads)
+		qsort(m->threads, m->nr_threads, sizeof(*m->threads), by_tid);
+}
+
+void model_free(struct model *m)
+{
+	free(m->buckets);
+	free(m->sites);
+	free(m->types);
+	free(m->threads);
+	free(m->snaps);
+	free(m->changes);
+	free(m->selected);
+	free(m->frames);
+	str_table_free(&m->names);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- reading the model ---- */
+
+static void push_frame(struct model *m, size_t n, const struct sym_frame *f)
+{
+	m->frames = grow_array(m->frames, &m->cap_frames, n + 1, sizeof(*m->frames));
+	m->frames[n] = f;
+}
+
+bool model_truncated(const struct model *m, size_t b)
+{
+	const struct trace_stack *st;
+
+	if (b == 0 || b > m->t->nr_stacks)
+		return false;
+	st = &m->t->stacks[b - 1];
+	return (st->flags & ALYS_STACK_FLAG_TRUNCATED) && !(m->depth && st->nr > m->depth);
+}
+
+size_t model_frames(struct model *m, size_t b, const struct sym_frame ***frames)
+{
+	const struct trace *t = m->t;
+	size_t n = 0;
+
+	if (b > t->nr_stacks) {
+		m->lost[0].name = kind_function((unsigned int)(b - t->nr_stacks));
+		m->lost[1].name = "[stack lost]";
+		push_frame(m, 0, &m->lost[0]);
+		push_frame(m, 1, &m->lost[1]);
+		*frames = m->frames;
+		return 2;
+	}
+	const struct trace_stack *st = &t->stacks[b - 1];
+	uint32_t nr = st->nr;
+
+	if (m->depth && nr > m->depth)
+		nr = m->depth;
+	for (uint32_t i = 0; i < nr; i++) {
+		const struct sym_entry *e =
+			symbolizer_entry(m->sym, symbolizer_resolve(m->sym, t->ips[st->first + i], i));
+
+		for (uint32_t k = 0; k < e->nr_frames; k++)
+			push_frame(m, n++, &e->frames[k]);
+	}
+	if (model_truncated(m, b)) {
+		m->truncated.name = "[truncated]";
+		push_frame(m, n++, &m->truncated);
+	}
+	*frames = m->frames;
+	return n;
+}
+
+static int name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct model_site *)elem)->name);
+}
+
+const struct model_site *model_find_site(const struct model *m, const char *name)
+{
+	return m->nr_sites ? bsearch(name, m->sites, m->nr_sites, sizeof(*m->sites), name_cmp)
+			   : NULL;
+}
+
+const char *inuse_meaning(const struct trace *t)
+{
+	switch (t->liveness) {
+	case TRACE_LIVENESS_MARKS:
+		return "in use: not freed by GC_free or GC_realloc, nor found dead by the "
+		       "collector's marks at a later collection";
+	case TRACE_LIVENESS_REUSE:
+		return "in use: an upper bound: collected blocks are seen only when their "
+		       "address is handed out again (the collector's layout was not usable)";
+	default:
+		return "in use: an upper bound: only GC_free and GC_realloc are seen (no liveness "
+		       "in this trace)";
+	}
+}
