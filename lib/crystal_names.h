@@ -27,7 +27,7 @@ bool crystal_constructed_type(const char *name, char *out, size_t outlen);
 /*
  * Frames that belong to the allocator rather than to the program: the GC
  * functions, Crystal's malloc wrappers and GC module, Pointer.malloc and
- * realloc. Constructors are not among them (see profile_site()).
+ * realloc. Constructors are not among them (see site_rule_is_site()).
  */
 bool is_allocator_frame(const char *name);
 

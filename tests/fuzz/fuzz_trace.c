@@ -5,9 +5,11 @@
  * alys_converter hands it a file, through a memfd named by /proc/self/fd/N,
  * so the mmap, the bounds checks and msgpack-c all see real file bytes.
  *
- * On success the loaded model is walked and its invariants checked (every
- * index in range, counts consistent); a violation aborts, which libFuzzer
- * reports like a crash. The reader's exit(1) on a failed allocation is a
+ * On success the loaded trace is walked and its invariants checked (every
+ * index in range, counts consistent), then the analysis every format
+ * renders is built from it (converter/model.c, with frames left unresolved:
+ * a hostile mapping path opens nothing) and its sums checked; a violation
+ * aborts, which libFuzzer reports like a crash. The reader's exit(1) on a failed allocation is a
  * finding too (libFuzzer flags a target that exits).
  *
  * Built and run by tests/fuzz/run.sh (make fuzz).
@@ -20,6 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "model.h"
+#include "symbolize.h"
 #include "trace.h"
 
 static int fd = -1;
@@ -82,6 +86,50 @@ static void walk(const struct trace *t)
 	(void)sink;
 }
 
+/* The sums every output relies on: each table adds up to the totals. */
+static void check_model(const struct trace *t)
+{
+	struct symbolizer *sym = symbolizer_new(t, &(struct symbolizer_options){ .no_symbols = true });
+	struct alloc_stats sites = { 0 }, buckets = { 0 };
+	uint64_t threads = 0, prev_ts = 0;
+	struct model m;
+
+	model_build(&m, t, sym, &(struct event_filter){ 0 }, 0);
+	for (size_t b = 1; b < m.nr_buckets; b++) {
+		check(m.buckets[b].site < m.nr_sites, "bucket site in range");
+		check(m.buckets[b].type < m.nr_types, "bucket type in range");
+		buckets.alloc_space += m.buckets[b].s.alloc_space;
+		buckets.inuse_space += m.buckets[b].s.inuse_space;
+	}
+	for (size_t i = 0; i < m.nr_sites; i++) {
+		const struct model_site *s = &m.sites[i];
+
+		check(s->s.inuse_space <= s->s.alloc_space, "site in use <= allocated");
+		check(s->s.inuse_objects <= s->s.alloc_objects, "site objects in use <= allocated");
+		check(s->frees <= s->allocs, "site frees <= allocations");
+		check(s->snapshots <= m.collection_snaps, "site snapshots <= snapshots");
+		check(!i || strcmp(m.sites[i - 1].name, s->name) < 0, "sites sorted, unique");
+		sites.alloc_space += s->s.alloc_space;
+		sites.inuse_space += s->s.inuse_space;
+	}
+	for (size_t i = 0; i < m.nr_threads; i++)
+		threads += m.threads[i].inuse_space;
+	check(sites.alloc_space == m.total.alloc_space && buckets.alloc_space == m.total.alloc_space,
+	      "allocated bytes: sites and stacks add up to the total");
+	check(sites.inuse_space == m.total.inuse_space && buckets.inuse_space == m.total.inuse_space &&
+	      threads == m.total.inuse_space, "bytes in use: sites, stacks, threads add up");
+	check(m.nr_snaps == m.collection_snaps + 1u, "one end point after the snapshots");
+	for (size_t i = 0; i < m.nr_snaps; i++) {
+		check(m.snaps[i].ts_ns >= prev_ts, "snapshot times monotone");
+		check(m.snaps[i].first_change <= m.nr_changes, "snapshot changes in range");
+		prev_ts = m.snaps[i].ts_ns;
+	}
+	for (size_t i = 0; i < m.nr_changes; i++)
+		check(m.changes[i].site < m.nr_sites, "change site in range");
+	model_free(&m);
+	symbolizer_free(sym);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct trace t;
@@ -98,8 +146,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		perror("memfd write");
 		abort();
 	}
-	if (trace_load(&t, path) == 0)
+	if (trace_load(&t, path) == 0) {
 		walk(&t);
+		check_model(&t);
+	}
 	trace_free(&t);
 	return 0;
 }

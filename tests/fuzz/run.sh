@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build and run the libFuzzer harness of the converter's trace reader
-# (tests/fuzz/fuzz_trace.c over converter/trace.c and converter/mp_scan.c).
+# and of the analysis every format renders (tests/fuzz/fuzz_trace.c over
+# converter/trace.c, converter/mp_scan.c and converter/model.c).
 #
 #   tests/fuzz/run.sh [SECONDS]     fuzz for SECONDS (default $FUZZ_SECONDS,
 #                                   else 60); `make fuzz` runs this
@@ -23,8 +24,11 @@ cd "$ROOT" || exit 1
 W=tests/build/fuzz
 FUZZER=$W/fuzz_trace
 CLANG=${CLANG:-clang}
-SRCS="converter/trace.c converter/mp_scan.c lib/u64_table.c converter/util.c converter/progress.c"
-HDRS="converter/trace.h converter/mp_scan.h lib/u64_table.h converter/util.h converter/progress.h include/alys_format.h"
+SRCS="converter/trace.c converter/mp_scan.c converter/model.c converter/symbolize.c
+	converter/symbol_index.c converter/inline_index.c converter/line_index.c
+	converter/crystal_source.c converter/outbuf.c converter/util.c converter/progress.c
+	lib/u64_table.c lib/str_table.c lib/crystal_names.c lib/elf_file.c"
+HDRS="converter/*.h lib/*.h include/alys_format.h"
 
 build() {
 	local stale=0 f
@@ -47,7 +51,7 @@ build() {
 		objs+=("$o")
 	done
 	"$CLANG" "${flags[@]}" -fsanitize=fuzzer,address,undefined \
-		tests/fuzz/fuzz_trace.c "${objs[@]}" -o "$FUZZER.tmp" -lmsgpackc &&
+		tests/fuzz/fuzz_trace.c "${objs[@]}" -o "$FUZZER.tmp" -lmsgpackc -ldw -lelf &&
 		mv "$FUZZER.tmp" "$FUZZER"
 }
 
