@@ -26,7 +26,7 @@ CPPFLAGS := -Iinclude -Ilib -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 
 DAEMON_LIBS    := -lbpf -lelf -lz -lmsgpackc -lcapstone -ldw -lm -lpthread
-CONVERTER_LIBS := -ldw -lelf -lz -lmsgpackc -lm
+CONVERTER_LIBS := -ldw -lelf -lz -lmsgpackc -lcapstone -lm
 
 # lib/: code both programs use (one rule, one copy).
 LIB_SRCS       := $(wildcard lib/*.c)

@@ -67,7 +67,7 @@ static int load(struct side *s, const char *path)
 	}
 	s->loaded = true;
 	s->sym = symbolizer_new(&s->t, &(struct symbolizer_options){ .want_dwarf = false });
-	model_build(&s->m, &s->t, s->sym, &(struct event_filter){ 0 }, 0);
+	model_build(&s->m, &s->t, s->sym, &(struct event_filter){ 0 }, 0, false);
 	return 0;
 }
 

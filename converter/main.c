@@ -35,6 +35,8 @@ enum {
 	HONOURS_KEEP_ALLOC = 1 << 7,
 	HONOURS_INLINE_STACKS = 1 << 8,
 	SELECTS = HONOURS_TIME | HONOURS_TYPE,
+	/* names types: type ids from the program's code (type_ids.h) */
+	NAMES_TYPES = 1 << 9,
 };
 
 struct format {
@@ -54,11 +56,11 @@ static const struct format formats[] = {
 	{ "flamegraph", ".svg", write_flamegraph,
 	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_VALUE },
 	{ "report", ".txt", write_report,
-	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_MARKDOWN },
+	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_MARKDOWN | NAMES_TYPES },
 	/* Whole-trace analyses of liveness: every event counts. */
 	{ "leaks", ".leaks.txt", write_leaks, 0 },
 	{ "timeline", ".timeline.svg", write_timeline, 0 },
-	{ "census", ".census.txt", write_census, 0 },
+	{ "census", ".census.txt", write_census, NAMES_TYPES },
 };
 
 /* The options given, as HONOURS_* bits, and their names. */
@@ -239,7 +241,8 @@ static int convert(const struct run *r)
 		}
 	}
 	sym = symbolizer_new(&t, &r->sym);
-	model_build(&m, &t, sym, &r->filter, r->opt.depth);
+	model_build(&m, &t, sym, &r->filter, r->opt.depth,
+		    (r->fmt->honours & NAMES_TYPES) || r->filter.type);
 	if (r->filter.type && !m.alloc_events)
 		warnx_msg("no allocation of type '%s' in %s; the report format lists the "
 			  "types found", r->filter.type, r->input);

@@ -80,10 +80,12 @@ static const struct sym_frame *next_frame(struct frame_walk *w)
 }
 
 /* The site frame of a stack by the one rule (lib/crystal_names.h), and the
- * type it constructs into type ("" if none); NULL when only allocator
- * frames are left. */
+ * type it constructs into type: its constructor's, else the Pointer(X) of a
+ * buffer Pointer.malloc/realloc allocates ("" if neither); NULL when only
+ * allocator frames are left. */
 static const struct sym_frame *stack_site(const struct trace *t, struct symbolizer *sym,
-					  const struct trace_stack *st, char *type, size_t type_len)
+					  const struct trace_stack *st, char *type, size_t type_len,
+					  char *block, size_t block_len)
 {
 	/* ips[0] is the probed GC function itself, whatever its name says. */
 	struct frame_walk w = { .t = t, .sym = sym, .st = st, .i = 1 };
@@ -93,7 +95,8 @@ static const struct sym_frame *stack_site(const struct trace *t, struct symboliz
 	site_rule_init(&rule);
 	while ((f = next_frame(&w)) && !site_rule_is_site(&rule, f->name))
 		;
-	snprintf(type, type_len, "%s", rule.type);
+	snprintf(type, type_len, "%s", rule.type[0] ? rule.type : rule.buffer);
+	snprintf(block, block_len, "%s", rule.buffer[0] ? rule.buffer : rule.type);
 	return f;
 }
 
@@ -113,6 +116,22 @@ static void site_name(struct outbuf *o, const struct sym_frame *f, bool lost)
 	for (char *p = o->buf; *p; p++)
 		if ((unsigned char)*p < 0x20)
 			*p = '?';
+}
+
+/* The type the allocation call in a stack's innermost frames constructs
+ * by the type id stored after it: GC_malloc's caller (--release), or its
+ * caller's (Crystal's malloc wrapper in a debug build). */
+static void code_type(const struct model *m, const struct trace_stack *st, char *type,
+		      size_t type_len)
+{
+	for (uint32_t i = 1; i < st->nr && i <= 3; i++) {
+		const char *name = type_ids_call(&m->code_types, m->t->ips[st->first + i]);
+
+		if (name) {
+			snprintf(type, type_len, "%s", name);
+			return;
+		}
+	}
 }
 
 static const struct str_table *sort_names;
@@ -141,15 +160,20 @@ static void classify(struct model *m)
 	outbuf_init(&name, -1);
 	for (size_t b = 1; b < m->nr_buckets; b++) {
 		const struct trace_stack *st = b <= t->nr_stacks ? &t->stacks[b - 1] : NULL;
-		char type[SITE_TYPE_MAX] = "";
+		char type[SITE_TYPE_MAX] = "", block[SITE_TYPE_MAX] = "";
 		const struct sym_frame *f = NULL;
 
 		if (st && st->nr)
-			f = stack_site(t, m->sym, st, type, sizeof(type));
+			f = stack_site(t, m->sym, st, type, sizeof(type), block, sizeof(block));
+		if (st && !type[0] && m->has_code_types) {
+			code_type(m, st, type, sizeof(type));
+			snprintf(block, sizeof(block), "%s", type);
+		}
 		frame_b[b] = f;
 		site_name(&name, f, !st || !st->nr);
 		name_of[b] = str_table_intern(&site_names, name.buf);
 		m->buckets[b].type = str_table_intern(&type_names, type);
+		m->buckets[b].block = str_table_intern(&type_names, block);
 	}
 	/* frames: a site's name holds its frame's name, file and line */
 	frame_of = xcalloc(site_names.nr, sizeof(*frame_of));
@@ -465,7 +489,7 @@ static int by_tid(const void *a, const void *b)
 }
 
 void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
-		 const struct event_filter *filter, uint32_t depth)
+		 const struct event_filter *filter, uint32_t depth, bool with_code_types)
 {
 	struct build bd = { .m = m };
 
@@ -475,6 +499,10 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 	m->filter = *filter;
 	m->depth = depth;
 	str_table_init(&m->names);
+	if (with_code_types) {
+		type_ids_scan(&m->code_types, t, sym);
+		m->has_code_types = true;
+	}
 	/* stacks, then lost stacks of kinds 1..3 */
 	m->nr_buckets = t->nr_stacks + 1 + ALYS_KIND_REALLOC;
 	m->buckets = xcalloc(m->nr_buckets, sizeof(*m->buckets));
@@ -512,6 +540,8 @@ void model_free(struct model *m)
 	free(m->changes);
 	free(m->selected);
 	free(m->frames);
+	if (m->has_code_types)
+		type_ids_free(&m->code_types);
 	str_table_free(&m->names);
 	memset(m, 0, sizeof(*m));
 }

@@ -6,7 +6,9 @@
  *  - buckets: allocation totals per recorded stack (folded stacks, pprof,
  *    flamegraph, the report's stacks), each classified once by the one
  *    site rule of both programs (site_rule_is_site, lib/crystal_names.h)
- *    into a site and the Crystal type it constructs;
+ *    into a site and the Crystal type it constructs (its constructor
+ *    frame, else, with_code_types, the type id its allocation call stores:
+ *    type_ids.h);
  *  - sites and types: the same totals by site and by type (report, leaks,
  *    diff, census), and each site's live bytes at every snapshot (after
  *    each collection read; without liveness, when allocations start
@@ -30,6 +32,7 @@
 #include "str_table.h"
 #include "symbolize.h"
 #include "trace.h"
+#include "type_ids.h"
 
 struct event_filter {
 	bool has_from, has_to;
@@ -75,6 +78,9 @@ struct model_type {
 struct model_bucket {
 	struct alloc_stats s;
 	uint32_t site, type;		/* indexes into sites and types */
+	uint32_t block;			/* what the block is (types): the buffer's
+					 * Pointer(X) when a constructor allocates
+					 * one, else type */
 };
 
 struct model_thread {
@@ -131,6 +137,10 @@ struct model {
 	uint8_t *selected;		/* per event: enum selection */
 
 	struct str_table names;		/* site and type names */
+	/* Type ids named from the program's code (with_code_types), which
+	 * also name the type of a stack without a constructor frame. */
+	bool has_code_types;
+	struct type_ids code_types;
 
 	/* scratch for model_frames() */
 	const struct sym_frame **frames;
@@ -140,7 +150,7 @@ struct model {
 };
 
 void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
-		 const struct event_filter *filter, uint32_t depth);
+		 const struct event_filter *filter, uint32_t depth, bool with_code_types);
 void model_free(struct model *m);
 
 /* Whether event i passes the filters. */
@@ -168,6 +178,13 @@ static inline const struct model_site *model_site(const struct model *m, size_t 
 static inline const char *model_type(const struct model *m, size_t b)
 {
 	return m->types[m->buckets[b].type].name;
+}
+
+/* What bucket b's blocks are: an object of model_type(), or the
+ * Pointer(X) buffer its constructor allocates ("" if unknown). */
+static inline const char *model_block_type(const struct model *m, size_t b)
+{
+	return m->types[m->buckets[b].block].name;
 }
 
 /*

@@ -2,9 +2,11 @@
 /*
  * -f census: live objects and bytes by Crystal type id from the heap walks
  * of `alys-bpf --census` (FORMAT.md record 8). One summary line per census,
- * then the last census by type. A type id is named by the allocation site
- * of its example object when the trace also recorded that allocation
- * (--census --sample ...): the daemon prefers a sampled object as example.
+ * then the last census by type. A type id is named from the program's code
+ * (type_ids.h: the constant each constructor stores), with no allocation
+ * probe. When the trace also recorded the allocation of the id's example
+ * object (--census --sample ...; the daemon prefers a sampled object as
+ * example), the type its stack constructs is shown beside it.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "output.h"
 #include "model.h"
+#include "type_ids.h"
 #include "util.h"
 
 static int by_bytes(const void *a, const void *b)
@@ -23,8 +26,9 @@ static int by_bytes(const void *a, const void *b)
 	return x->type_id < y->type_id ? -1 : x->type_id > y->type_id;
 }
 
-/* The name of the last allocation of addr before the census: the type
- * its stack constructs (the model's), else its site; NULL if none. */
+/* What the last allocation of addr before the census was, by its stack
+ * (the model's): an object of a type, or a Pointer(X) buffer; NULL if
+ * unknown or not recorded. */
 static const char *example_name(const struct model *m, const struct trace_census *c,
 				uint64_t addr)
 {
@@ -39,7 +43,7 @@ static const char *example_name(const struct model *m, const struct trace_census
 		if (!e->stack)
 			return NULL;
 		b = model_bucket_of(m, e);
-		return model_type(m, b)[0] ? model_type(m, b) : model_site(m, b)->name;
+		return model_block_type(m, b)[0] ? model_block_type(m, b) : NULL;
 	}
 	return NULL;
 }
@@ -49,6 +53,7 @@ void write_census(struct model *m, struct outbuf *o, const struct output_options
 	const struct trace *t = m->t;
 	const struct trace_census *last;
 	struct trace_census_type *v;
+	const struct type_ids *ti = &m->code_types;
 	uint64_t objs = 0, bytes = 0;
 
 	(void)opt;
@@ -78,15 +83,20 @@ void write_census(struct model *m, struct outbuf *o, const struct output_options
 	memcpy(v, &t->census_types[last->first_type], last->nr_types * sizeof(*v));
 	qsort(v, last->nr_types, sizeof(*v), by_bytes);
 	outbuf_printf(o, "\nLast census, after collection %" PRIu32 ", by bytes:\n", last->gc_no);
-	outbuf_printf(o, "%10s %12s %14s  %s\n", "type_id", "objects", "bytes", "allocated at");
+	outbuf_printf(o, "%10s %12s %14s  %-40s  %s\n", "type_id", "objects", "bytes", "type",
+		      "allocated as");
 	for (size_t k = 0; k < last->nr_types; k++) {
-		const char *site = example_name(m, last, v[k].example);
+		const char *name = type_ids_name(ti, v[k].type_id);
+		const char *example = example_name(m, last, v[k].example);
 
 		objs += v[k].objects;
 		bytes += v[k].bytes;
-		outbuf_printf(o, "%10" PRIu32 " %12" PRIu64 " %14" PRIu64 "  %s\n", v[k].type_id,
-			      v[k].objects, v[k].bytes, site ? site : "-");
+		outbuf_printf(o, "%10" PRIu32 " %12" PRIu64 " %14" PRIu64 "  %-40s  %s\n",
+			      v[k].type_id, v[k].objects, v[k].bytes, name ? name : "-",
+			      example ? example : "-");
 	}
 	outbuf_printf(o, "%10s %12" PRIu64 " %14" PRIu64 "\n", "total", objs, bytes);
+	outbuf_printf(o, "(types named from the program's code: %zu of %zu allocation calls "
+		      "store a type id, %zu ids named)\n", ti->stores, ti->allocations, ti->named);
 	free(v);
 }

@@ -113,11 +113,27 @@ bool is_bare_constructor(const char *name)
 	return !strcmp(name, "new") || !strcmp(name, "initialize") || !strcmp(name, "allocate");
 }
 
+/* Pointer(X).malloc or Pointer(X)#realloc: X's buffer, type Pointer(X). */
+static void note_buffer(struct site_rule *r, const char *name)
+{
+	struct method_name m;
+
+	if (r->buffer[0] || !split_method(name, &m) || m.type_len >= sizeof(r->buffer) ||
+	    strncmp(m.type, "Pointer(", 8) || (!method_is(&m, "malloc") && !method_is(&m, "realloc")))
+		return;
+	memcpy(r->buffer, m.type, m.type_len);
+	r->buffer[m.type_len] = '\0';
+}
+
 bool site_rule_is_site(struct site_rule *r, const char *name)
 {
 	char other[SITE_TYPE_MAX];
 
-	if (is_allocator_frame(name) || is_bare_constructor(name))
+	if (is_allocator_frame(name)) {
+		note_buffer(r, name);
+		return false;
+	}
+	if (is_bare_constructor(name))
 		return false;
 	if (crystal_constructed_type(name, other, sizeof(other))) {
 		if (!r->type[0]) {

@@ -45,11 +45,15 @@ bool is_bare_constructor(const char *name);
 #define SITE_TYPE_MAX 1024
 struct site_rule {
 	char type[SITE_TYPE_MAX];	/* "" until a constructor is seen */
+	/* A block no constructor builds, from Pointer(X).malloc or
+	 * Pointer(X)#realloc: "Pointer(X)", the buffer's type ("" if none). */
+	char buffer[SITE_TYPE_MAX];
 };
 
 static inline void site_rule_init(struct site_rule *r)
 {
 	r->type[0] = '\0';
+	r->buffer[0] = '\0';
 }
 
 /* True when name, the next frame outwards, is the site. */

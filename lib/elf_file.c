@@ -112,6 +112,28 @@ static bool load_segment_of(struct elf_file *ef, GElf_Addr vaddr, GElf_Phdr *out
 	return false;
 }
 
+bool elf_file_section(struct elf_file *ef, const char *name, GElf_Addr *addr, size_t *size)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(ef->elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(ef->elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(n, name)) {
+			*addr = sh.sh_addr;
+			*size = sh.sh_size;
+			return true;
+		}
+	}
+	return false;
+}
+
 bool elf_file_vaddr_to_offset(struct elf_file *ef, GElf_Addr vaddr, uint64_t *off)
 {
 	GElf_Phdr ph;

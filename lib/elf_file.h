@@ -36,6 +36,8 @@ void elf_file_close(struct elf_file *ef);
 /* A defined function or object symbol from .symtab, else .dynsym. */
 bool elf_file_find_symbol(struct elf_file *ef, const char *name,
 			  GElf_Addr *vaddr, GElf_Xword *size);
+/* Address and size of the section called name (".text"). */
+bool elf_file_section(struct elf_file *ef, const char *name, GElf_Addr *addr, size_t *size);
 /* File offset of vaddr through the PT_LOAD segment that maps it. */
 bool elf_file_vaddr_to_offset(struct elf_file *ef, GElf_Addr vaddr, uint64_t *off);
 /* Pointer to size bytes of file contents at vaddr (text of a function). */

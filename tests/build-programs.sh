@@ -150,6 +150,10 @@ run_bg build_one "$OUTDIR/callchain-c" "$SRCDIR/callchain.c" \
 run_bg build_one "$OUTDIR/http_json" "$SRCDIR/../../bench/workloads/http_json.cr" \
 	crystal build --no-color --release "$SRCDIR/../../bench/workloads/http_json.cr" \
 	-o "$OUTDIR/http_json"
+# The demo program (make demo builds it the same way): test_census names
+# its types from its code.
+run_bg build_one "$OUTDIR/demo" "$SRCDIR/../../demo/demo.cr" \
+	crystal build --no-color "$SRCDIR/../../demo/demo.cr" -o "$OUTDIR/demo"
 # A libgc without the slow paths --sample refill probes: it falls back.
 run_bg build_one "$OUTDIR/stub_gc_user" "$SRCDIR/stub_gc_user.c" \
 	sh -c '"$0" -O2 -g -shared -fPIC -Wall -Werror "$1/stub_gc.c" -o "$2/libgcstub.so" &&

@@ -19,7 +19,7 @@ counted() {
 	sed -n '/^Last census/,$p' "$T/$1.census" | awk -v id="$2" '$1 == id { print $2 }'
 }
 
-for v in census census-static; do
+for v in census census-release census-static; do
 	"$BIN/alys-bpf" -v --census -o "$T/$v.alys" -- "$ALYS_PROGS/$v" >"$T/$v.out" 2>"$T/$v.err"
 	check_eq "$v: traced" "$?" 0
 	check_match "$v: trigger found through GC_set_start_callback" \
@@ -36,6 +36,8 @@ for v in census census-static; do
 		check_ge "$v: $cls (type id $id): $c live counted, $n held" "${c:-0}" "$n"
 		check_le "$v: $cls: within 1% of what is held, none of the $n dropped" \
 			"${c:-0}" $((n + n / 100))
+		check_eq "$v: type id $id named $cls from the program's code, no allocation probed" \
+			"$(sed -n '/^Last census/,$p' "$T/$v.census" | awk -v id="$id" '$1 == id { print $4 }')" "$cls"
 	done
 	check_eq "$v: no allocation probed: the trace holds no events" \
 		"$("$BIN/alys_converter" -f json -o - "$T/$v.alys" 2>/dev/null | "$ALYS_PYTHON" -c 'import json,sys; print(len(json.load(sys.stdin)["events"]))')" 0
@@ -48,17 +50,40 @@ check_eq "--census=2: traced" "$?" 0
 check_eq "--census=2: censuses of collections 2, 4, 6" \
 	"$(sed -n '3,/^$/p' "$T/every2.census" | awk 'NF { printf "%s ", $1 }')" "2 4 6 "
 
-# With sampled allocations, type ids get the names of their sites.
+# With sampled allocations, the type each id's example was allocated as
+# stands beside the name from the code.
 "$BIN/alys-bpf" -q --census --sample bytes:512 -o "$T/named.alys" -- "$ALYS_PROGS/census" \
 	>"$T/named.out" 2>"$T/named.err"
 check_eq "--census --sample: traced" "$?" 0
 "$BIN/alys_converter" -f census -o "$T/named.census" "$T/named.alys" 2>/dev/null
 for cls in CensusFoo CensusBar CensusBaz; do
 	id=$(held named $cls 3)
-	check_match "--census --sample: type id $id named $cls (the type its allocation constructs)" \
+	check_match "--census --sample: type id $id named $cls, and allocated as $cls" \
 		"$(sed -n '/^Last census/,$p' "$T/named.census" | awk -v id="$id" '$1 == id')" \
-		"^ +$id +$(held named $cls 4) +[0-9]+ +$cls\$"
+		"^ +$id +$(held named $cls 4) +[0-9]+ +$cls +$cls\$"
 done
+
+# The demo: reference objects, as the stacks of a full trace name them
+# ("allocated as" a type by a constructor frame, not a Pointer(X) buffer;
+# a constructor's GC.malloc_atomic buffer is told apart by its first word,
+# no type id below 2^20), are named from the code alone for >= 95% of their
+# live bytes, and named right. Columns are apart by two spaces or more;
+# names hold single ones.
+"$BIN/alys-bpf" -q --census --sample all -o "$T/demo.alys" -- "$ALYS_PROGS/demo" 3000 \
+	>/dev/null 2>"$T/demo.err"
+check_eq "demo --census --sample all: traced" "$?" 0
+"$BIN/alys_converter" -q -f census -o "$T/demo.census" "$T/demo.alys"
+check_eq "demo: converted" "$?" 0
+read -r ref named right < <(sed -n '/^Last census/,/^ *total/p' "$T/demo.census" |
+	awk -F '  +' '{ sub(/^ +/, "") }
+	     NR > 2 && $1 != "total" && $1 < 1048576 && $5 != "-" && $5 !~ /^Pointer\(/ {
+		ref += $3; if ($4 != "-") named += $3; if ($4 == $5) right += $3 }
+	     END { print ref + 0, named + 0, right + 0 }')
+check_ge "demo: reference objects found in the last census ($ref bytes)" "$ref" 1000
+check_ge "demo: >= 95% of their live bytes named from the code ($named of $ref)" \
+	$((named * 100)) $((ref * 95))
+check_ge "demo: >= 95% named as their constructor frames name them ($right of $ref)" \
+	$((right * 100)) $((ref * 95))
 
 # Usage errors.
 out=$("$BIN/alys-bpf" --census=0 -- true 2>&1)

@@ -94,7 +94,7 @@ static void check_model(const struct trace *t)
 	uint64_t threads = 0, prev_ts = 0;
 	struct model m;
 
-	model_build(&m, t, sym, &(struct event_filter){ 0 }, 0);
+	model_build(&m, t, sym, &(struct event_filter){ 0 }, 0, false);
 	for (size_t b = 1; b < m.nr_buckets; b++) {
 		check(m.buckets[b].site < m.nr_sites, "bucket site in range");
 		check(m.buckets[b].type < m.nr_types, "bucket type in range");

@@ -27,7 +27,8 @@ CLANG=${CLANG:-clang}
 SRCS="converter/trace.c converter/mp_scan.c converter/model.c converter/symbolize.c
 	converter/symbol_index.c converter/inline_index.c converter/line_index.c
 	converter/crystal_source.c converter/outbuf.c converter/util.c converter/progress.c
-	lib/u64_table.c lib/str_table.c lib/crystal_names.c lib/elf_file.c"
+	converter/type_ids.c lib/u64_table.c lib/str_table.c lib/crystal_names.c lib/elf_file.c
+	lib/x86_insn.c"
 HDRS="converter/*.h lib/*.h include/alys_format.h"
 
 build() {
@@ -51,7 +52,7 @@ build() {
 		objs+=("$o")
 	done
 	"$CLANG" "${flags[@]}" -fsanitize=fuzzer,address,undefined \
-		tests/fuzz/fuzz_trace.c "${objs[@]}" -o "$FUZZER.tmp" -lmsgpackc -ldw -lelf &&
+		tests/fuzz/fuzz_trace.c "${objs[@]}" -o "$FUZZER.tmp" -lmsgpackc -ldw -lelf -lcapstone &&
 		mv "$FUZZER.tmp" "$FUZZER"
 }
 

@@ -71,6 +71,7 @@ static const struct {
 	const char *frames[8];
 	const char *site;	/* NULL: only allocator frames */
 	const char *type;
+	const char *buffer;	/* Pointer(X) of a Pointer.malloc/realloc */
 } stacks[] = {
 	{ { "GC_malloc_atomic", "*GC::malloc_atomic<UInt64>:Pointer(Void)", "__crystal_malloc_atomic64",
 	    "*Point::new<Int32>:Point", "*make_points<Int32>:Array(Point)", "__crystal_main", NULL },
@@ -85,7 +86,16 @@ static const struct {
 	{ { "GC_realloc", "*GC::realloc<Pointer(Void), UInt64>:Pointer(Void)",
 	    "*Pointer(UInt8)@Pointer(T)#realloc<Int32>:Pointer(UInt8)",
 	    "*Array(Int32)@Array(T)#resize_to_capacity<Int32>:Pointer(Int32)", "*grow<Int32>:Nil", NULL },
-	  "*Array(Int32)@Array(T)#resize_to_capacity<Int32>:Pointer(Int32)", "" },
+	  "*Array(Int32)@Array(T)#resize_to_capacity<Int32>:Pointer(Int32)", "", "Pointer(UInt8)" },
+	/* an array's elements: the constructor names the type, the buffer is noted */
+	{ { "GC_malloc", "__crystal_malloc64", "*Pointer(Point)@Pointer(T)::malloc<Int32>:Pointer(Point)",
+	    "*Array(Point)@Array(T)#initialize<Int32>:Nil", "*Array(Point)@Array(T)::new<Int32>:Array(Point)",
+	    "main", NULL },
+	  "main", "Array(Point)", "Pointer(Point)" },
+	/* GC.realloc of a String::Builder: no Pointer frame, no buffer type */
+	{ { "GC_realloc", "*GC::realloc<Pointer(Void), UInt64>:Pointer(Void)",
+	    "*String::Builder#resize_to_capacity<Int32>:Pointer(UInt8)", "main", NULL },
+	  "*String::Builder#resize_to_capacity<Int32>:Pointer(UInt8)", "", "" },
 	/* an object built inside another type's constructor: that one is the site */
 	{ { "GC_malloc", "*Bar::new:Bar", "*Foo#initialize:Nil", "*Foo::new:Foo", "main", NULL },
 	  "*Foo#initialize:Nil", "Bar" },
@@ -116,10 +126,12 @@ int main(void)
 		for (const char *const *f = stacks[i].frames; *f && !site; f++)
 			if (site_rule_is_site(&r, *f))
 				site = *f;
-		snprintf(what, sizeof(what), "stack %zu: site %s, type '%s'", i + 1,
-			 stacks[i].site ? stacks[i].site : "(none)", stacks[i].type);
+		snprintf(what, sizeof(what), "stack %zu: site %s, type '%s', buffer '%s'", i + 1,
+			 stacks[i].site ? stacks[i].site : "(none)", stacks[i].type,
+			 stacks[i].buffer ? stacks[i].buffer : "");
 		check(what, (site && stacks[i].site ? !strcmp(site, stacks[i].site) : site == stacks[i].site) &&
-		      !strcmp(r.type, stacks[i].type));
+		      !strcmp(r.type, stacks[i].type) &&
+		      !strcmp(r.buffer, stacks[i].buffer ? stacks[i].buffer : ""));
 	}
 	check("a type name too long for the buffer is refused",
 	      !crystal_constructed_type("*Point::new<Int32>:Point", type, 5));
