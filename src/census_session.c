@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "census.h"
+#include "gc_count.h"
 #include "gc_probes.h"
 #include "proc_maps.h"
 #include "trace_writer.h"
@@ -92,9 +93,10 @@ static int attach_trigger(struct census_session *cs, uint64_t addr, char *err, s
 
 int census_session_check(const struct gc_probes *gp, bool launched, char *err, size_t errlen)
 {
-	if (!launched) {
-		snprintf(err, errlen, "--census needs a command to launch: the collector's start "
-			 "callback is registered at program start, before --pid could attach");
+	if (!launched && !gp->startcb_vaddr) {
+		snprintf(err, errlen, "--census --pid: cannot find where %s keeps the start "
+			 "callback the program registered (%s); launch the command under "
+			 "alys-bpf --census instead", gp->path, gp->startcb_why);
 		return -1;
 	}
 	if (!gp->layout_ok || !gp->gc_no_vaddr) {
@@ -149,6 +151,28 @@ void census_session_on_stop(struct census_session *cs, const struct alys_rb_cens
 		cs->censuses++;
 	}
 	kill(cs->pid, SIGCONT);
+}
+
+int census_session_attach_running(struct census_session *cs, char *err, size_t errlen)
+{
+	struct gc_count gc;
+	uint64_t cb = 0;
+
+	gc_count_init(&gc, cs->pid, cs->gp);
+	if (!gc_count_read_word(&gc, cs->gp->startcb_vaddr, &cb)) {
+		snprintf(err, errlen, "--census: cannot read pid %d's collector state (%s)",
+			 cs->pid, strerror(errno));
+		return -1;
+	}
+	if (!cb) {
+		snprintf(err, errlen, "--census: pid %d registered no collection start callback "
+			 "(Crystal's GC.init does): no trigger for a census", cs->pid);
+		return -1;
+	}
+	cs->bias = gc.bias;
+	*cs->trigger_every = cs->every;
+	*cs->trigger_gc_no_addr = gc.bias + cs->gp->gc_no_vaddr;
+	return attach_trigger(cs, cb, err, errlen);
 }
 
 void census_session_detach(struct census_session *cs)

@@ -4,6 +4,7 @@
  * GC_set_start_callback and then at the start of each collection; here the
  * first stop puts a probe on the callback, the others walk the heap
  * (census.c) and write the census to the trace; both resume the target.
+ * With --pid the callback is read from the collector's state instead.
  */
 #ifndef ALYS_CENSUS_SESSION_H
 #define ALYS_CENSUS_SESSION_H
@@ -42,6 +43,9 @@ struct census_session {
 
 /* 0 if --census can run on this target, else -1 with the cause and fix. */
 int census_session_check(const struct gc_probes *gp, bool launched, char *err, size_t errlen);
+/* --pid: the program registered its start callback long ago; find it in
+ * the collector's state and probe it. 0, or -1 with the cause. */
+int census_session_attach_running(struct census_session *cs, char *err, size_t errlen);
 /* One stop: the target stopped itself; exited says it may be gone. */
 void census_session_on_stop(struct census_session *cs, const struct alys_rb_census *c,
 			    bool exited);

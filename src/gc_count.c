@@ -10,7 +10,7 @@
 #include "proc_maps.h"
 
 /* Load bias of the file holding libgc in the target: its executable
- * mapping of the refill probe's page. */
+ * mapping of GC_malloc's probe. */
 struct find_bias {
 	const struct gc_probes *gp;
 	pid_t pid;
@@ -25,14 +25,39 @@ static int bias_of_line(const struct maps_line *l, void *arg)
 	char path[PATH_MAX + 64];
 	struct stat st;
 
-	if (!maps_line_is_exec_file(l) || gp->refill_at.probe_file_off < l->offset ||
-	    gp->refill_at.probe_file_off >= l->offset + (l->end - l->start))
+	const struct gc_func *f = &gp->funcs[ALYS_KIND_MALLOC];
+
+	if (!maps_line_is_exec_file(l) || f->probe_file_off < l->offset ||
+	    f->probe_file_off >= l->offset + (l->end - l->start))
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/root%s", fb->pid, l->path);
 	if (stat(path, &st) || st.st_ino != fb->want.st_ino || st.st_dev != fb->want.st_dev)
 		return 0;
-	fb->bias = l->start + (gp->refill_at.probe_file_off - l->offset) - gp->refill_at.probe_vaddr;
+	fb->bias = l->start + (f->probe_file_off - l->offset) - f->probe_vaddr;
 	return 1;
+}
+
+static bool know_bias(struct gc_count *c)
+{
+	struct find_bias fb = { .gp = c->gp, .pid = c->pid };
+
+	if (c->bias_known)
+		return true;
+	if (stat(c->gp->path, &fb.want) || proc_maps_each(c->pid, bias_of_line, &fb) != 1)
+		return false;
+	c->bias = fb.bias;
+	c->bias_known = true;
+	return true;
+}
+
+bool gc_count_read_word(struct gc_count *c, uint64_t vaddr, uint64_t *value)
+{
+	struct iovec local = { value, 8 }, remote;
+
+	if (!c->gp || !know_bias(c))
+		return false;
+	remote = (struct iovec){ (void *)(c->bias + vaddr), 8 };
+	return process_vm_readv(c->pid, &local, 1, &remote, 1, 0) == 8;
 }
 
 void gc_count_init(struct gc_count *c, pid_t pid, const struct gc_probes *gp)
@@ -47,14 +72,8 @@ bool gc_count_read(struct gc_count *c, uint64_t *total)
 
 	if (!c->gp)
 		return false;	/* not set up: no --duty */
-	if (!c->bias_known) {
-		struct find_bias fb = { .gp = c->gp, .pid = c->pid };
-
-		if (stat(c->gp->path, &fb.want) || proc_maps_each(c->pid, bias_of_line, &fb) != 1)
-			return false;
-		c->bias = fb.bias;
-		c->bias_known = true;
-	}
+	if (!know_bias(c))
+		return false;
 	for (int i = 0; i < 2; i++)
 		remote[i] = (struct iovec){ (void *)(c->bias + c->gp->total_bytes_vaddr[i]), 8 };
 	if (process_vm_readv(c->pid, local, 2, remote, 2, 0) != 16) {

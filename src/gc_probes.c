@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "elf_file.h"
+#include "gc_vars.h"
 #include "ldso_list.h"
 #include "proc_maps.h"
 
@@ -120,6 +121,7 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 			 "%s does not export GC_gc_no", path);
 	else if (!gc_layout_derive(&ef, &gp->layout, gp->layout_why, sizeof(gp->layout_why)))
 		gp->layout_ok = true;
+	gc_start_callback_derive(&ef, &gp->startcb_vaddr, gp->startcb_why, sizeof(gp->startcb_why));
 out:
 	elf_file_close(&ef);
 	return ret;

@@ -34,6 +34,8 @@ struct gc_probes {
 	uint64_t gc_no_vaddr;	/* 0: GC_gc_no not exported */
 	struct gc_func collect;	/* GC_gcollect: reads marks before it clears them */
 	struct gc_func setcb;	/* GC_set_start_callback: --census finds its trigger */
+	uint64_t startcb_vaddr;	/* GC_start_call_back (--census --pid); 0: unknown */
+	char startcb_why[256];	/* why not */
 	/* --sample refill: the collector's slow paths. GC_malloc_kind_global
 	 * takes every medium and large object (and a thread's first small
 	 * ones); the refill probe every small-object free-list refill. */

@@ -40,9 +40,3 @@ int refill_probe_derive(struct elf_file *ef, struct refill_probe *rp, char *why,
 
 #endif
 
-/*
- * The collector's count of bytes allocated: GC_get_total_bytes() returns
- * GC_bytes_allocd + GC_bytes_allocd_before_gc, two words its code loads.
- * --duty reads them around each window (src/duty_cycle.h). 0: derived.
- */
-int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, size_t whylen);

@@ -501,6 +501,14 @@ static int attach_probes(struct tracer *t)
 	if (t->o->census_every &&
 	    attach_one(t, s->progs.census_setcb_entry, &t->gp.setcb, false))
 		return -1;
+	if (t->o->census_every && !t->launched) {
+		char err[PATH_MAX + 256];
+
+		if (census_session_attach_running(&t->census, err, sizeof(err))) {
+			fail("%s\n", err);
+			return -1;
+		}
+	}
 	if (t->refill) {
 		t->rw = (struct refill_windows){
 			.duty_pct = t->duty_pct, .launched = t->launched,

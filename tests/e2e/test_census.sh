@@ -66,7 +66,7 @@ done
 # The demo: reference objects, as the stacks of a full trace name them
 # ("allocated as" a type by a constructor frame, not a Pointer(X) buffer;
 # a constructor's GC.malloc_atomic buffer is told apart by its first word,
-# no type id below 2^20), are named from the code alone for >= 95% of their
+# no type id in 1..2^20: zero, or data), are named from the code alone for >= 95% of their
 # live bytes, and named right. Columns are apart by two spaces or more;
 # names hold single ones.
 "$BIN/alys-bpf" -q --census --sample all -o "$T/demo.alys" -- "$ALYS_PROGS/demo" 3000 \
@@ -76,7 +76,7 @@ check_eq "demo --census --sample all: traced" "$?" 0
 check_eq "demo: converted" "$?" 0
 read -r ref named right < <(sed -n '/^Last census/,/^ *total/p' "$T/demo.census" |
 	awk -F '  +' '{ sub(/^ +/, "") }
-	     NR > 2 && $1 != "total" && $1 < 1048576 && $5 != "-" && $5 !~ /^Pointer\(/ {
+	     NR > 2 && $1 != "total" && $1 > 0 && $1 < 1048576 && $5 != "-" && $5 !~ /^Pointer\(/ {
 		ref += $3; if ($4 != "-") named += $3; if ($4 == $5) right += $3 }
 	     END { print ref + 0, named + 0, right + 0 }')
 check_ge "demo: reference objects found in the last census ($ref bytes)" "$ref" 1000
@@ -89,12 +89,27 @@ check_ge "demo: >= 95% named as their constructor frames name them ($right of $r
 out=$("$BIN/alys-bpf" --census=0 -- true 2>&1)
 check_eq "--census=0: usage error" "$?" 2
 check_match "--census=0: says what it takes" "$out" 'takes a number of collections'
-"$ALYS_PROGS/sleeper" 5 >/dev/null 2>&1 &
-sp=$!
-out=$("$BIN/alys-bpf" --census -p $sp -o "$T/pid.alys" 2>&1)
-check_eq "--census --pid: refused" "$?" 1
-check_match "--census --pid: says why" "$out" 'needs a command to launch'
-kill $sp 2>/dev/null
-wait $sp 2>/dev/null
+
+# --pid: the callback the program registered at start-up is read from the
+# collector's state (GC_get_start_callback's variable), shared and static.
+for v in census census-static; do
+	"$ALYS_PROGS/$v" 5000 2000 300 3 >"$T/pid-$v.out" 2>&1 &
+	tp=$!
+	for _ in $(seq 50); do grep -q '^GC_NO' "$T/pid-$v.out" && break; sleep 0.1; done
+	"$BIN/alys-bpf" -v --census --pid $tp -o "$T/pid-$v.alys" >/dev/null 2>"$T/pid-$v.err"
+	check_eq "--census --pid ($v): traced until the target exited" "$?" 0
+	wait $tp
+	check_match "--census --pid ($v): trigger read from the collector's state" \
+		"$(cat "$T/pid-$v.err")" 'census trigger: uprobe on the start callback at .*\+0x[0-9a-f]+'
+	"$BIN/alys_converter" -q -f census -o "$T/pid-$v.census" "$T/pid-$v.alys"
+	check_ge "--census --pid ($v): censuses taken while attached" \
+		"$(sed -n '3,/^$/p' "$T/pid-$v.census" | awk 'NF' | wc -l)" 3
+	for cls in CensusFoo CensusBar CensusBaz; do
+		id=$(held pid-$v $cls 3)
+		check_eq "--census --pid ($v): $cls all $(held pid-$v $cls 4) counted, named from the code" \
+			"$(sed -n '/^Last census/,$p' "$T/pid-$v.census" | awk -v id="$id" '$1 == id { print $2, $4 }')" \
+			"$(held pid-$v $cls 4) $cls"
+	done
+done
 
 summary

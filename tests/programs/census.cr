@@ -32,5 +32,12 @@ puts "TYPE CensusBar #{CensusBar.crystal_instance_type_id} #{bars.size} #{instan
 puts "TYPE CensusBaz #{CensusBaz.crystal_instance_type_id} #{bazs.size} #{instance_sizeof(CensusBaz)}"
 puts "GC_NO #{LibGC.gc_no}"
 STDOUT.flush
+# ARGV[3]: seconds to keep running, collecting every 50 ms, for a census
+# attached with --pid.
+deadline = Time.monotonic + (ARGV[3]? || "0").to_f.seconds
+while Time.monotonic < deadline
+  GC.collect
+  sleep 0.05.seconds
+end
 3.times { GC.collect }
 puts "DONE #{foos.size + bars.size + bazs.size} #{LibGC.gc_no}"

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The collector's variables that alys-bpf reads from a running target,
+ * found through the code of the getters libgc exports (its variables are
+ * static: Debian's libgc.so.1 has no .symtab), or by name where a static
+ * link kept them in .symtab. Each returns 0, or -1 with the cause in why.
+ */
+#ifndef ALYS_GC_VARS_H
+#define ALYS_GC_VARS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_file;
+
+/*
+ * The collector's count of bytes allocated: GC_get_total_bytes() returns
+ * GC_bytes_allocd + GC_bytes_allocd_before_gc, two words its code loads.
+ * --duty reads them around each window (src/duty_cycle.h).
+ */
+int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, size_t whylen);
+
+/*
+ * GC_start_call_back, the callback GC_set_start_callback registered (the
+ * word GC_get_start_callback() returns): --census --pid puts its trigger
+ * on the callback a running program registered at start-up.
+ */
+int gc_start_callback_derive(struct elf_file *ef, uint64_t *vaddr, char *why, size_t whylen);
+
+#endif
