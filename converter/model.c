@@ -322,6 +322,7 @@ static void give_back(struct build *bd, const struct trace_event *e)
 	struct model *m = bd->m;
 	const struct trace_event *old;
 	struct model_bucket *bk;
+	struct model_thread *th;
 	uint64_t objs;
 	size_t oi;
 
@@ -334,12 +335,12 @@ static void give_back(struct build *bd, const struct trace_event *e)
 	m->selected[oi] = SEL_GIVEN_BACK;
 	objs = event_objects(old);
 	bk = &m->buckets[model_bucket_of(m, old)];
+	th = thread_of(bd, old->tid);
 	drop_stats(&bk->s, objs, old->weight);
 	drop_stats(&m->sites[bk->site].s, objs, old->weight);
-	drop_stats(&m->types[bk->type].s, objs, old->weight);
 	m->sites[bk->site].frees++;
-	thread_of(bd, old->tid)->inuse_objects -= objs;
-	thread_of(bd, old->tid)->inuse_space -= old->weight;
+	th->inuse_objects -= objs;
+	th->inuse_space -= old->weight;
 	bd->inuse_space -= old->weight;
 	touch(bd, bk->site);
 	m->frees_matched++;
@@ -356,7 +357,6 @@ static void count_alloc(struct build *bd, size_t i, size_t b)
 	m->selected[i] = SEL_COUNTED;
 	add_stats(&bk->s, objs, e->weight);
 	add_stats(&m->sites[bk->site].s, objs, e->weight);
-	add_stats(&m->types[bk->type].s, objs, e->weight);
 	m->sites[bk->site].allocs++;
 	th->allocs++;
 	th->alloc_space += e->weight;
@@ -436,7 +436,7 @@ static void event_pass(struct build *bd)
 	snapshot(bd, last_ts, true);
 }
 
-/* ---- what needs the whole trace: ages, totals, each type's top site ---- */
+/* ---- what needs the whole trace: ages, each type's totals and top site ---- */
 
 static void ages(struct model *m)
 {
@@ -455,7 +455,8 @@ static void ages(struct model *m)
 	}
 }
 
-static void top_sites(struct model *m)
+/* Each type's totals (its buckets') and biggest site. */
+static void sum_types(struct model *m)
 {
 	struct u64_table pair;		/* type << 32 | site, + 1 -> bytes */
 
@@ -469,6 +470,10 @@ static void top_sites(struct model *m)
 
 		if (!bk->s.alloc_objects)
 			continue;
+		ty->s.alloc_objects += bk->s.alloc_objects;
+		ty->s.alloc_space += bk->s.alloc_space;
+		ty->s.inuse_objects += bk->s.inuse_objects;
+		ty->s.inuse_space += bk->s.inuse_space;
 		sl = u64_table_get(&pair, key);
 		bytes = (sl ? sl->a : 0) + bk->s.alloc_space;
 		u64_table_put(&pair, key, bytes, 0);
@@ -516,7 +521,7 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 	u64_table_free(&bd.thread_of);
 
 	ages(m);
-	top_sites(m);
+	sum_types(m);
 	for (size_t i = 0; i < m->nr_sites; i++) {
 		struct model_site *s = &m->sites[i];
 

@@ -7,28 +7,44 @@
 #include "elf_file.h"
 #include "x86_insn.h"
 
-int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, size_t whylen)
+/* The code of the exported getter name, disassembled with details into
+ * *in (cs_free(*in, n) and cs_close(cs) after use); 0 with why on failure. */
+static size_t disasm_getter(struct elf_file *ef, const char *name, csh *cs, cs_insn **in,
+			    char *why, size_t whylen)
 {
 	GElf_Addr fn;
 	GElf_Xword size = 0;
 	const uint8_t *code;
+	size_t n;
+
+	if (!elf_file_find_symbol(ef, name, &fn, &size) || !size || size > 256 ||
+	    !(code = elf_file_bytes_at(ef, fn, size))) {
+		snprintf(why, whylen, "%s does not define %s", ef->path, name);
+		return 0;
+	}
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, cs) != CS_ERR_OK) {
+		snprintf(why, whylen, "capstone cannot be opened");
+		return 0;
+	}
+	cs_option(*cs, CS_OPT_DETAIL, CS_OPT_ON);
+	n = cs_disasm(*cs, code, size, fn, 0, in);
+	if (!n) {
+		snprintf(why, whylen, "%s in %s cannot be disassembled", name, ef->path);
+		cs_close(cs);
+	}
+	return n;
+}
+
+int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, size_t whylen)
+{
 	uint64_t base[16] = { 0 };	/* a register's known address, by DWARF number */
 	cs_insn *in = NULL;
-	size_t n = 0;
 	int found = 0;
 	csh cs;
+	size_t n = disasm_getter(ef, "GC_get_total_bytes", &cs, &in, why, whylen);
 
-	if (!elf_file_find_symbol(ef, "GC_get_total_bytes", &fn, &size) || !size ||
-	    size > 256 || !(code = elf_file_bytes_at(ef, fn, size))) {
-		snprintf(why, whylen, "%s does not define GC_get_total_bytes", ef->path);
+	if (!n)
 		return -1;
-	}
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
-		snprintf(why, whylen, "capstone cannot be opened");
-		return -1;
-	}
-	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-	n = cs_disasm(cs, code, size, fn, 0, &in);
 	/* mov slot(%rip), R (R = &GC_arrays); then mov/add disp(R) or
 	 * disp(%rip) into rax: the two words summed. */
 	for (size_t i = 0; i < n && !cs_insn_group(cs, &in[i], X86_GRP_RET); i++) {
@@ -53,8 +69,7 @@ int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, siz
 		if (dst == 0 && found < 2)
 			vaddr[found++] = addr;
 	}
-	if (n)
-		cs_free(in, n);
+	cs_free(in, n);
 	cs_close(&cs);
 	if (found != 2) {
 		snprintf(why, whylen, "GC_get_total_bytes in %s is not two loads summed",
@@ -66,33 +81,23 @@ int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, siz
 
 int gc_start_callback_derive(struct elf_file *ef, uint64_t *vaddr, char *why, size_t whylen)
 {
-	GElf_Addr fn;
-	GElf_Xword size = 0;
-	const uint8_t *code;
 	/* by DWARF number: the address a register holds (GOT), or the
 	 * variable whose value it holds */
 	uint64_t addr_in[16] = { 0 }, value_of[16] = { 0 };
+	GElf_Addr var;
+	GElf_Xword size = 0;
 	cs_insn *in = NULL;
-	size_t n = 0;
+	size_t n;
 	csh cs;
 
 	*vaddr = 0;
-	if (elf_file_find_symbol(ef, "GC_start_call_back", &fn, &size) && size == 8) {
-		*vaddr = fn;
+	if (elf_file_find_symbol(ef, "GC_start_call_back", &var, &size) && size == 8) {
+		*vaddr = var;
 		return 0;
 	}
-	if (!elf_file_find_symbol(ef, "GC_get_start_callback", &fn, &size) || !size ||
-	    size > 256 || !(code = elf_file_bytes_at(ef, fn, size))) {
-		snprintf(why, whylen, "%s does not define GC_get_start_callback (libgc 7.2 or "
-			 "later does)", ef->path);
+	n = disasm_getter(ef, "GC_get_start_callback", &cs, &in, why, whylen);
+	if (!n)
 		return -1;
-	}
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
-		snprintf(why, whylen, "capstone cannot be opened");
-		return -1;
-	}
-	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-	n = cs_disasm(cs, code, size, fn, 0, &in);
 	/* Loads of the variable (through the GOT or not), moves between
 	 * registers, until the first return: what rax holds then. */
 	for (size_t i = 0; i < n; i++) {
@@ -125,8 +130,7 @@ int gc_start_callback_derive(struct elf_file *ef, uint64_t *vaddr, char *why, si
 			value_of[dst] = addr_in[x86_dwarf_regno(m->mem.base)] + (uint64_t)m->mem.disp;
 		}
 	}
-	if (n)
-		cs_free(in, n);
+	cs_free(in, n);
 	cs_close(&cs);
 	if (!*vaddr) {
 		snprintf(why, whylen, "GC_get_start_callback in %s does not return a variable "
