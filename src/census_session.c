@@ -140,7 +140,7 @@ void census_session_on_stop(struct census_session *cs, const struct alys_rb_cens
 
 		if (census_walk(cs->pid, &cs->gp->layout, cs->bias, &walk, cs->recorded,
 				cs->recorded_arg, err, sizeof(err)))
-			fprintf(stderr, "alys-bpf: %s\n", err);
+			fprintf(stderr, "alys-bpf: census: %s\n", err);
 		else
 			trace_writer_census(cs->w, c->ts_ns, c->gc_no, &walk);
 		if (cs->verbose)
