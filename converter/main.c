@@ -61,6 +61,8 @@ static const struct format formats[] = {
 	{ "leaks", ".leaks.txt", write_leaks, 0 },
 	{ "timeline", ".timeline.svg", write_timeline, 0 },
 	{ "census", ".census.txt", write_census, NAMES_TYPES },
+	/* A heap snapshot (alys-bpf --heap-snapshot): reachability from roots. */
+	{ "heap", ".heap.txt", write_heap, NAMES_TYPES },
 };
 
 /* The options given, as HONOURS_* bits, and their names. */
@@ -97,7 +99,7 @@ static int check_honoured(const struct format *fmt, unsigned int given)
 	return 0;
 }
 
-#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report, leaks, timeline, census"
+#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report, leaks, timeline, census, heap"
 
 static void usage(FILE *f)
 {
@@ -118,6 +120,9 @@ static void usage(FILE *f)
 		"                       suspects, object age, bytes by thread\n"
 		"                     timeline: SVG chart of allocated and live bytes\n"
 		"                     census: live objects by type id (alys-bpf --census)\n"
+		"                     heap: a heap snapshot by type and retained bytes,\n"
+		"                       the biggest retainers with their paths from a\n"
+		"                       root (alys-bpf --heap-snapshot)\n"
 		"  -o, --output OUT   output file; '-' for stdout. Default: TRACE with its\n"
 		"                     extension replaced by .json, .pb.gz, .folded, .svg,\n"
 		"                     .txt (.md with --markdown)\n"

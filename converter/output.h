@@ -40,6 +40,9 @@ void leaks_sections(const struct model *m, struct outbuf *o, bool inuse_table);
 /* out_timeline.c: SVG chart of allocated and live bytes over time. */
 void write_timeline(struct model *m, struct outbuf *o, const struct output_options *opt);
 
+/* out_heap.c: a heap snapshot by type and retained bytes (heap.h). */
+void write_heap(struct model *m, struct outbuf *o, const struct output_options *opt);
+
 /* out_census.c: live objects by type id from --census heap walks. */
 void write_census(struct model *m, struct outbuf *o, const struct output_options *opt);
 

@@ -485,6 +485,97 @@ static int parse_census(const struct reader *r, const msgpack_object *f, uint32_
 	return 0;
 }
 
+static void free_bstr(struct bstr *s);
+
+/* Bytes of a bin object: where they lie in the mapped file, else a copy
+ * the trace keeps. */
+static int want_bytes(const struct reader *r, const msgpack_object *o, const char *what,
+		      const uint8_t **bytes, size_t *len)
+{
+	struct trace *t = r->t;
+	const uint8_t *p;
+
+	if (o->type != MSGPACK_OBJECT_BIN)
+		return bad(r, "%s is %s, expected binary data", what, type_name(o));
+	p = (const uint8_t *)o->via.bin.ptr;
+	*len = o->via.bin.size;
+	if (p >= t->data && p + *len <= t->data + t->size) {
+		*bytes = p;
+		return 0;
+	}
+	t->owned = grow_array(t->owned, &t->cap_owned, t->nr_owned + 1, sizeof(*t->owned));
+	t->owned[t->nr_owned] = xmalloc(*len ? *len : 1);
+	memcpy(t->owned[t->nr_owned], p, *len);
+	*bytes = t->owned[t->nr_owned++];
+	return 0;
+}
+
+static int parse_heap_block(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace *t = r->t;
+	struct trace_heap_block b;
+
+	if (n < ALYS_HEAP_BLOCK_FIELDS)
+		return bad(r, "heap block record has %u fields, expected %d", n,
+			   ALYS_HEAP_BLOCK_FIELDS);
+	if (want_u64(r, &f[1], "heap block addr", &b.addr) ||
+	    want_u64(r, &f[2], "heap block obj_size", &b.obj_size) ||
+	    want_u32(r, &f[3], "heap block kind", &b.kind) ||
+	    want_bytes(r, &f[4], "heap block bytes", &b.bytes, &b.len))
+		return -1;
+	if (!b.obj_size)
+		return bad(r, "heap block at 0x%" PRIx64 " has object size 0", b.addr);
+	t->heap_blocks = grow_array(t->heap_blocks, &t->cap_heap_blocks, t->nr_heap_blocks + 1,
+				    sizeof(*t->heap_blocks));
+	t->heap_blocks[t->nr_heap_blocks++] = b;
+	return 0;
+}
+
+static int parse_root(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace *t = r->t;
+	struct trace_root root = { 0 };
+	struct bstr name = { 0 };
+
+	if (n < ALYS_ROOT_FIELDS)
+		return bad(r, "root record has %u fields, expected %d", n, ALYS_ROOT_FIELDS);
+	if (want_u32(r, &f[1], "root kind", &root.kind) ||
+	    want_str(r, &f[2], "root name", &name) ||
+	    want_u64(r, &f[3], "root addr", &root.addr) ||
+	    want_bytes(r, &f[4], "root bytes", &root.bytes, &root.len)) {
+		free_bstr(&name);
+		return -1;
+	}
+	root.name = name.ptr ? name.ptr : xmemdup_str("", 0);
+	t->roots = grow_array(t->roots, &t->cap_roots, t->nr_roots + 1, sizeof(*t->roots));
+	t->roots[t->nr_roots++] = root;
+	return 0;
+}
+
+static int parse_snapshot(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace_snapshot *s = &r->t->snapshot;
+	uint32_t aip;
+
+	if (n < ALYS_SNAPSHOT_FIELDS)
+		return bad(r, "snapshot record has %u fields, expected %d", n, ALYS_SNAPSHOT_FIELDS);
+	if (want_u64(r, &f[1], "snapshot ts", &s->ts_ns) ||
+	    want_u64(r, &f[2], "snapshot stop_ns", &s->stop_ns) ||
+	    want_u64(r, &f[3], "snapshot blocks", &s->blocks) ||
+	    want_u64(r, &f[4], "snapshot heap_bytes", &s->heap_bytes) ||
+	    want_u64(r, &f[5], "snapshot roots", &s->roots) ||
+	    want_u32(r, &f[6], "snapshot all_interior_pointers", &aip) ||
+	    want_u64(r, &f[7], "snapshot block_size", &s->block_size))
+		return -1;
+	if (s->block_size < 256 || s->block_size > (1u << 24) ||
+	    (s->block_size & (s->block_size - 1)))
+		return bad(r, "snapshot block size %" PRIu64 " is not a power of two in 256..16M",
+			   s->block_size);
+	s->all_interior_pointers = aip != 0;
+	r->t->has_snapshot = true;
+	return 0;
+}
+
 static void free_counters(struct trace *t)
 {
 	for (size_t i = 0; i < t->nr_counters; i++)
@@ -580,6 +671,9 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 	case ALYS_REC_DEATH: return parse_death(r, f, n);
 	case ALYS_REC_COLLECTION: return parse_collection(r, f, n);
 	case ALYS_REC_CENSUS: return parse_census(r, f, n);
+	case ALYS_REC_HEAP_BLOCK: return parse_heap_block(r, f, n);
+	case ALYS_REC_ROOT: return parse_root(r, f, n);
+	case ALYS_REC_SNAPSHOT: return parse_snapshot(r, f, n);
 	}
 	return 0;	/* a record type from a later minor version: skip */
 }
@@ -878,6 +972,13 @@ void trace_free(struct trace *t)
 	free(t->collections);
 	free(t->censuses);
 	free(t->census_types);
+	free(t->heap_blocks);
+	for (size_t i = 0; i < t->nr_roots; i++)
+		free(t->roots[i].name);
+	free(t->roots);
+	for (size_t i = 0; i < t->nr_owned; i++)
+		free(t->owned[i]);
+	free(t->owned);
 	if (t->data)
 		munmap((void *)t->data, t->size);
 	memset(t, 0, sizeof(*t));

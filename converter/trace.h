@@ -108,6 +108,28 @@ struct trace_census_type {
 	uint64_t objects, bytes, example;
 };
 
+/* A heap snapshot (FORMAT.md records 9-11): bytes point into the mapped
+ * file (or a copy the trace owns). */
+struct trace_heap_block {
+	uint64_t addr, obj_size;
+	uint32_t kind;			/* enum alys_block_kind */
+	const uint8_t *bytes;
+	size_t len;
+};
+
+struct trace_root {
+	uint32_t kind;			/* enum alys_root_kind */
+	char *name;
+	uint64_t addr;
+	const uint8_t *bytes;
+	size_t len;
+};
+
+struct trace_snapshot {
+	uint64_t ts_ns, stop_ns, blocks, heap_bytes, roots, block_size;
+	bool all_interior_pointers;
+};
+
 struct trace_counter {
 	struct bstr name;
 	uint64_t value;
@@ -163,6 +185,15 @@ struct trace {
 	size_t nr_censuses, cap_censuses;
 	struct trace_census_type *census_types;
 	size_t nr_census_types, cap_census_types;
+
+	struct trace_heap_block *heap_blocks;
+	size_t nr_heap_blocks, cap_heap_blocks;
+	struct trace_root *roots;
+	size_t nr_roots, cap_roots;
+	bool has_snapshot;
+	struct trace_snapshot snapshot;
+	uint8_t **owned;		/* byte copies the trace owns */
+	size_t nr_owned, cap_owned;
 
 	struct trace_counter *counters;	/* the last counters record */
 	size_t nr_counters;

@@ -23,6 +23,23 @@ enum alys_record {
 				 *  scan_ns] */
 	ALYS_REC_CENSUS = 8,	/* [8, ts, gc_no, blocks, unreadable, walk_ns,
 				 *  [[type_id, objects, bytes, example_addr]...]] */
+	ALYS_REC_HEAP_BLOCK = 9,	/* [9, addr, obj_size, kind, bytes] */
+	ALYS_REC_ROOT = 10,	/* [10, kind, name, addr, bytes] */
+	ALYS_REC_SNAPSHOT = 11,	/* [11, ts, stop_ns, blocks, heap_bytes, roots,
+				 *  all_interior_pointers, block_size] */
+};
+
+/* A heap block's kind (record 9): the collector's object kinds. */
+enum alys_block_kind {
+	ALYS_BLOCK_ATOMIC = 0,	/* PTRFREE: GC_malloc_atomic, holds no pointers */
+	ALYS_BLOCK_NORMAL = 1,	/* GC_malloc: scanned for pointers */
+};
+
+/* What a root record (10) holds. */
+enum alys_root_kind {
+	ALYS_ROOT_DATA = 1,	/* .data or .bss of the executable or a library */
+	ALYS_ROOT_STACK = 2,	/* a thread's stack, from its stack pointer up */
+	ALYS_ROOT_REGISTERS = 3,	/* a thread's general registers */
 };
 
 /* An event's kind (record 3), as the probes report it. */
@@ -57,6 +74,9 @@ enum alys_mapping_flags {
 #define ALYS_EVENT_FIELDS 11
 #define ALYS_DEATH_FIELDS 6
 #define ALYS_COLLECTION_FIELDS 8
+#define ALYS_HEAP_BLOCK_FIELDS 5
+#define ALYS_ROOT_FIELDS 5
+#define ALYS_SNAPSHOT_FIELDS 8
 #define ALYS_CENSUS_FIELDS 7
 #define ALYS_CENSUS_TYPE_FIELDS 4
 

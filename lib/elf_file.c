@@ -112,6 +112,38 @@ static bool load_segment_of(struct elf_file *ef, GElf_Addr vaddr, GElf_Phdr *out
 	return false;
 }
 
+bool elf_file_symbol_at(struct elf_file *ef, GElf_Addr vaddr, char *out, size_t outlen,
+			uint64_t *off)
+{
+	static const GElf_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
+
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(ef->elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != order[k] || !sh.sh_entsize ||
+			    !(data = elf_getdata(scn, NULL)))
+				continue;
+			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sym;
+				const char *name;
+
+				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+				    vaddr < sym.st_value || vaddr >= sym.st_value + sym.st_size ||
+				    !(name = elf_strptr(ef->elf, sh.sh_link, sym.st_name)) || !*name)
+					continue;
+				snprintf(out, outlen, "%s", name);
+				*off = vaddr - sym.st_value;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 bool elf_file_section(struct elf_file *ef, const char *name, GElf_Addr *addr, size_t *size)
 {
 	Elf_Scn *scn = NULL;

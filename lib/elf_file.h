@@ -36,6 +36,10 @@ void elf_file_close(struct elf_file *ef);
 /* A defined function or object symbol from .symtab, else .dynsym. */
 bool elf_file_find_symbol(struct elf_file *ef, const char *name,
 			  GElf_Addr *vaddr, GElf_Xword *size);
+/* The defined symbol of .symtab (else .dynsym) whose extent holds vaddr:
+ * its name into out and vaddr's offset in it. */
+bool elf_file_symbol_at(struct elf_file *ef, GElf_Addr vaddr, char *out, size_t outlen,
+			uint64_t *off);
 /* Address and size of the section called name (".text"). */
 bool elf_file_section(struct elf_file *ef, const char *name, GElf_Addr *addr, size_t *size);
 /* File offset of vaddr through the PT_LOAD segment that maps it. */

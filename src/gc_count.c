@@ -50,6 +50,14 @@ static bool know_bias(struct gc_count *c)
 	return true;
 }
 
+bool gc_count_bias(struct gc_count *c, uint64_t *bias)
+{
+	if (!c->gp || !know_bias(c))
+		return false;
+	*bias = c->bias;
+	return true;
+}
+
 bool gc_count_read_word(struct gc_count *c, uint64_t vaddr, uint64_t *value)
 {
 	struct iovec local = { value, 8 }, remote;

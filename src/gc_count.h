@@ -27,6 +27,8 @@ void gc_count_init(struct gc_count *c, pid_t pid, const struct gc_probes *gp);
 /* The count now; once the target is gone, the last one read. False if it
  * was never read. */
 bool gc_count_read(struct gc_count *c, uint64_t *total);
+/* The load bias of the file holding libgc in the target. */
+bool gc_count_bias(struct gc_count *c, uint64_t *bias);
 /* One word of the collector's state: its variable at vaddr in the file
  * holding libgc. False if the target cannot be read. */
 bool gc_count_read_word(struct gc_count *c, uint64_t vaddr, uint64_t *value);

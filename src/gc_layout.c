@@ -214,6 +214,7 @@ int gc_layout_derive(struct elf_file *ef, struct gc_layout *l, char *why, size_t
 		snprintf(why, whylen, "%s does not export GC_arrays", ef->path);
 		return -1;
 	}
+	l->arrays_size = arrays_size;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
 		return snprintf(why, whylen, "capstone cannot be initialised"), -1;
 	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "alys_events.h"
+#include "heap_snapshot.h"
 #include "tracer.h"
 
 #define ALYS_VERSION "0.1.0"
@@ -58,6 +59,9 @@ static void usage(FILE *out)
 "                       --sample no allocation is probed; with it the converter\n"
 "                       also shows what each type id was allocated as. With\n"
 "                       --pid, the census starts at the next collection\n"
+"      --heap-snapshot  with --pid: stop the process once, copy its heap and roots\n"
+"                       (data, bss, thread stacks and registers), resume it and\n"
+"                       write them (alys_converter -f heap analyses them)\n"
 "      --interval SECS  every SECS seconds (e.g. 5 or 0.5), and at the end, print\n"
 "                       the top sites by live bytes to stderr\n"
 "      --as-root        under sudo, run COMMAND as root instead of the invoking user\n"
@@ -81,7 +85,8 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 enum { OPT_UNWIND = 256, OPT_DUTY, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
-       OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_CENSUS, OPT_STACK_CACHE };
+       OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_CENSUS, OPT_STACK_CACHE,
+       OPT_HEAP_SNAPSHOT };
 
 /* "all", "refill", or "bytes:N" with N in bytes, optionally with a k/K/KiB,
  * m/M/MiB suffix (powers of 1024). */
@@ -159,6 +164,7 @@ int main(int argc, char **argv)
 		{ "no-liveness", no_argument, NULL, OPT_NO_LIVENESS },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "census", optional_argument, NULL, OPT_CENSUS },
+		{ "heap-snapshot", no_argument, NULL, OPT_HEAP_SNAPSHOT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -278,6 +284,9 @@ int main(int argc, char **argv)
 		case OPT_NO_LIVENESS:
 			o.no_liveness = true;
 			break;
+		case OPT_HEAP_SNAPSHOT:
+			o.heap_snapshot = true;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -297,6 +306,14 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
+	if (o.heap_snapshot) {
+		if (o.argv) {
+			fprintf(stderr, "alys-bpf: --heap-snapshot copies a running process's heap: "
+				"give --pid PID, not a command\n");
+			return 2;
+		}
+		return heap_snapshot_run(&o);
+	}
 	if (o.duty_pct && o.sample != SAMPLE_REFILL && !(o.sample == SAMPLE_DEFAULT && o.pid)) {
 		fprintf(stderr, "alys-bpf: --duty applies to --sample refill (the default with "
 			"--pid) only\n");

@@ -9,6 +9,7 @@
 
 #include "alys_format.h"
 #include "census.h"
+#include "heap_snapshot.h"
 
 static int write_cb(void *data, const char *buf, size_t len)
 {
@@ -254,6 +255,50 @@ void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 		msgpack_pack_uint64(pk, e->bytes);
 		msgpack_pack_uint64(pk, e->example);
 	}
+}
+
+void trace_writer_heap_block(struct trace_writer *w, uint64_t addr, uint64_t obj_size,
+			     unsigned kind, const void *bytes, size_t len)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, ALYS_HEAP_BLOCK_FIELDS);
+	msgpack_pack_uint8(pk, ALYS_REC_HEAP_BLOCK);
+	msgpack_pack_uint64(pk, addr);
+	msgpack_pack_uint64(pk, obj_size);
+	msgpack_pack_uint8(pk, (uint8_t)kind);
+	msgpack_pack_bin(pk, len);
+	msgpack_pack_bin_body(pk, bytes, len);
+}
+
+void trace_writer_root(struct trace_writer *w, unsigned kind, const char *name, uint64_t addr,
+		       const void *bytes, size_t len)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, ALYS_ROOT_FIELDS);
+	msgpack_pack_uint8(pk, ALYS_REC_ROOT);
+	msgpack_pack_uint8(pk, (uint8_t)kind);
+	msgpack_pack_str(pk, strlen(name));
+	msgpack_pack_str_body(pk, name, strlen(name));
+	msgpack_pack_uint64(pk, addr);
+	msgpack_pack_bin(pk, len);
+	msgpack_pack_bin_body(pk, bytes, len);
+}
+
+void trace_writer_snapshot(struct trace_writer *w, const struct heap_snapshot_stats *s)
+{
+	msgpack_packer *pk = &w->pk;
+
+	msgpack_pack_array(pk, ALYS_SNAPSHOT_FIELDS);
+	msgpack_pack_uint8(pk, ALYS_REC_SNAPSHOT);
+	msgpack_pack_uint64(pk, s->ts_ns);
+	msgpack_pack_uint64(pk, s->stop_ns);
+	msgpack_pack_uint64(pk, s->blocks);
+	msgpack_pack_uint64(pk, s->heap_bytes);
+	msgpack_pack_uint64(pk, s->roots);
+	msgpack_pack_uint8(pk, s->all_interior_pointers);
+	msgpack_pack_uint64(pk, s->block_size);
 }
 
 void trace_writer_counters(struct trace_writer *w, const char *const *names,

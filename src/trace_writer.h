@@ -53,6 +53,13 @@ void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collec
 struct census;
 void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 			 const struct census *c);
+/* --heap-snapshot (FORMAT.md records 9-11). */
+void trace_writer_heap_block(struct trace_writer *w, uint64_t addr, uint64_t obj_size,
+			     unsigned kind, const void *bytes, size_t len);
+void trace_writer_root(struct trace_writer *w, unsigned kind, const char *name, uint64_t addr,
+		       const void *bytes, size_t len);
+struct heap_snapshot_stats;
+void trace_writer_snapshot(struct trace_writer *w, const struct heap_snapshot_stats *s);
 void trace_writer_counters(struct trace_writer *w, const char *const *names,
 			   const uint64_t *counts, size_t n);
 void trace_writer_end(struct trace_writer *w, const char *reason, int exit_status,

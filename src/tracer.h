@@ -38,6 +38,7 @@ struct tracer_opts {
 	bool no_liveness;	/* do not follow blocks to their collection */
 	uint32_t census_every;	/* --census N: walk the heap every N collections; 0: off */
 	uint64_t interval_ns;	/* --interval: print live bytes by site this often */
+	bool heap_snapshot;	/* --heap-snapshot: copy the heap once (heap_snapshot.h) */
 };
 
 /* Returns the process exit status to use for alys-bpf itself. */

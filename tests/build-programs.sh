@@ -43,7 +43,7 @@ STATIC_GC_DIR=$OUTDIR/.static-gc
 LIBGC_A=${LIBGC_A:-$(${CC} -print-file-name=libgc.a)}
 [ -f "$LIBGC_A" ] || LIBGC_A=/usr/lib/x86_64-linux-gnu/libgc.a
 
-STATIC_PROGRAMS="alloc_known sleeper liveness census sample_sites"
+STATIC_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph"
 MT_PROGRAMS="faults"
 
 # is_mt NAME: NAME is built multi-threaded only.

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "heap.h"
 #include "model.h"
 #include "symbolize.h"
 #include "trace.h"
@@ -130,6 +131,26 @@ static void check_model(const struct trace *t)
 	symbolizer_free(sym);
 }
 
+/* A snapshot's graph: every reached node's dominator and parent reached,
+ * the virtual root retaining exactly the reachable bytes. */
+static void check_heap(const struct trace *t)
+{
+	struct heap h;
+
+	if (heap_build(&h, t))
+		return;
+	for (uint32_t i = 0; i < h.nr_reached; i++) {
+		uint32_t v = h.rpo[i];
+
+		check(v < h.nr_nodes, "reached node in range");
+		check(h.idom[v] != HEAP_NONE && h.idom[v] < h.nr_nodes, "reached node has a dominator");
+		check(h.parent[v] != HEAP_NONE, "reached node has a breadth-first parent");
+		check(h.retained[v] <= h.retained[h.idom[v]], "a dominator retains at least as much");
+	}
+	check(h.retained[0] == h.reached_bytes, "the virtual root retains the reachable bytes");
+	heap_free(&h);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct trace t;
@@ -149,6 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (trace_load(&t, path) == 0) {
 		walk(&t);
 		check_model(&t);
+		check_heap(&t);
 	}
 	trace_free(&t);
 	return 0;

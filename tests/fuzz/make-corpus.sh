@@ -133,6 +133,16 @@ raw 9b06ca3f800000cb3ff0000000000000d4010fd5020102d6030001020304d704000102030405
 raw 9203d3fffffffffffffffe
 end exit 0 0 0
 R
+# a heap snapshot: a block of 32-byte slots pointing at each other, an
+# atomic block, a root (tests/unit/test_converter.sh has the same graph)
+gen heap-snapshot <<R
+$H
+heapblock 0x10000 32 1 7 0x10020 0x10040 0 7 0x10060 0 0 7 0x10068 0 0 7 0 0 0 7 0x10000 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+heapblock 0x20000 256 0 0x10080
+root 1 x:646174612070726f67 0x5000 0x10000 0x99999
+snapshot 100 2000000 2 512 1 1 256
+end snapshot 0 200 0
+R
 # header variants: a map with no magic, not a map, keys of the wrong type
 printf '\x81\xa5magic\xa8alys-bpf' >"$OUT/edge-no-version.alys"
 printf '\x82\xa5magic\xa8alys-bpf\xa7version\xa11' >"$OUT/edge-version-str.alys"

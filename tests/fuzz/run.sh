@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build and run the libFuzzer harness of the converter's trace reader
-# and of the analysis every format renders (tests/fuzz/fuzz_trace.c over
-# converter/trace.c, converter/mp_scan.c and converter/model.c).
+# and of the analyses every format renders (tests/fuzz/fuzz_trace.c over
+# converter/trace.c, converter/mp_scan.c, converter/model.c and, for heap
+# snapshots, converter/heap.c).
 #
 #   tests/fuzz/run.sh [SECONDS]     fuzz for SECONDS (default $FUZZ_SECONDS,
 #                                   else 60); `make fuzz` runs this
@@ -27,7 +28,7 @@ CLANG=${CLANG:-clang}
 SRCS="converter/trace.c converter/mp_scan.c converter/model.c converter/symbolize.c
 	converter/symbol_index.c converter/inline_index.c converter/line_index.c
 	converter/crystal_source.c converter/outbuf.c converter/util.c converter/progress.c
-	converter/type_ids.c lib/u64_table.c lib/str_table.c lib/crystal_names.c lib/elf_file.c
+	converter/type_ids.c converter/heap.c lib/u64_table.c lib/str_table.c lib/crystal_names.c lib/elf_file.c
 	lib/x86_insn.c"
 HDRS="converter/*.h lib/*.h include/alys_format.h"
 

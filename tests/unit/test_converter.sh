@@ -353,6 +353,44 @@ run -o - "$W/short-coll.alys"
 [ $RC -eq 1 ] && err_has "collection record has 2 fields, expected 8"
 check_status "short collection record is malformed" $?
 
+# ---- heap snapshot (records 9-11) -------------------------------------------
+# A registry (slot 0) holds two objects that both lead to a third (one by an
+# interior pointer); slot 4 points at the registry but nothing points at it;
+# an atomic block holds a pointer to slot 4 that is not one (no pointers in
+# atomic blocks). 32-byte slots in a 256-byte block.
+snapshot_script() {
+	header
+	echo "heapblock 0x10000 32 1 7 0x10020 0x10040 0 7 0x10060 0 0 7 0x10068 0 0 7 0 0 0 7 0x10000 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+	echo "heapblock 0x20000 256 0 0x10080"
+	echo "root 1 x:646174612070726f67 0x5000 0x10000 0x99999"
+	echo "snapshot 100 2000000 2 512 1 $1 256"
+	echo "end snapshot 0 200 0"
+}
+snapshot_script 1 | "$W/gen" >"$W/heap.alys"
+run -f heap -o - "$W/heap.alys"
+heap_row() { sed -n '/^type /,/^$/p' "$W/out" | awk -F '  +' -v f="$1" '$1 == "(block holding pointers, no type id)" { print $f }'; }
+[ $RC -eq 0 ] && clean_run && [ "$(heap_row 2) $(heap_row 3) $(heap_row 4)" = "4 128 128" ]
+check_status "heap: 4 objects reachable, 128 bytes, retained once (the slots below the registry are of its kind)" $?
+grep -q "^Reachable from the roots: 4 objects, 128 bytes (the heap holds 9 slots, 512 bytes); interior pointers recognized" "$W/out"
+check_status "heap: the atomic block is not reached, its word is no pointer" $?
+sed -n '/^Top retaining/,$p' "$W/out" | sed -n 2,3p | tr '\n' ' ' | tr -s ' ' |
+	grep -qx " 1 128 bytes retained (block holding pointers, no type id)@0x10000 data prog 0x5000 -> (block holding pointers, no type id)@0x10000 "
+check_status "heap: the registry retains all four, found from the root's first word" $?
+sed -n '/^Top retaining/,$p' "$W/out" | grep -A1 "retained .*@0x10060" | tail -n 1 | grep -q "(+8) .*@0x10020 -> (+8) .*@0x10060"
+check_status "heap: the third object's shortest path goes through the first, with the pointers' offsets" $?
+snapshot_script 0 | "$W/gen" >"$W/heap0.alys"
+run -f heap -o - "$W/heap0.alys"
+[ $RC -eq 0 ] && grep -q "^Reachable from the roots: 4 objects, 128 bytes .*interior pointers not recognized" "$W/out"
+check_status "heap: without interior pointers, the interior one is no edge (the third is reached through the first)" $?
+{ header; echo "heapblock 0x10000 0 1 0"; echo "snapshot 100 2 1 0 0 1 256"; } | "$W/gen" >"$W/heapbad.alys"
+run -f heap -o - "$W/heapbad.alys"
+[ $RC -eq 1 ] && err_has "heap block at 0x10000 has object size 0"
+check_status "heap: a block of object size 0 is malformed" $?
+{ header; echo "snapshot 100 2 1 0 0 1 300"; } | "$W/gen" >"$W/heapbs.alys"
+run -f heap -o - "$W/heapbs.alys"
+[ $RC -eq 1 ] && err_has "snapshot block size 300 is not a power of two"
+check_status "heap: a block size that is no power of two is malformed" $?
+
 # ---- diff ----------------------------------------------------------------
 {
 	header

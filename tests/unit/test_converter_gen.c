@@ -13,6 +13,9 @@
  *   end REASON EXIT_STATUS STOP_NS EVENTS
  *   death TS ADDR GC_NO SINCE CAUSE              (an inferred free)
  *   collection TS GC_NO SINCE JUDGED DEAD UNREADABLE SCAN_NS
+ *   heapblock ADDR OBJ_SIZE KIND WORD...         (a heap block: its 8-byte words)
+ *   root KIND NAME ADDR WORD...                  (a root region: its 8-byte words)
+ *   snapshot TS STOP_NS BLOCKS HEAP_BYTES ROOTS AIP BLOCK_SIZE
  *   future                                       (a record type 99)
  *   raw HEX                                      (bytes as they are)
  *
@@ -21,6 +24,8 @@
  * "OFFSET KIND" line per record, for tests that cut traces.
  */
 #include <msgpack.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +179,31 @@ int main(int argc, char **argv)
 			msgpack_pack_array(&pk, (size_t)nf + 1);
 			msgpack_pack_uint8(&pk, a[0][0] == 'd' ? 6 : 7);
 			for (int i = 1; i <= nf; i++)
+				msgpack_pack_uint64(&pk, num(a[i]));
+		} else if (!strcmp(a[0], "heapblock") || !strcmp(a[0], "root")) {
+			bool block = a[0][0] == 'h';
+			int nw = 0;
+			uint64_t words[256];
+
+			msgpack_pack_array(&pk, 5);
+			msgpack_pack_uint8(&pk, block ? 9 : 10);
+			if (block) {
+				msgpack_pack_uint64(&pk, num(a[1]));
+				msgpack_pack_uint64(&pk, num(a[2]));
+				msgpack_pack_uint8(&pk, (uint8_t)num(a[3]));
+			} else {
+				msgpack_pack_uint8(&pk, (uint8_t)num(a[1]));
+				str(a[2]);
+				msgpack_pack_uint64(&pk, num(a[3]));
+			}
+			for (int i = 4; a[i] && nw < 256; i++)
+				words[nw++] = num(a[i]);
+			msgpack_pack_bin(&pk, (size_t)nw * 8);
+			msgpack_pack_bin_body(&pk, words, (size_t)nw * 8);
+		} else if (!strcmp(a[0], "snapshot")) {
+			msgpack_pack_array(&pk, 8);
+			msgpack_pack_uint8(&pk, 11);
+			for (int i = 1; i <= 7; i++)
 				msgpack_pack_uint64(&pk, num(a[i]));
 		} else if (!strcmp(a[0], "future")) {
 			msgpack_pack_array(&pk, 3);

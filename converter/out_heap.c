@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/*
+ * -f heap: a heap snapshot (heap.h) by type, sorted by retained bytes, then
+ * the objects that retain the most, each with its shortest path from a
+ * root. A type's retained bytes are those of its objects that no other
+ * object of the same type dominates (a list's nodes are not counted twice).
+ * Types are named from the program's code (type_ids.h); an object whose
+ * first word names no type is counted as a block that holds pointers or
+ * not.
+ */
+#include <elf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf_file.h"
+#include "heap.h"
+#include "output.h"
+#include "u64_table.h"
+#include "util.h"
+
+#define TOP_TYPES 40
+#define TOP_OBJECTS 10
+#define PATH_MAX_SHOWN 16
+#define KEY_NO_TYPE_PTRS (1ull << 40)
+#define KEY_NO_TYPE_ATOMIC (KEY_NO_TYPE_PTRS + 1)
+
+struct type_row {
+	uint64_t key;
+	const char *name;
+	uint64_t objects, bytes, retained;
+	uint32_t active;		/* objects of it on the dominator-tree path */
+};
+
+struct rows {
+	struct type_row *v;
+	size_t n, cap;
+	struct u64_table by_key;	/* key + 1 -> index */
+};
+
+static uint64_t type_key(const struct model *m, const struct heap *h, uint32_t obj,
+			 const char **name)
+{
+	uint32_t w;
+
+	if (heap_obj_first_word(h, obj, &w) && (*name = type_ids_name(&m->code_types, w)))
+		return w;
+	if (heap_obj_atomic(h, obj)) {
+		*name = "(pointer-free block, no type id)";
+		return KEY_NO_TYPE_ATOMIC;
+	}
+	*name = "(block holding pointers, no type id)";
+	return KEY_NO_TYPE_PTRS;
+}
+
+static struct type_row *row_of(struct rows *r, uint64_t key, const char *name)
+{
+	struct u64_slot *s = u64_table_get(&r->by_key, key + 1);
+
+	if (s)
+		return &r->v[s->a];
+	r->v = grow_array(r->v, &r->cap, r->n + 1, sizeof(*r->v));
+	r->v[r->n] = (struct type_row){ .key = key, .name = name };
+	u64_table_put(&r->by_key, key + 1, r->n, 0);
+	return &r->v[r->n++];
+}
+
+static int by_retained(const void *a, const void *b)
+{
+	const struct type_row *x = a, *y = b;
+
+	if (x->retained != y->retained)
+		return x->retained < y->retained ? 1 : -1;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Walk the dominator tree depth first; an object adds its retained bytes
+ * to its type only when no object of its type is above it.
+ */
+static void type_rows(const struct model *m, const struct heap *h, struct rows *r)
+{
+	uint32_t *first = xcalloc((size_t)h->nr_nodes + 1, sizeof(*first));
+	uint32_t *child = xcalloc(h->nr_reached ? h->nr_reached : 1, sizeof(*child));
+	uint32_t *fill = xcalloc(h->nr_nodes, sizeof(*fill));
+	uint32_t *stack = xcalloc((size_t)h->nr_reached + 1, sizeof(*stack));
+	uint32_t *row = xcalloc(h->nr_nodes, sizeof(*row));
+	uint8_t *done = xcalloc(h->nr_nodes, 1);
+	size_t sp = 0;
+
+	for (uint32_t i = 1; i < h->nr_reached; i++)
+		first[h->idom[h->rpo[i]] + 1]++;
+	for (uint32_t i = 0; i < h->nr_nodes; i++)
+		first[i + 1] += first[i];
+	for (uint32_t i = 1; i < h->nr_reached; i++) {
+		uint32_t v = h->rpo[i], d = h->idom[v];
+
+		child[first[d] + fill[d]++] = v;
+	}
+	for (uint32_t i = 0; i < h->nr_reached; i++) {
+		uint32_t v = h->rpo[i];
+		const char *name = NULL;
+		struct type_row *tr;
+		uint64_t key;
+
+		if (!heap_is_object(h, v))
+			continue;
+		key = type_key(m, h, heap_obj(h, v), &name);
+		tr = row_of(r, key, name);
+		row[v] = (uint32_t)(tr - r->v);
+		tr->objects++;
+		tr->bytes += heap_obj_size(h, heap_obj(h, v));
+	}
+	/* enter a node: count it if its type is not active; leave: release */
+	stack[sp++] = 0;
+	while (sp) {
+		uint32_t v = stack[sp - 1];
+
+		if (!done[v]) {
+			done[v] = 1;
+			if (heap_is_object(h, v)) {
+				struct type_row *tr = &r->v[row[v]];
+
+				if (!tr->active++)
+					tr->retained += h->retained[v];
+			}
+			for (uint32_t k = first[v]; k < first[v + 1]; k++)
+				stack[sp++] = child[k];
+			continue;
+		}
+		sp--;
+		if (heap_is_object(h, v) && done[v] == 1) {
+			r->v[row[v]].active--;
+			done[v] = 2;
+		}
+	}
+	free(first);
+	free(child);
+	free(fill);
+	free(stack);
+	free(row);
+	free(done);
+}
+
+/* A root's word by the symbol that holds it, where the program's symbols
+ * say (a constant, a class variable); else the root's own name. */
+static void root_text(struct outbuf *o, const struct trace *t, const struct trace_root *r,
+		      uint32_t off)
+{
+	uint64_t addr = r->addr + off, in_sym;
+	char sym[512];
+
+	outbuf_str(o, r->name);
+	if (r->kind != ALYS_ROOT_DATA) {
+		outbuf_printf(o, " +%" PRIu32, off);
+		return;
+	}
+	/* the file the region belongs to: its mapping in the trace has the
+	 * same base name; its load bias maps addr back to a symbol */
+	for (size_t i = 0; i < t->nr_maps; i++) {
+		const struct trace_mapping *m = &t->maps[i];
+		const char *space = strchr(r->name, ' ');
+		struct elf_file ef;
+		char err[256];
+		uint64_t vaddr_of_start = 0;
+		bool ok = false;
+		size_t phnum;
+
+		if (!m->path.ptr || !space || strcmp(base_name(m->path.ptr), space + 1) ||
+		    elf_file_open(&ef, m->path.ptr, err, sizeof(err)))
+			continue;
+		if (!elf_getphdrnum(ef.elf, &phnum))
+			for (size_t k = 0; k < phnum && !ok; k++) {
+				GElf_Phdr ph;
+
+				if (gelf_getphdr(ef.elf, (int)k, &ph) && ph.p_type == PT_LOAD &&
+				    m->offset >= ph.p_offset && m->offset < ph.p_offset + ph.p_filesz) {
+					vaddr_of_start = ph.p_vaddr + (m->offset - ph.p_offset);
+					ok = true;
+				}
+			}
+		if (ok && elf_file_symbol_at(&ef, addr - (m->start - vaddr_of_start), sym,
+					     sizeof(sym), &in_sym)) {
+			outbuf_printf(o, " %s", sym);
+			if (in_sym)
+				outbuf_printf(o, "+%" PRIu64, in_sym);
+			elf_file_close(&ef);
+			return;
+		}
+		elf_file_close(&ef);
+		break;
+	}
+	outbuf_printf(o, " 0x%" PRIx64, addr);
+}
+
+static void object_text(struct outbuf *o, const struct model *m, const struct heap *h,
+			uint32_t node)
+{
+	const char *name;
+
+	type_key(m, h, heap_obj(h, node), &name);
+	outbuf_printf(o, "%s@0x%" PRIx64, name, heap_obj_addr(h, heap_obj(h, node)));
+}
+
+/* root -> ... -> node, by the breadth-first parents: a shortest path; each
+ * step says where in the object before it the pointer is. A long one
+ * shows its ends. */
+static void path_text(struct outbuf *o, const struct model *m, const struct heap *h,
+		      uint32_t node)
+{
+	uint32_t *path = NULL;
+	size_t n = 0, cap = 0;
+
+	for (uint32_t v = node; v && v != HEAP_NONE && n < h->nr_nodes; v = h->parent[v]) {
+		path = grow_array(path, &cap, n + 1, sizeof(*path));
+		path[n++] = v;
+	}
+	outbuf_str(o, "        ");
+	if (n < 2 || path[n - 1] > h->nr_roots) {
+		outbuf_str(o, "(no path)\n");
+		free(path);
+		return;
+	}
+	/* path[n - 1] is the root, path[0] the node */
+	root_text(o, h->t, &h->t->roots[path[n - 1] - 1], h->parent_off[path[n - 2]]);
+	for (size_t i = n - 1; i-- > 0;) {
+		if (n - 1 - i > PATH_MAX_SHOWN / 2 && i > PATH_MAX_SHOWN / 2) {
+			if (n - 1 - i == PATH_MAX_SHOWN / 2 + 1)
+				outbuf_printf(o, " -> ... %zu more", i - PATH_MAX_SHOWN / 2);
+			continue;
+		}
+		outbuf_str(o, " -> ");
+		if (i + 2 < n)
+			outbuf_printf(o, "(+%" PRIu32 ") ", h->parent_off[path[i]]);
+		object_text(o, m, h, path[i]);
+	}
+	outbuf_char(o, '\n');
+	free(path);
+}
+
+static int by_node_retained(const void *a, const void *b, void *arg)
+{
+	const struct heap *h = arg;
+	uint64_t x = h->retained[*(const uint32_t *)a], y = h->retained[*(const uint32_t *)b];
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void write_heap(struct model *m, struct outbuf *o, const struct output_options *opt)
+{
+	const struct trace *t = m->t;
+	const struct trace_snapshot *s = &t->snapshot;
+	struct rows r = { 0 };
+	struct heap h;
+	uint32_t *top;
+	size_t ntop = 0;
+
+	(void)opt;
+	if (heap_build(&h, t)) {
+		outbuf_printf(o, "No heap snapshot in this trace: take one with alys-bpf "
+			      "--heap-snapshot --pid PID.\n");
+		return;
+	}
+	u64_table_init(&r.by_key);
+	type_rows(m, &h, &r);
+	if (r.n > 1)
+		qsort(r.v, r.n, sizeof(*r.v), by_retained);
+	outbuf_printf(o, "Heap snapshot of pid %" PRIu64 " (%s): stopped %.1f ms; %" PRIu64
+		      " blocks, %zu roots\n", t->hdr.pid, t->hdr.exe.ptr ? t->hdr.exe.ptr : "?",
+		      s->stop_ns / 1e6, s->blocks, t->nr_roots);
+	outbuf_printf(o, "Reachable from the roots: %" PRIu64 " objects, %" PRIu64 " bytes (the heap "
+		      "holds %" PRIu64 " slots, %" PRIu64 " bytes); interior pointers %s\n",
+		      h.reached_objs, h.reached_bytes, h.heap_objs, h.heap_bytes,
+		      s->all_interior_pointers ? "recognized" : "not recognized");
+	outbuf_printf(o, "\n%-40s %12s %14s %16s\n", "type", "objects", "bytes", "retained_bytes");
+	for (size_t i = 0; i < r.n && i < TOP_TYPES; i++)
+		outbuf_printf(o, "%-40s %12" PRIu64 " %14" PRIu64 " %16" PRIu64 "\n", r.v[i].name,
+			      r.v[i].objects, r.v[i].bytes, r.v[i].retained);
+	top = xcalloc(h.nr_reached ? h.nr_reached : 1, sizeof(*top));
+	for (uint32_t i = 0; i < h.nr_reached; i++)
+		if (heap_is_object(&h, h.rpo[i]))
+			top[ntop++] = h.rpo[i];
+	qsort_r(top, ntop, sizeof(*top), by_node_retained, &h);
+	outbuf_printf(o, "\nTop retaining objects, each with its shortest path from a root:\n");
+	for (size_t i = 0; i < ntop && i < TOP_OBJECTS; i++) {
+		outbuf_printf(o, "%4zu  %14" PRIu64 " bytes retained  ", i + 1, h.retained[top[i]]);
+		object_text(o, m, &h, top[i]);
+		outbuf_char(o, '\n');
+		path_text(o, m, &h, top[i]);
+	}
+	free(top);
+	free(r.v);
+	u64_table_free(&r.by_key);
+	heap_free(&h);
+}

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: MIT
+/* --heap-snapshot: see heap_snapshot.h. */
+#include "heap_snapshot.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock_ns.h"
+#include "gc_count.h"
+#include "gc_probes.h"
+#include "heap_walk.h"
+#include "launch.h"
+#include "proc_maps.h"
+#include "trace_writer.h"
+#include "tracer.h"
+
+#define RED_ZONE 128		/* below the stack pointer, still the thread's */
+#define MAX_THREADS 4096
+
+struct thread {
+	pid_t tid;
+	struct user_regs_struct regs;
+	bool regs_ok;
+};
+
+struct snapshot {
+	pid_t pid;
+	const struct gc_probes *gp;
+	uint64_t bias;			/* load bias of the file holding libgc */
+	struct trace_writer *w;
+	struct heap_snapshot_stats st;
+	struct thread *threads;
+	size_t nr_threads;
+	uint8_t *buf;			/* one block or root region at a time */
+	size_t cap_buf;
+	/* the rw mappings, read before the copy */
+	struct region { uint64_t start, end; char name[PATH_MAX]; bool file; } *rw;
+	size_t nr_rw, cap_rw;
+	/* the collector's own state: not a root (its free lists would keep
+	 * free objects reachable) */
+	uint64_t gc_state_start, gc_state_end;
+	char gc_file[PATH_MAX];
+};
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("alys-bpf: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static uint8_t *room(struct snapshot *s, size_t n)
+{
+	if (n > s->cap_buf) {
+		free(s->buf);
+		s->buf = malloc(n);
+		s->cap_buf = s->buf ? n : 0;
+	}
+	return s->buf;
+}
+
+static bool seized(const struct snapshot *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->nr_threads; i++)
+		if (s->threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+/*
+ * Stop every thread with ptrace (PTRACE_SEIZE, then PTRACE_INTERRUPT): the
+ * process stays stopped while its memory is copied, and each thread's
+ * registers can be read. Threads started meanwhile are caught by listing
+ * the tasks again until a pass finds none new.
+ */
+static int stop_threads(struct snapshot *s, char *err, size_t errlen)
+{
+	char path[64];
+	bool found;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", s->pid);
+	do {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		if (!d) {
+			snprintf(err, errlen, "pid %d is gone (%s)", s->pid, strerror(errno));
+			return -1;
+		}
+		found = false;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			int status;
+
+			if (tid <= 0 || seized(s, tid) || s->nr_threads == MAX_THREADS)
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0) || ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
+				if (errno == ESRCH)
+					continue;	/* exited meanwhile */
+				snprintf(err, errlen, "cannot stop thread %d of pid %d with ptrace: %s%s",
+					 tid, s->pid, strerror(errno), errno == EPERM ?
+					 " (another tracer, a debugger, holds it? or "
+					 "kernel.yama.ptrace_scope is 3)" : "");
+				closedir(d);
+				return -1;
+			}
+			s->threads[s->nr_threads++] = (struct thread){ .tid = tid };
+			if (waitpid(tid, &status, __WALL) < 0 || !WIFSTOPPED(status))
+				continue;	/* gone: its registers stay unread */
+			found = true;
+		}
+		closedir(d);
+	} while (found);
+	return 0;
+}
+
+static void resume_threads(struct snapshot *s)
+{
+	for (size_t i = 0; i < s->nr_threads; i++)
+		ptrace(PTRACE_DETACH, s->threads[i].tid, 0, 0);
+}
+
+static int collect_rw(const struct maps_line *l, void *arg)
+{
+	struct snapshot *s = arg;
+	struct region *r;
+
+	if (l->perms[0] != 'r' || l->perms[1] != 'w')
+		return 0;
+	if (s->nr_rw == s->cap_rw) {
+		size_t cap = s->cap_rw ? 2 * s->cap_rw : 64;
+		struct region *v = realloc(s->rw, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->rw = v;
+		s->cap_rw = cap;
+	}
+	r = &s->rw[s->nr_rw++];
+	r->start = l->start;
+	r->end = l->end;
+	r->file = l->path[0] == '/';
+	snprintf(r->name, sizeof(r->name), "%s", l->path);
+	return 0;
+}
+
+/* Copies [start, end) of the target as one root, leaving out the
+ * collector's own state where it lies inside. */
+static void copy_root(struct snapshot *s, unsigned kind, const char *name, uint64_t start,
+		      uint64_t end)
+{
+	if (s->gc_state_end > start && s->gc_state_start < end) {
+		if (s->gc_state_start > start)
+			copy_root(s, kind, name, start, s->gc_state_start);
+		if (s->gc_state_end < end)
+			copy_root(s, kind, name, s->gc_state_end, end);
+		return;
+	}
+	if (end <= start || !room(s, end - start) ||
+	    heap_peek(s->pid, start, s->buf, end - start)) {
+		s->st.unreadable++;
+		return;
+	}
+	trace_writer_root(s->w, kind, name, start, s->buf, end - start);
+	s->st.roots++;
+	s->st.root_bytes += end - start;
+}
+
+static const char *base(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* .data of the executable and its libraries, and the anonymous mapping
+ * right after a file's (its .bss); libgc's own, when it is a library, are
+ * the collector's state. */
+static void copy_data_roots(struct snapshot *s)
+{
+	char name[PATH_MAX + 16];
+
+	for (size_t i = 0; i < s->nr_rw; i++) {
+		const struct region *r = &s->rw[i];
+		const struct region *prev = i ? &s->rw[i - 1] : NULL;
+		const char *file = r->file ? r->name :
+				   prev && prev->file && prev->end == r->start && !r->name[0] ?
+				   prev->name : NULL;
+
+		if (!file || (s->gc_file[0] && !strcmp(file, s->gc_file)))
+			continue;
+		snprintf(name, sizeof(name), "%s %s", r->file ? "data" : "bss", base(file));
+		copy_root(s, ALYS_ROOT_DATA, name, r->start, r->end);
+	}
+}
+
+/* Each thread's registers, and its stack from the stack pointer (less the
+ * red zone) to the end of the mapping holding it. */
+static void copy_threads(struct snapshot *s)
+{
+	char name[64];
+
+	for (size_t i = 0; i < s->nr_threads; i++) {
+		struct thread *t = &s->threads[i];
+		uint64_t sp;
+
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs))
+			continue;
+		s->st.threads++;
+		snprintf(name, sizeof(name), "thread %d%s", t->tid,
+			 t->tid == s->pid ? " (main)" : "");
+		trace_writer_root(s->w, ALYS_ROOT_REGISTERS, name, 0, &t->regs, sizeof(t->regs));
+		s->st.roots++;
+		sp = t->regs.rsp;
+		for (size_t k = 0; k < s->nr_rw; k++)
+			if (sp >= s->rw[k].start && sp < s->rw[k].end) {
+				uint64_t from = sp - RED_ZONE >= s->rw[k].start ? sp - RED_ZONE : sp;
+
+				copy_root(s, ALYS_ROOT_STACK, name, from & ~7ull, s->rw[k].end);
+				break;
+			}
+	}
+}
+
+/* One heap block: all of it, but a large pointer-free object only for its
+ * first word (its type id, if any: it holds no pointers). */
+static int copy_block(void *arg, uint64_t block, const uint8_t *hdr)
+{
+	struct snapshot *s = arg;
+	const struct gc_layout *l = &s->gp->layout;
+	uint64_t hblk = 1ull << l->log_hblk, sz, len;
+	unsigned kind = hdr[l->hb_flags_off - 1];	/* hb_obj_kind precedes hb_flags */
+
+	memcpy(&sz, hdr + l->hb_sz_off, sizeof(sz));
+	if (sz <= hblk / 2)
+		len = hblk;
+	else if (kind == ALYS_BLOCK_ATOMIC)
+		len = 8;
+	else
+		len = (sz + hblk - 1) & ~(hblk - 1);
+	if (!room(s, len))
+		return -1;
+	if (heap_peek(s->pid, block, s->buf, len)) {
+		s->st.unreadable++;
+		return 0;
+	}
+	trace_writer_heap_block(s->w, block, sz, kind, s->buf, len);
+	s->st.blocks++;
+	s->st.heap_bytes += sz > hblk / 2 ? sz : hblk;
+	return 0;
+}
+
+static int take(struct snapshot *s, char *err, size_t errlen)
+{
+	const struct gc_layout *l = &s->gp->layout;
+	struct heap_walk_stats hw = { 0 };
+	uint64_t t0;
+	int ret;
+
+	s->threads = calloc(MAX_THREADS, sizeof(*s->threads));
+	if (!s->threads) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	s->st.ts_ns = t0;
+	ret = stop_threads(s, err, errlen);
+	if (!ret && proc_maps_each(s->pid, collect_rw, s) < 0) {
+		snprintf(err, errlen, "cannot read /proc/%d/maps: %s", s->pid, strerror(errno));
+		ret = -1;
+	}
+	if (!ret) {
+		copy_data_roots(s);
+		copy_threads(s);
+		ret = heap_walk(s->pid, l, s->bias, copy_block, s, &hw, err, errlen);
+		s->st.unreadable += hw.unreadable;
+	}
+	resume_threads(s);
+	s->st.stop_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	return ret;
+}
+
+int heap_snapshot_run(const struct tracer_opts *o)
+{
+	struct snapshot s = { .pid = o->pid };
+	struct trace_header h = { 0 };
+	struct trace_writer w = { 0 };
+	struct gc_probes gp;
+	struct proc_maps maps;
+	struct invoker inv;
+	struct gc_count gc;
+	char exe[PATH_MAX] = "", link[64], output[PATH_MAX], err[PATH_MAX + 512];
+	uint64_t aip = 1;
+	ssize_t n;
+	int ret = 1;
+
+	if (!o->pid) {
+		fail("--heap-snapshot takes a running process: give --pid PID\n");
+		return 2;
+	}
+	if (kill(o->pid, 0) && errno == ESRCH) {
+		fail("no process with pid %d: check the pid (ps -e), it may have exited\n", o->pid);
+		return 1;
+	}
+	snprintf(link, sizeof(link), "/proc/%d/exe", o->pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n < 0) {
+		fail("cannot read %s: %s%s\n", link, strerror(errno),
+		     errno == EACCES ? " (run alys-bpf as root)" : "");
+		return 1;
+	}
+	exe[n] = 0;
+	if (gc_probes_for_process(o->pid, &gp, err, sizeof(err)) ) {
+		fail("%s\n", err);
+		return 1;
+	}
+	if (!gp.layout_ok) {
+		fail("--heap-snapshot: cannot find the collector's heap in %s (%s)\n", gp.path,
+		     gp.layout_why);
+		return 1;
+	}
+	s.gp = &gp;
+	gc_count_init(&gc, o->pid, &gp);
+	if (!gc_count_bias(&gc, &s.bias)) {
+		fail("--heap-snapshot: cannot find where %s is mapped in pid %d\n", gp.path, o->pid);
+		return 1;
+	}
+	if (gp.aip_vaddr && gc_count_read_word(&gc, gp.aip_vaddr, &aip))
+		aip = (uint32_t)aip != 0;
+	s.st.all_interior_pointers = (uint8_t)aip;
+	s.st.block_size = 1ull << gp.layout.log_hblk;
+	if (gp.in_executable) {
+		s.gc_state_start = s.bias + gp.layout.arrays_vaddr;
+		s.gc_state_end = s.gc_state_start + gp.layout.arrays_size;
+	} else {
+		/* gp.path goes through /proc/PID/root; the maps name the file
+		 * as the process sees it */
+		char prefix[64];
+		size_t plen = (size_t)snprintf(prefix, sizeof(prefix), "/proc/%d/root", o->pid);
+
+		snprintf(s.gc_file, sizeof(s.gc_file), "%s",
+			 strncmp(gp.path, prefix, plen) ? gp.path : gp.path + plen);
+	}
+	invoker_from_env(&inv, o->as_root);
+	if (o->output)
+		snprintf(output, sizeof(output), "%s", o->output);
+	else
+		snprintf(output, sizeof(output), "heap-%d.alys", o->pid);
+	if (trace_writer_open(&w, output, inv.drop ? inv.uid : (uid_t)-1,
+			      inv.drop ? inv.gid : (gid_t)-1, err, sizeof(err))) {
+		fail("%s\n", err);
+		return 1;
+	}
+	s.w = &w;
+	h.pid = (uint32_t)o->pid;
+	h.exe = exe;
+	h.start_ns = clock_ns(CLOCK_MONOTONIC);
+	h.start_unix_ns = clock_ns(CLOCK_REALTIME);
+	h.unwind = "none";
+	h.sample = "heap-snapshot";
+	h.liveness = "off";
+	trace_writer_header(&w, &h);
+	proc_maps_init(&maps, o->pid);
+	proc_maps_refresh(&maps, &w);
+	if (take(&s, err, sizeof(err))) {
+		fail("--heap-snapshot: %s\n", err);
+		trace_writer_end(&w, "error", 0, clock_ns(CLOCK_MONOTONIC), "off");
+	} else {
+		trace_writer_snapshot(&w, &s.st);
+		trace_writer_end(&w, "snapshot", 0, clock_ns(CLOCK_MONOTONIC), "off");
+		ret = 0;
+	}
+	if (trace_writer_close(&w)) {
+		fail("cannot write %s: %s\n", output, strerror(w.error));
+		ret = 1;
+	} else if (!ret && !o->quiet) {
+		fprintf(stderr, "alys-bpf: heap snapshot of pid %d: %llu blocks (%.1f MiB), %llu "
+			"roots (%.1f MiB) from %u threads; stopped %.1f ms; written to %s\n",
+			o->pid, (unsigned long long)s.st.blocks, s.st.heap_bytes / 1048576.0,
+			(unsigned long long)s.st.roots, s.st.root_bytes / 1048576.0, s.st.threads,
+			s.st.stop_ns / 1e6, output);
+	}
+	proc_maps_free(&maps);
+	free(s.threads);
+	free(s.rw);
+	free(s.buf);
+	return ret;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# End-to-end: alys-bpf --heap-snapshot --pid and alys_converter -f heap
+# (issue 14). tests/programs/heap_graph.cr holds a known graph: the
+# constant REG, a Registry of N Nodes, each holding an Array of M Leaf
+# objects; as many Leafs again are garbage. The snapshot, taken while the
+# program sleeps, must find exactly N*M reachable Leafs and N Nodes, the
+# Registry must retain what it holds (the objects, and the arrays' buffers
+# within the collector's size rounding), the path to it must start at REG,
+# and the program must keep running. Shared libgc.so and static libgc.a.
+. "$(dirname "$0")/../lib.sh"
+BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
+require_root_bpf
+make_tmpdir T
+
+N=100
+M=10
+
+# row FILE TYPE FIELD: a field of TYPE's row in the -f heap table (columns
+# apart by two spaces or more; type names hold single ones).
+row() {
+	sed -n '/^type /,/^$/p' "$1" | awk -F '  +' -v t="$2" -v f="$3" '$1 == t { print $f }'
+}
+
+for v in heap_graph heap_graph-static; do
+	"$ALYS_PROGS/$v" $N $M 4 >"$T/$v.out" 2>&1 &
+	tp=$!
+	for _ in $(seq 100); do grep -q '^READY' "$T/$v.out" && break; sleep 0.05; done
+	"$BIN/alys-bpf" --heap-snapshot --pid $tp -o "$T/$v.alys" 2>"$T/$v.err"
+	check_eq "$v: snapshot taken" "$?" 0
+	check_match "$v: says how long the process was stopped" "$(cat "$T/$v.err")" \
+		"heap snapshot of pid $tp: [0-9]+ blocks .* stopped [0-9.]+ ms; written to"
+	wait $tp
+	check_eq "$v: the program kept running after the snapshot" \
+		"$(grep '^ALIVE' "$T/$v.out")" "ALIVE $N $((N * M))"
+	"$BIN/alys_converter" -q -f heap -o "$T/$v.heap" "$T/$v.alys"
+	check_eq "$v: converted" "$?" 0
+	check_eq "$v: exactly N*M Leafs reachable (as many are garbage)" "$(row "$T/$v.heap" Leaf 2)" \
+		$((N * M))
+	check_eq "$v: exactly N Nodes reachable" "$(row "$T/$v.heap" Node 2)" $N
+	check_eq "$v: one Registry" "$(row "$T/$v.heap" Registry 2)" 1
+	# What the Registry holds: itself, its Array(Node) and that array's
+	# buffer (N pointers, capacity at most doubled by growth, and the
+	# collector's size class at most a third above the request: 2 KiB for
+	# 192 pointers), N Nodes, their Array(Leaf)s and buffers (exactly M
+	# pointers each, the size class at most 16 bytes above M * 8 + 1), N*M
+	# Leafs.
+	typed=0
+	for ty in Registry 'Array(Node)' Node 'Array(Leaf)' Leaf; do
+		typed=$((typed + $(row "$T/$v.heap" "$ty" 3)))
+	done
+	kept=$(row "$T/$v.heap" Registry 4)
+	check_ge "$v: Registry retains what it holds ($kept bytes; $typed in typed objects)" \
+		"$kept" $((typed + N * 8 + N * M * 8))
+	check_le "$v: ... and no more than the arrays' buffers add" \
+		"$kept" $((typed + 2 * N * 8 * 4 / 3 + 16 + N * (M * 8 + 16)))
+	check_match "$v: the biggest retainer is the Registry, found from the constant REG" \
+		"$(sed -n '/^Top retaining/,$p' "$T/$v.heap" | sed -n 2,3p | tr '\n' ' ' | tr -s ' ')" \
+		"^ ?1 $kept bytes retained Registry@0x[0-9a-f]+ data $v REG -> Registry@0x[0-9a-f]+ \$"
+	check_match "$v: the stop time is kept in the trace" "$(sed -n 1p "$T/$v.heap")" \
+		"^Heap snapshot of pid $tp \\(.*$v\\): stopped [0-9.]+ ms"
+done
+
+# Usage errors and a trace without a snapshot.
+out=$("$BIN/alys-bpf" --heap-snapshot -- true 2>&1)
+check_eq "--heap-snapshot with a command: usage error" "$?" 2
+check_match "--heap-snapshot with a command: says to give --pid" "$out" 'give --pid PID'
+sleep 0.1 &
+gone=$!
+wait $gone
+out=$("$BIN/alys-bpf" --heap-snapshot --pid $gone -o "$T/gone.alys" 2>&1)
+check_eq "--heap-snapshot of a pid that is gone: error" "$?" 1
+check_match "--heap-snapshot of a pid that is gone: says so" "$out" "no process with pid $gone"
+"$BIN/alys-bpf" -q -o "$T/plain.alys" -- "$ALYS_PROGS/alloc_known" >/dev/null 2>&1
+"$BIN/alys_converter" -q -f heap -o "$T/plain.heap" "$T/plain.alys" 2>"$T/plain.err"
+check_match "-f heap on a trace without a snapshot: says how to take one" \
+	"$(cat "$T/plain.heap" "$T/plain.err")" 'alys-bpf --heap-snapshot --pid PID'
+
+summary
