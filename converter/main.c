@@ -34,6 +34,7 @@ enum {
 	HONOURS_MARKDOWN = 1 << 6,
 	HONOURS_KEEP_ALLOC = 1 << 7,
 	HONOURS_INLINE_STACKS = 1 << 8,
+	HONOURS_LIMIT = 1 << 10,
 	SELECTS = HONOURS_TIME | HONOURS_TYPE,
 	/* names types: type ids from the program's code (type_ids.h) */
 	NAMES_TYPES = 1 << 9,
@@ -63,6 +64,8 @@ static const struct format formats[] = {
 	{ "census", ".census.txt", write_census, NAMES_TYPES },
 	/* A heap snapshot (alys-bpf --heap-snapshot): reachability from roots. */
 	{ "heap", ".heap.txt", write_heap, NAMES_TYPES },
+	{ "heap-graph", ".mmd", write_heap_graph,
+	  NAMES_TYPES | HONOURS_TYPE | HONOURS_DEPTH | HONOURS_LIMIT },
 };
 
 /* The options given, as HONOURS_* bits, and their names. */
@@ -74,7 +77,7 @@ static const struct {
 	{ HONOURS_DEPTH, "--depth" }, { HONOURS_MIN_BYTES, "--min-bytes" },
 	{ HONOURS_VALUE, "--value" }, { HONOURS_INDENT, "--indent" },
 	{ HONOURS_MARKDOWN, "--markdown" }, { HONOURS_KEEP_ALLOC, "--keep-allocator-frames" },
-	{ HONOURS_INLINE_STACKS, "--inline-stacks" },
+	{ HONOURS_INLINE_STACKS, "--inline-stacks" }, { HONOURS_LIMIT, "--limit" },
 };
 
 /* 0, or complain about the first option given that fmt does not honour. */
@@ -99,7 +102,7 @@ static int check_honoured(const struct format *fmt, unsigned int given)
 	return 0;
 }
 
-#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report, leaks, timeline, census, heap"
+#define FORMAT_LIST "json, pprof, folded-stacks, flamegraph, report, leaks, timeline, census, heap, heap-graph"
 
 static void usage(FILE *f)
 {
@@ -123,6 +126,8 @@ static void usage(FILE *f)
 		"                     heap: a heap snapshot by type and retained bytes,\n"
 		"                       the biggest retainers with their paths from a\n"
 		"                       root (alys-bpf --heap-snapshot)\n"
+		"                     heap-graph: with --type NAME, the paths from roots\n"
+		"                       to objects of NAME as a mermaid graph\n"
 		"  -o, --output OUT   output file; '-' for stdout. Default: TRACE with its\n"
 		"                     extension replaced by .json, .pb.gz, .folded, .svg,\n"
 		"                     .txt (.md with --markdown)\n"
@@ -152,6 +157,7 @@ static void usage(FILE *f)
 		"      --debug-dir DIR  also look for binaries and debug files here, by build\n"
 		"                     id (DIR/xx/rest.debug, DIR/.build-id/xx/rest.debug) or\n"
 		"                     by file name\n"
+		"      --limit N      heap-graph: paths to at most N objects (default 10)\n"
 		"      --no-symbols   do not symbolize: frames as [file+0xoffset] (fast)\n"
 		"  -q, --quiet        no notes and no progress bar (warnings stay)\n"
 		"  -h, --help         this text\n"
@@ -248,7 +254,7 @@ static int convert(const struct run *r)
 	sym = symbolizer_new(&t, &r->sym);
 	model_build(&m, &t, sym, &r->filter, r->opt.depth,
 		    (r->fmt->honours & NAMES_TYPES) || r->filter.type);
-	if (r->filter.type && !m.alloc_events)
+	if (r->filter.type && !m.alloc_events && r->fmt->write != write_heap_graph)
 		warnx_msg("no allocation of type '%s' in %s; the report format lists the "
 			  "types found", r->filter.type, r->input);
 	outbuf_init(&o, fd);
@@ -339,7 +345,7 @@ int main(int argc, char **argv)
 	enum {
 		OPT_INDENT = 256, OPT_DEPTH, OPT_VALUE, OPT_MARKDOWN, OPT_MIN_BYTES,
 		OPT_TYPE, OPT_TIME, OPT_AT, OPT_DEBUG_DIR, OPT_NO_SYMBOLS, OPT_KEEP_ALLOC,
-		OPT_INLINE_STACKS,
+		OPT_INLINE_STACKS, OPT_LIMIT,
 	};
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -356,6 +362,7 @@ int main(int argc, char **argv)
 		{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
 		{ "keep-allocator-frames", no_argument, NULL, OPT_KEEP_ALLOC },
 		{ "inline-stacks", no_argument, NULL, OPT_INLINE_STACKS },
+		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -411,6 +418,20 @@ int main(int argc, char **argv)
 			if (parse_bytes(optarg, &r.opt.min_bytes))
 				return 2;
 			break;
+		case OPT_LIMIT: {
+			char *end;
+			unsigned long v;
+
+			given |= HONOURS_LIMIT;
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || *end || !*optarg || !v || v > 100000) {
+				errx_msg("--limit %s: expected a number of objects, 1 to 100000", optarg);
+				return 2;
+			}
+			r.opt.limit = (uint32_t)v;
+			break;
+		}
 		case OPT_TYPE:
 			given |= HONOURS_TYPE;
 			if (!*optarg) {
@@ -484,6 +505,11 @@ int main(int argc, char **argv)
 	}
 	if (check_honoured(r.fmt, given))
 		return 2;
+	if (r.fmt->write == write_heap_graph && !r.filter.type) {
+		errx_msg("-f heap-graph draws the paths to one type: give --type NAME (-f heap "
+			 "lists the types)");
+		return 2;
+	}
 	/* Symbolization reads local files only: never fetch debug info over
 	 * the network from inside a converter run. */
 	unsetenv("DEBUGINFOD_URLS");

@@ -2,7 +2,8 @@
 /*
  * -f heap: a heap snapshot (heap.h) by type, sorted by retained bytes, then
  * the objects that retain the most, each with its shortest path from a
- * root. A type's retained bytes are those of its objects that no other
+ * root. -f heap-graph: those paths for the objects of one type, as a
+ * mermaid flowchart. A type's retained bytes are those of its objects that no other
  * object of the same type dominates (a list's nodes are not counted twice).
  * Types are named from the program's code (type_ids.h); an object whose
  * first word names no type is counted as a block that holds pointers or
@@ -293,5 +294,121 @@ void write_heap(struct model *m, struct outbuf *o, const struct output_options *
 	free(top);
 	free(r.v);
 	u64_table_free(&r.by_key);
+	heap_free(&h);
+}
+
+/* A mermaid label: quotes and angle brackets as entities, no control bytes. */
+static void mermaid_text(struct outbuf *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"')
+			outbuf_str(o, "#quot;");
+		else if (*s == '<')
+			outbuf_str(o, "#lt;");
+		else if (*s == '>')
+			outbuf_str(o, "#gt;");
+		else
+			outbuf_char(o, (unsigned char)*s < 0x20 ? '?' : *s);
+	}
+}
+
+static void mermaid_node(struct outbuf *o, const struct model *m, const struct heap *h,
+			 uint32_t node, uint32_t off, struct u64_table *drawn)
+{
+	struct outbuf label;
+	uint64_t key = node <= h->nr_roots ? ((uint64_t)node << 32 | off) + 1
+					   : ((uint64_t)1 << 63 | node);
+
+	if (node <= h->nr_roots)
+		outbuf_printf(o, "r%" PRIu32 "_%" PRIu32, node, off);
+	else
+		outbuf_printf(o, "n%" PRIu32, node);
+	if (u64_table_get(drawn, key))
+		return;
+	u64_table_put(drawn, key, 1, 0);
+	outbuf_init(&label, -1);
+	if (node <= h->nr_roots)
+		root_text(&label, h->t, &h->t->roots[node - 1], off);
+	else
+		object_text(&label, m, h, node);
+	outbuf_char(&label, '\0');
+	outbuf_str(o, node <= h->nr_roots ? "([\"" : "[\"");
+	mermaid_text(o, label.buf);
+	outbuf_str(o, node <= h->nr_roots ? "\"])" : "\"]");
+	outbuf_release(&label);
+}
+
+/*
+ * The shortest paths from roots to the objects of --type that retain the
+ * most (--limit of them), each cut at --depth steps from the object: one
+ * flowchart, shared steps drawn once, each edge labelled with the offset
+ * of the pointer in the object it leaves.
+ */
+void write_heap_graph(struct model *m, struct outbuf *o, const struct output_options *opt)
+{
+	uint32_t limit = opt->limit ? opt->limit : 10, depth = opt->depth ? opt->depth : 32;
+	struct u64_table drawn, edges;
+	uint32_t *sel;
+	size_t nsel = 0, total = 0;
+	struct heap h;
+
+	if (heap_build(&h, m->t)) {
+		outbuf_printf(o, "%%%% No heap snapshot in this trace: take one with alys-bpf "
+			      "--heap-snapshot --pid PID.\n");
+		return;
+	}
+	sel = xcalloc(h.nr_reached ? h.nr_reached : 1, sizeof(*sel));
+	for (uint32_t i = 0; i < h.nr_reached; i++) {
+		const char *name;
+
+		if (!heap_is_object(&h, h.rpo[i]))
+			continue;
+		type_key(m, &h, heap_obj(&h, h.rpo[i]), &name);
+		if (!strcmp(name, m->filter.type))
+			sel[nsel++] = h.rpo[i];
+	}
+	total = nsel;
+	qsort_r(sel, nsel, sizeof(*sel), by_node_retained, &h);
+	if (nsel > limit)
+		nsel = limit;
+	u64_table_init(&drawn);
+	u64_table_init(&edges);
+	outbuf_str(o, "%% alys_converter -f heap-graph: paths from roots to ");
+	outbuf_printf(o, "%zu of the %zu reachable objects of ", nsel, total);
+	mermaid_text(o, m->filter.type);
+	outbuf_printf(o, "\nflowchart LR\n");
+	for (size_t k = 0; k < nsel; k++) {
+		uint32_t v = sel[k], steps = 0;
+
+		for (; v > h.nr_roots && h.parent[v] != HEAP_NONE; v = h.parent[v], steps++) {
+			uint32_t p = h.parent[v];
+			uint64_t key = ((uint64_t)p << 32 | v) + 1;
+
+			if (steps == depth) {
+				outbuf_printf(o, "  cut%" PRIu32 "[\"...\"] --> ", v);
+				mermaid_node(o, m, &h, v, 0, &drawn);
+				outbuf_char(o, '\n');
+				break;
+			}
+			if (u64_table_get(&edges, key))
+				break;	/* the rest of this path is drawn */
+			u64_table_put(&edges, key, 1, 0);
+			outbuf_str(o, "  ");
+			if (p <= h.nr_roots) {
+				mermaid_node(o, m, &h, p, h.parent_off[v], &drawn);
+				outbuf_str(o, " --> ");
+			} else {
+				mermaid_node(o, m, &h, p, 0, &drawn);
+				outbuf_printf(o, " -->|+%" PRIu32 "| ", h.parent_off[v]);
+			}
+			mermaid_node(o, m, &h, v, 0, &drawn);
+			outbuf_char(o, '\n');
+		}
+	}
+	if (!nsel)
+		outbuf_str(o, "  none[\"no reachable object of this type\"]\n");
+	u64_table_free(&drawn);
+	u64_table_free(&edges);
+	free(sel);
 	heap_free(&h);
 }

@@ -25,6 +25,7 @@ struct output_options {
 	uint64_t min_bytes;		/* aggregated formats: drop stacks/sites below */
 	enum value_kind value;		/* folded-stacks, flamegraph */
 	bool keep_allocator_frames;	/* pprof: do not trim GC_*, __crystal_malloc*, ... */
+	uint32_t limit;			/* heap-graph: objects whose paths are drawn; 0: 10 */
 };
 
 /* m has been built (model_build); m->t and m->sym are the trace. */
@@ -42,6 +43,9 @@ void write_timeline(struct model *m, struct outbuf *o, const struct output_optio
 
 /* out_heap.c: a heap snapshot by type and retained bytes (heap.h). */
 void write_heap(struct model *m, struct outbuf *o, const struct output_options *opt);
+
+/* The paths from roots to objects of --type as a mermaid flowchart. */
+void write_heap_graph(struct model *m, struct outbuf *o, const struct output_options *opt);
 
 /* out_census.c: live objects by type id from --census heap walks. */
 void write_census(struct model *m, struct outbuf *o, const struct output_options *opt);

@@ -58,9 +58,46 @@ for v in heap_graph heap_graph-static; do
 		"^ ?1 $kept bytes retained Registry@0x[0-9a-f]+ data $v REG -> Registry@0x[0-9a-f]+ \$"
 	check_match "$v: the stop time is kept in the trace" "$(sed -n 1p "$T/$v.heap")" \
 		"^Heap snapshot of pid $tp \\(.*$v\\): stopped [0-9.]+ ms"
+	# The mermaid graph of the paths to 3 leaves: from the constant through
+	# the registry, its nodes array, a node and its leaves array.
+	"$BIN/alys_converter" -q -f heap-graph --type Leaf --limit 3 -o "$T/$v.mmd" "$T/$v.alys"
+	check_eq "$v: heap-graph converted" "$?" 0
+	check_eq "$v: heap-graph: 3 leaves drawn (--limit 3)" \
+		"$(grep -o 'n[0-9]*\["Leaf@0x[0-9a-f]*"\]' "$T/$v.mmd" | sort -u | wc -l)" 3
+	# edges as "FROM_TYPE +OFF TO_TYPE" (a root by its name, no offset)
+	"$ALYS_PYTHON" - "$T/$v.mmd" >"$T/$v.edges" <<'PY'
+import re, sys
+label, edges = {}, []
+node = r'(\w+)(?:\(\["(.*?)"\]\)|\["(.*?)"\])?'
+for line in open(sys.argv[1]):
+    m = re.match(r'\s*' + node + r' -->(?:\|\+(\d+)\|)? ' + node + r'\s*$', line)
+    if not m:
+        continue
+    a, a1, a2, off, b, b1, b2 = m.groups()
+    for n, l in ((a, a1 or a2), (b, b1 or b2)):
+        if l:
+            label[n] = re.sub(r'@0x[0-9a-f]+$', '', l)
+    edges.append((a, off, b))
+for a, off, b in edges:
+    print(label.get(a, a), "+" + off if off else "", label.get(b, b))
+PY
+	for step in "data $v REG  Registry" "Registry +8 Array(Node)" "Node +8 Array(Leaf)"; do
+		check "$v: heap-graph: the path holds $step" grep -qxF "$step" "$T/$v.edges"
+	done
+	check_match "$v: heap-graph is a mermaid flowchart" "$(sed -n 2p "$T/$v.mmd")" '^flowchart LR$'
+	"$BIN/alys_converter" -q -f heap-graph --type Leaf --limit 3 --depth 2 -o - "$T/$v.alys" \
+		>"$T/$v-d2.mmd"
+	check_match "$v: heap-graph --depth 2: paths cut two steps from the leaves" \
+		"$(cat "$T/$v-d2.mmd")" 'cut[0-9]+\["\.\.\."\] --> n[0-9]+'
+	check_eq "$v: heap-graph --depth 2: no root" "$(grep -c 'REG' "$T/$v-d2.mmd")" 0
 done
 
 # Usage errors and a trace without a snapshot.
+out=$("$BIN/alys_converter" -f heap-graph -o - "$T/heap_graph.alys" 2>&1)
+check_eq "-f heap-graph without --type: usage error" "$?" 2
+check_match "-f heap-graph without --type: says to give one" "$out" 'give --type NAME'
+out=$("$BIN/alys_converter" -f heap --limit 3 -o - "$T/heap_graph.alys" 2>&1)
+check_eq "-f heap --limit: refused" "$?" 2
 out=$("$BIN/alys-bpf" --heap-snapshot -- true 2>&1)
 check_eq "--heap-snapshot with a command: usage error" "$?" 2
 check_match "--heap-snapshot with a command: says to give --pid" "$out" 'give --pid PID'
