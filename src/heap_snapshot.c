@@ -296,17 +296,59 @@ static int take(struct snapshot *s, char *err, size_t errlen)
 	return ret;
 }
 
+int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_writer *w,
+		       struct heap_snapshot_stats *st, char *err, size_t errlen)
+{
+	struct snapshot s = { .pid = pid, .gp = gp, .w = w };
+	struct gc_count gc;
+	uint64_t aip = 1;
+	int ret;
+
+	if (!gp->layout_ok) {
+		snprintf(err, errlen, "cannot find the collector's heap in %s (%s)", gp->path,
+			 gp->layout_why);
+		return -1;
+	}
+	gc_count_init(&gc, pid, gp);
+	if (!gc_count_bias(&gc, &s.bias)) {
+		snprintf(err, errlen, "cannot find where %s is mapped in pid %d", gp->path, pid);
+		return -1;
+	}
+	if (gp->aip_vaddr && gc_count_read_word(&gc, gp->aip_vaddr, &aip))
+		aip = (uint32_t)aip != 0;
+	s.st.all_interior_pointers = (uint8_t)aip;
+	s.st.block_size = 1ull << gp->layout.log_hblk;
+	if (gp->in_executable) {
+		s.gc_state_start = s.bias + gp->layout.arrays_vaddr;
+		s.gc_state_end = s.gc_state_start + gp->layout.arrays_size;
+	} else {
+		/* gp->path goes through /proc/PID/root; the maps name the file
+		 * as the process sees it */
+		char prefix[64];
+		size_t plen = (size_t)snprintf(prefix, sizeof(prefix), "/proc/%d/root", pid);
+
+		snprintf(s.gc_file, sizeof(s.gc_file), "%s",
+			 strncmp(gp->path, prefix, plen) ? gp->path : gp->path + plen);
+	}
+	ret = take(&s, err, errlen);
+	if (!ret)
+		trace_writer_snapshot(w, &s.st);
+	*st = s.st;
+	free(s.threads);
+	free(s.rw);
+	free(s.buf);
+	return ret;
+}
+
 int heap_snapshot_run(const struct tracer_opts *o)
 {
-	struct snapshot s = { .pid = o->pid };
+	struct heap_snapshot_stats st = { 0 };
 	struct trace_header h = { 0 };
 	struct trace_writer w = { 0 };
 	struct gc_probes gp;
 	struct proc_maps maps;
 	struct invoker inv;
-	struct gc_count gc;
 	char exe[PATH_MAX] = "", link[64], output[PATH_MAX], err[PATH_MAX + 512];
-	uint64_t aip = 1;
 	ssize_t n;
 	int ret = 1;
 
@@ -326,7 +368,7 @@ int heap_snapshot_run(const struct tracer_opts *o)
 		return 1;
 	}
 	exe[n] = 0;
-	if (gc_probes_for_process(o->pid, &gp, err, sizeof(err)) ) {
+	if (gc_probes_for_process(o->pid, &gp, err, sizeof(err))) {
 		fail("%s\n", err);
 		return 1;
 	}
@@ -334,28 +376,6 @@ int heap_snapshot_run(const struct tracer_opts *o)
 		fail("--heap-snapshot: cannot find the collector's heap in %s (%s)\n", gp.path,
 		     gp.layout_why);
 		return 1;
-	}
-	s.gp = &gp;
-	gc_count_init(&gc, o->pid, &gp);
-	if (!gc_count_bias(&gc, &s.bias)) {
-		fail("--heap-snapshot: cannot find where %s is mapped in pid %d\n", gp.path, o->pid);
-		return 1;
-	}
-	if (gp.aip_vaddr && gc_count_read_word(&gc, gp.aip_vaddr, &aip))
-		aip = (uint32_t)aip != 0;
-	s.st.all_interior_pointers = (uint8_t)aip;
-	s.st.block_size = 1ull << gp.layout.log_hblk;
-	if (gp.in_executable) {
-		s.gc_state_start = s.bias + gp.layout.arrays_vaddr;
-		s.gc_state_end = s.gc_state_start + gp.layout.arrays_size;
-	} else {
-		/* gp.path goes through /proc/PID/root; the maps name the file
-		 * as the process sees it */
-		char prefix[64];
-		size_t plen = (size_t)snprintf(prefix, sizeof(prefix), "/proc/%d/root", o->pid);
-
-		snprintf(s.gc_file, sizeof(s.gc_file), "%s",
-			 strncmp(gp.path, prefix, plen) ? gp.path : gp.path + plen);
 	}
 	invoker_from_env(&inv, o->as_root);
 	if (o->output)
@@ -367,7 +387,6 @@ int heap_snapshot_run(const struct tracer_opts *o)
 		fail("%s\n", err);
 		return 1;
 	}
-	s.w = &w;
 	h.pid = (uint32_t)o->pid;
 	h.exe = exe;
 	h.start_ns = clock_ns(CLOCK_MONOTONIC);
@@ -378,11 +397,10 @@ int heap_snapshot_run(const struct tracer_opts *o)
 	trace_writer_header(&w, &h);
 	proc_maps_init(&maps, o->pid);
 	proc_maps_refresh(&maps, &w);
-	if (take(&s, err, sizeof(err))) {
+	if (heap_snapshot_take(o->pid, &gp, &w, &st, err, sizeof(err))) {
 		fail("--heap-snapshot: %s\n", err);
 		trace_writer_end(&w, "error", 0, clock_ns(CLOCK_MONOTONIC), "off");
 	} else {
-		trace_writer_snapshot(&w, &s.st);
 		trace_writer_end(&w, "snapshot", 0, clock_ns(CLOCK_MONOTONIC), "off");
 		ret = 0;
 	}
@@ -390,15 +408,17 @@ int heap_snapshot_run(const struct tracer_opts *o)
 		fail("cannot write %s: %s\n", output, strerror(w.error));
 		ret = 1;
 	} else if (!ret && !o->quiet) {
-		fprintf(stderr, "alys-bpf: heap snapshot of pid %d: %llu blocks (%.1f MiB), %llu "
-			"roots (%.1f MiB) from %u threads; stopped %.1f ms; written to %s\n",
-			o->pid, (unsigned long long)s.st.blocks, s.st.heap_bytes / 1048576.0,
-			(unsigned long long)s.st.roots, s.st.root_bytes / 1048576.0, s.st.threads,
-			s.st.stop_ns / 1e6, output);
+		heap_snapshot_say(o->pid, &st, output);
 	}
 	proc_maps_free(&maps);
-	free(s.threads);
-	free(s.rw);
-	free(s.buf);
 	return ret;
+}
+
+void heap_snapshot_say(pid_t pid, const struct heap_snapshot_stats *st, const char *where)
+{
+	fprintf(stderr, "alys-bpf: heap snapshot of pid %d: %llu blocks (%.1f MiB), %llu "
+		"roots (%.1f MiB) from %u threads; stopped %.1f ms; written to %s\n",
+		pid, (unsigned long long)st->blocks, st->heap_bytes / 1048576.0,
+		(unsigned long long)st->roots, st->root_bytes / 1048576.0, st->threads,
+		st->stop_ns / 1e6, where);
 }

@@ -10,6 +10,7 @@
 #define ALYS_HEAP_SNAPSHOT_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 struct tracer_opts;
 
@@ -26,5 +27,14 @@ struct heap_snapshot_stats {
 
 /* alys-bpf --heap-snapshot --pid PID: the process exit status to use. */
 int heap_snapshot_run(const struct tracer_opts *o);
+
+/* One snapshot of pid into w (records 9-11), for --heap-snapshot and for a
+ * tracing session sent SIGUSR1. 0, or -1 with the cause in err. */
+struct gc_probes;
+struct trace_writer;
+int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_writer *w,
+		       struct heap_snapshot_stats *st, char *err, size_t errlen);
+/* The one line alys-bpf says after a snapshot. */
+void heap_snapshot_say(pid_t pid, const struct heap_snapshot_stats *st, const char *where);
 
 #endif

@@ -24,6 +24,7 @@
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
 #include "census_session.h"
+#include "heap_snapshot.h"
 #include "clock_ns.h"
 #include "gc_probes.h"
 #include "launch.h"
@@ -113,6 +114,7 @@ struct tracer {
 	bool exited;
 	bool maps_gone;
 	int interrupted;	/* signal that stopped a launch before exec */
+	bool want_snapshot;	/* SIGUSR1: copy the heap into the trace */
 	int exit_status;
 	int signals;
 	uint64_t deaths, collections;
@@ -732,6 +734,7 @@ static int setup_signals(struct tracer *t)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGQUIT);
+	sigaddset(&set, SIGUSR1);	/* a heap snapshot into the trace */
 	if (sigprocmask(SIG_BLOCK, &set, NULL))
 		return -1;
 	/* A closed pipe must not kill the tracer before it writes the end. */
@@ -751,6 +754,10 @@ static bool handle_signal(struct tracer *t)
 	bool stop = false;
 
 	while (read(t->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1) {
+			t->want_snapshot = true;
+			continue;
+		}
 		t->signals++;
 		if (!t->launched || t->signals > 1) {
 			stop = true;
@@ -774,6 +781,19 @@ static void reap(struct tracer *t)
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_PID, t->pid, &si, WEXITED) == 0)
 		t->exit_status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+}
+
+/* SIGUSR1: the events so far, then a heap snapshot (heap_snapshot.h). */
+static void snapshot_now(struct tracer *t)
+{
+	struct heap_snapshot_stats st;
+	char err[PATH_MAX + 256];
+
+	t->want_snapshot = false;
+	if (heap_snapshot_take(t->pid, &t->gp, &t->w, &st, err, sizeof(err)))
+		fail("heap snapshot: %s\n", err);
+	else if (!t->o->quiet)
+		heap_snapshot_say(t->pid, &st, t->output);
 }
 
 static int trace_loop(struct tracer *t)
@@ -814,6 +834,8 @@ static int trace_loop(struct tracer *t)
 		}
 		mmap_watch_drain(&t->mw, on_mapping, t);
 		ring_buffer__consume(t->rb);
+		if (t->want_snapshot && !stop)
+			snapshot_now(t);
 		check_live_state(t);
 		refill_windows_poll(&t->rw);
 		now = clock_ns(CLOCK_MONOTONIC);
@@ -907,8 +929,12 @@ static int launch_interrupted(struct tracer *t)
 {
 	struct signalfd_siginfo si;
 
-	if (!t->interrupted && read(t->sigfd, &si, sizeof(si)) == sizeof(si))
-		t->interrupted = (int)si.ssi_signo;
+	while (!t->interrupted && read(t->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1)
+			t->want_snapshot = true;	/* taken once it runs */
+		else
+			t->interrupted = (int)si.ssi_signo;
+	}
 	return t->interrupted;
 }
 

@@ -92,6 +92,24 @@ PY
 	check_eq "$v: heap-graph --depth 2: no root" "$(grep -c 'REG' "$T/$v-d2.mmd")" 0
 done
 
+# A launched command: SIGUSR1 to alys-bpf takes a snapshot into its trace.
+"$BIN/alys-bpf" -o "$T/launched.alys" -- "$ALYS_PROGS/heap_graph" $N $M 3 \
+	>"$T/launched.out" 2>"$T/launched.err" &
+ap=$!
+for _ in $(seq 100); do grep -q '^READY' "$T/launched.out" 2>/dev/null && break; sleep 0.05; done
+kill -USR1 $ap
+wait $ap
+check_eq "launched: traced to the end" "$?" 0
+check_match "launched: SIGUSR1 took a snapshot" "$(cat "$T/launched.err")" \
+	'heap snapshot of pid [0-9]+: .* stopped [0-9.]+ ms; written to'
+check_eq "launched: the program kept running" "$(grep '^ALIVE' "$T/launched.out")" "ALIVE $N $((N * M))"
+"$BIN/alys_converter" -q -f heap -o "$T/launched.heap" "$T/launched.alys"
+check_eq "launched: exactly N*M Leafs reachable in the trace's snapshot" \
+	"$(row "$T/launched.heap" Leaf 2)" $((N * M))
+"$BIN/alys_converter" -q -f json -o "$T/launched.json" "$T/launched.alys"
+check_ge "launched: the events are in the same trace" \
+	"$(json_query "$T/launched.json" "len(events)")" $((2 * N * M))
+
 # Usage errors and a trace without a snapshot.
 out=$("$BIN/alys_converter" -f heap-graph -o - "$T/heap_graph.alys" 2>&1)
 check_eq "-f heap-graph without --type: usage error" "$?" 2
