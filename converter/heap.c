@@ -123,8 +123,8 @@ static void words_of(const struct heap *h, uint32_t n, const uint8_t **p, size_t
 	if (n == 0)
 		return;
 	if (n <= h->nr_roots) {
-		*p = h->t->roots[n - 1].bytes;
-		*len = h->t->roots[n - 1].len;
+		*p = h->roots[n - 1].bytes;
+		*len = h->roots[n - 1].len;
 		return;
 	}
 	obj = heap_obj(h, n);
@@ -280,8 +280,8 @@ int heap_build(struct heap *h, const struct trace *t)
 			 "--pid PID", t->path);
 		return -1;
 	}
-	h->blocks = xcalloc(t->nr_heap_blocks ? t->nr_heap_blocks : 1, sizeof(*h->blocks));
-	for (size_t i = 0; i < t->nr_heap_blocks; i++) {
+	h->blocks = xcalloc(s->nr_blocks ? s->nr_blocks : 1, sizeof(*h->blocks));
+	for (size_t i = s->first_block; i < s->first_block + s->nr_blocks; i++) {
 		const struct trace_heap_block *b = &t->heap_blocks[i];
 		struct heap_block *hb = &h->blocks[h->nr_blocks];
 		uint64_t n = b->obj_size > s->block_size / 2 ? 1 : s->block_size / b->obj_size;
@@ -314,7 +314,8 @@ int heap_build(struct heap *h, const struct trace *t)
 		h->heap_objs += h->blocks[i].nr_obj;
 		h->heap_bytes += (uint64_t)h->blocks[i].nr_obj * h->blocks[i].b->obj_size;
 	}
-	h->nr_roots = (uint32_t)t->nr_roots;
+	h->roots = t->roots + s->first_root;
+	h->nr_roots = (uint32_t)s->nr_roots;
 	h->nr_nodes = h->nr_roots + 1 + h->nr_objs;
 	h->parent = xcalloc(h->nr_nodes, sizeof(*h->parent));
 	h->parent_off = xcalloc(h->nr_nodes, sizeof(*h->parent_off));

@@ -11,7 +11,8 @@
  * with it.
  *
  * Nodes: 0 is a virtual root above every root; 1..nr_roots the roots
- * (trace.roots[n - 1]); then the objects.
+ * (roots[n - 1]); then the objects. A trace may hold several snapshots:
+ * this is its last.
  */
 #ifndef ALYS_CONV_HEAP_H
 #define ALYS_CONV_HEAP_H
@@ -31,6 +32,7 @@ struct heap_block {
 
 struct heap {
 	const struct trace *t;
+	const struct trace_root *roots;	/* the last snapshot's (nr_roots) */
 	struct heap_block *blocks;	/* sorted by address */
 	size_t nr_blocks;
 	uint32_t nr_objs, nr_roots, nr_nodes;

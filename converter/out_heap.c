@@ -225,7 +225,7 @@ static void path_text(struct outbuf *o, const struct model *m, const struct heap
 		return;
 	}
 	/* path[n - 1] is the root, path[0] the node */
-	root_text(o, h->t, &h->t->roots[path[n - 1] - 1], h->parent_off[path[n - 2]]);
+	root_text(o, h->t, &h->roots[path[n - 1] - 1], h->parent_off[path[n - 2]]);
 	for (size_t i = n - 1; i-- > 0;) {
 		if (n - 1 - i > PATH_MAX_SHOWN / 2 && i > PATH_MAX_SHOWN / 2) {
 			if (n - 1 - i == PATH_MAX_SHOWN / 2 + 1)
@@ -270,7 +270,7 @@ void write_heap(struct model *m, struct outbuf *o, const struct output_options *
 		qsort(r.v, r.n, sizeof(*r.v), by_retained);
 	outbuf_printf(o, "Heap snapshot of pid %" PRIu64 " (%s): stopped %.1f ms; %" PRIu64
 		      " blocks, %zu roots\n", t->hdr.pid, t->hdr.exe.ptr ? t->hdr.exe.ptr : "?",
-		      s->stop_ns / 1e6, s->blocks, t->nr_roots);
+		      s->stop_ns / 1e6, s->blocks, s->nr_roots);
 	outbuf_printf(o, "Reachable from the roots: %" PRIu64 " objects, %" PRIu64 " bytes (the heap "
 		      "holds %" PRIu64 " slots, %" PRIu64 " bytes); interior pointers %s\n",
 		      h.reached_objs, h.reached_bytes, h.heap_objs, h.heap_bytes,
@@ -328,7 +328,7 @@ static void mermaid_node(struct outbuf *o, const struct model *m, const struct h
 	u64_table_put(drawn, key, 1, 0);
 	outbuf_init(&label, -1);
 	if (node <= h->nr_roots)
-		root_text(&label, h->t, &h->t->roots[node - 1], off);
+		root_text(&label, h->t, &h->roots[node - 1], off);
 	else
 		object_text(&label, m, h, node);
 	outbuf_char(&label, '\0');

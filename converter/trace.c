@@ -572,6 +572,12 @@ static int parse_snapshot(const struct reader *r, const msgpack_object *f, uint3
 		return bad(r, "snapshot block size %" PRIu64 " is not a power of two in 256..16M",
 			   s->block_size);
 	s->all_interior_pointers = aip != 0;
+	s->first_block = r->t->snapshot_mark_block;
+	s->nr_blocks = r->t->nr_heap_blocks - s->first_block;
+	s->first_root = r->t->snapshot_mark_root;
+	s->nr_roots = r->t->nr_roots - s->first_root;
+	r->t->snapshot_mark_block = r->t->nr_heap_blocks;
+	r->t->snapshot_mark_root = r->t->nr_roots;
 	r->t->has_snapshot = true;
 	return 0;
 }

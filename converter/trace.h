@@ -128,6 +128,9 @@ struct trace_root {
 struct trace_snapshot {
 	uint64_t ts_ns, stop_ns, blocks, heap_bytes, roots, block_size;
 	bool all_interior_pointers;
+	/* its records: the block and root records written before it, since
+	 * the snapshot before (a trace may hold several: this is the last) */
+	size_t first_block, nr_blocks, first_root, nr_roots;
 };
 
 struct trace_counter {
@@ -191,7 +194,8 @@ struct trace {
 	struct trace_root *roots;
 	size_t nr_roots, cap_roots;
 	bool has_snapshot;
-	struct trace_snapshot snapshot;
+	struct trace_snapshot snapshot;	/* the last one */
+	size_t snapshot_mark_block, snapshot_mark_root;
 	uint8_t **owned;		/* byte copies the trace owns */
 	size_t nr_owned, cap_owned;
 

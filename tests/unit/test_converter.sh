@@ -378,6 +378,12 @@ sed -n '/^Top retaining/,$p' "$W/out" | sed -n 2,3p | tr '\n' ' ' | tr -s ' ' |
 check_status "heap: the registry retains all four, found from the root's first word" $?
 sed -n '/^Top retaining/,$p' "$W/out" | grep -A1 "retained .*@0x10060" | tail -n 1 | grep -q "(+8) .*@0x10020 -> (+8) .*@0x10060"
 check_status "heap: the third object's shortest path goes through the first, with the pointers' offsets" $?
+{ header; echo "heapblock 0x30000 256 1 0"; echo "root 1 x:646174612070726f67 0x5000 0x30000";
+  echo "snapshot 50 1000 1 256 1 1 256"; snapshot_script 1 | tail -n +2; } | "$W/gen" >"$W/heap2.alys"
+run -f heap -o - "$W/heap2.alys"
+[ $RC -eq 0 ] && grep -q "^Reachable from the roots: 4 objects, 128 bytes (the heap holds 9 slots, 512 bytes)" "$W/out" &&
+	grep -q "^Heap snapshot of pid .*: stopped 2.0 ms; 2 blocks, 1 roots" "$W/out"
+check_status "heap: of two snapshots in a trace, the last is analysed, with its own blocks and roots" $?
 snapshot_script 0 | "$W/gen" >"$W/heap0.alys"
 run -f heap -o - "$W/heap0.alys"
 [ $RC -eq 0 ] && grep -q "^Reachable from the roots: 4 objects, 128 bytes .*interior pointers not recognized" "$W/out"
