@@ -314,7 +314,7 @@ int heap_build(struct heap *h, const struct trace *t)
 		h->heap_objs += h->blocks[i].nr_obj;
 		h->heap_bytes += (uint64_t)h->blocks[i].nr_obj * h->blocks[i].b->obj_size;
 	}
-	h->roots = t->roots + s->first_root;
+	h->roots = s->nr_roots ? t->roots + s->first_root : NULL;
 	h->nr_roots = (uint32_t)s->nr_roots;
 	h->nr_nodes = h->nr_roots + 1 + h->nr_objs;
 	h->parent = xcalloc(h->nr_nodes, sizeof(*h->parent));
