@@ -46,12 +46,12 @@ struct snapshot {
 	uint8_t *buf;			/* one block or root region at a time */
 	size_t cap_buf;
 	/* the rw mappings, read before the copy */
-	struct region { uint64_t start, end; char name[PATH_MAX]; bool file; } *rw;
+	struct region { uint64_t start, end; char name[PATH_MAX]; bool file, gc; } *rw;
 	size_t nr_rw, cap_rw;
 	/* the collector's own state: not a root (its free lists would keep
 	 * free objects reachable) */
 	uint64_t gc_state_start, gc_state_end;
-	char gc_file[PATH_MAX];
+	struct stat gc_file;		/* libgc as a library; st_ino 0: linked in */
 };
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -156,7 +156,18 @@ static int collect_rw(const struct maps_line *l, void *arg)
 	r->start = l->start;
 	r->end = l->end;
 	r->file = l->path[0] == '/';
+	r->gc = false;
 	snprintf(r->name, sizeof(r->name), "%s", l->path);
+	/* libgc's own mappings, known by inode: the process may name the
+	 * file by another path than ours (a symlink, a mount namespace) */
+	if (r->file && s->gc_file.st_ino) {
+		char path[PATH_MAX + 64];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/proc/%d/root%s", s->pid, l->path);
+		r->gc = !stat(path, &st) && st.st_ino == s->gc_file.st_ino &&
+			st.st_dev == s->gc_file.st_dev;
+	}
 	return 0;
 }
 
@@ -199,11 +210,10 @@ static void copy_data_roots(struct snapshot *s)
 	for (size_t i = 0; i < s->nr_rw; i++) {
 		const struct region *r = &s->rw[i];
 		const struct region *prev = i ? &s->rw[i - 1] : NULL;
-		const char *file = r->file ? r->name :
-				   prev && prev->file && prev->end == r->start && !r->name[0] ?
-				   prev->name : NULL;
+		bool bss = !r->file && !r->name[0] && prev && prev->file && prev->end == r->start;
+		const char *file = r->file ? r->name : bss ? prev->name : NULL;
 
-		if (!file || (s->gc_file[0] && !strcmp(file, s->gc_file)))
+		if (!file || (r->file ? r->gc : prev->gc))
 			continue;
 		snprintf(name, sizeof(name), "%s %s", r->file ? "data" : "bss", base(file));
 		copy_root(s, ALYS_ROOT_DATA, name, r->start, r->end);
@@ -321,14 +331,9 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 	if (gp->in_executable) {
 		s.gc_state_start = s.bias + gp->layout.arrays_vaddr;
 		s.gc_state_end = s.gc_state_start + gp->layout.arrays_size;
-	} else {
-		/* gp->path goes through /proc/PID/root; the maps name the file
-		 * as the process sees it */
-		char prefix[64];
-		size_t plen = (size_t)snprintf(prefix, sizeof(prefix), "/proc/%d/root", pid);
-
-		snprintf(s.gc_file, sizeof(s.gc_file), "%s",
-			 strncmp(gp->path, prefix, plen) ? gp->path : gp->path + plen);
+	} else if (stat(gp->path, &s.gc_file)) {
+		snprintf(err, errlen, "cannot read %s: %s", gp->path, strerror(errno));
+		return -1;
 	}
 	ret = take(&s, err, errlen);
 	if (!ret)
