@@ -24,9 +24,9 @@
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
 #include "census_session.h"
-#include "heap_snapshot.h"
 #include "clock_ns.h"
 #include "gc_probes.h"
+#include "heap_snapshot.h"
 #include "launch.h"
 #include "live_report.h"
 #include "liveness_setup.h"
