@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "crystal_names.h"
+#include "call_finder.h"
 #include "elf_file.h"
 #include "util.h"
 #include "x86_insn.h"
@@ -36,15 +37,11 @@ static const char *const allocators[] = {
 #define MAX_SLOTS 8
 
 struct scan {
-	struct elf_file ef;
-	csh cs;
-	cs_insn *in;
-	uint64_t *entries;		/* allocator entry points, sorted */
-	size_t nr_entries, cap_entries;
-	struct u64_table slot_is_alloc;	/* GOT slot + 1 -> 1 allocator, 2 not */
-	const uint8_t *text_code;	/* .text */
-	uint64_t text;
-	size_t text_size;
+	struct call_finder cf;		/* allocation calls */
+	struct type_ids *ti;
+	const struct trace *t;
+	struct symbolizer *sym;
+	const struct trace_mapping *m;
 };
 
 /* Where the pointer the allocator returned is: registers and stack slots. */
@@ -53,93 +50,6 @@ struct held {
 	struct { int base; int64_t disp; } slot[MAX_SLOTS];
 	int nr_slots;
 };
-
-static bool is_allocator(const char *name)
-{
-	for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++)
-		if (!strcmp(name, allocators[i]))
-			return true;
-	return false;
-}
-
-static void add_entry(struct scan *s, uint64_t a)
-{
-	s->entries = grow_array(s->entries, &s->cap_entries, s->nr_entries + 1,
-				sizeof(*s->entries));
-	s->entries[s->nr_entries++] = a;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static bool is_entry(const struct scan *s, uint64_t a)
-{
-	return s->nr_entries &&
-	       bsearch(&a, s->entries, s->nr_entries, sizeof(a), cmp_u64) != NULL;
-}
-
-/* A GOT slot whose relocation names an allocator (cached). */
-static bool slot_allocates(struct scan *s, uint64_t slot)
-{
-	struct u64_slot *c = u64_table_get(&s->slot_is_alloc, slot + 1);
-	struct elf_reloc r;
-	bool yes;
-
-	if (c)
-		return c->a == 1;
-	yes = elf_file_reloc_at(&s->ef, slot, &r) && is_allocator(r.sym);
-	u64_table_put(&s->slot_is_alloc, slot + 1, yes ? 1 : 2, 0);
-	return yes;
-}
-
-/* The allocator entry points: defined symbols (libgc linked statically,
- * Crystal's wrappers) and PLT stubs (`[endbr64;] jmp *slot(%rip)`). */
-static void find_entries(struct scan *s)
-{
-	static const char *const plts[] = { ".plt.sec", ".plt" };
-
-	for (size_t i = 0; i < sizeof(allocators) / sizeof(allocators[0]); i++) {
-		GElf_Addr v;
-		GElf_Xword sz;
-
-		if (elf_file_find_symbol(&s->ef, allocators[i], &v, &sz))
-			add_entry(s, v);
-	}
-	for (size_t p = 0; p < sizeof(plts) / sizeof(plts[0]); p++) {
-		GElf_Addr base;
-		size_t size;
-		const uint8_t *code;
-
-		if (!elf_file_section(&s->ef, plts[p], &base, &size) ||
-		    !(code = elf_file_bytes_at(&s->ef, base, size)))
-			continue;
-		for (size_t off = 0; off + 16 <= size; off += 16) {
-			const uint8_t *c = code + off;
-			size_t left = 16;
-			uint64_t addr = base + off;
-
-			for (int k = 0; k < 2 && cs_disasm_iter(s->cs, &c, &left, &addr, s->in); k++) {
-				const cs_x86 *x = &s->in->detail->x86;
-
-				if (s->in->id == X86_INS_ENDBR64)
-					continue;
-				if (s->in->id == X86_INS_JMP && x->op_count == 1 &&
-				    x->operands[0].type == X86_OP_MEM &&
-				    x->operands[0].mem.base == X86_REG_RIP &&
-				    slot_allocates(s, s->in->address + s->in->size +
-						      (uint64_t)x->operands[0].mem.disp))
-					add_entry(s, base + off);
-				break;
-			}
-		}
-	}
-	if (s->nr_entries > 1)
-		qsort(s->entries, s->nr_entries, sizeof(*s->entries), cmp_u64);
-}
 
 static int slot_index(const struct held *h, int base, int64_t disp)
 {
@@ -182,19 +92,6 @@ static void set_reg(struct held *h, int r, bool holds)
 		h->regs &= ~REG(r);
 }
 
-/* The target of a call, if it is an allocator. */
-static bool call_allocates(struct scan *s, const cs_insn *in)
-{
-	const cs_x86_op *op = &in->detail->x86.operands[0];
-
-	if (in->detail->x86.op_count != 1)
-		return false;
-	if (op->type == X86_OP_IMM)
-		return is_entry(s, (uint64_t)op->imm);
-	return op->type == X86_OP_MEM && op->mem.base == X86_REG_RIP &&
-	       slot_allocates(s, in->address + in->size + (uint64_t)op->mem.disp);
-}
-
 /*
  * Follow the returned pointer from ret (the instruction after the call)
  * through register moves and stack spills, across the calls that zero the
@@ -202,14 +99,15 @@ static bool call_allocates(struct scan *s, const cs_insn *in)
  */
 static bool find_store(struct scan *s, uint64_t ret, uint32_t *id, uint64_t *at)
 {
+	struct call_finder *cf = &s->cf;
 	struct held h = { .regs = REG(0) };	/* rax */
-	const uint8_t *c = s->text_code + (ret - s->text);
-	size_t left = s->text_size - (ret - s->text);
+	const uint8_t *c = cf->text_code + (ret - cf->text);
+	size_t left = cf->text_size - (ret - cf->text);
 	uint64_t addr = ret;
 
 	for (int n = 0; n < STORE_WINDOW && h.regs | h.nr_slots &&
-	     cs_disasm_iter(s->cs, &c, &left, &addr, s->in); n++) {
-		const cs_insn *in = s->in;
+	     cs_disasm_iter(cf->cs, &c, &left, &addr, cf->in); n++) {
+		const cs_insn *in = cf->in;
 		const cs_x86 *x = &in->detail->x86;
 		const cs_x86_op *dst = &x->operands[0], *src = &x->operands[1];
 		cs_regs rd, wr;
@@ -222,11 +120,11 @@ static bool find_store(struct scan *s, uint64_t ret, uint32_t *id, uint64_t *at)
 			/* Debug code jumps around its overflow checks: follow a
 			 * direct jump, within the instruction budget. */
 			if (x->op_count == 1 && dst->type == X86_OP_IMM &&
-			    (uint64_t)dst->imm >= s->text &&
-			    (uint64_t)dst->imm < s->text + s->text_size) {
+			    (uint64_t)dst->imm >= cf->text &&
+			    (uint64_t)dst->imm < cf->text + cf->text_size) {
 				addr = (uint64_t)dst->imm;
-				c = s->text_code + (addr - s->text);
-				left = s->text_size - (addr - s->text);
+				c = cf->text_code + (addr - cf->text);
+				left = cf->text_size - (addr - cf->text);
 				continue;
 			}
 			return false;
@@ -235,7 +133,7 @@ static bool find_store(struct scan *s, uint64_t ret, uint32_t *id, uint64_t *at)
 		case X86_INS_HLT:
 			return false;
 		case X86_INS_CALL:
-			if (call_allocates(s, in))
+			if (call_finder_reaches(cf, in))
 				return false;
 			h.regs &= ~CALLER_SAVED;
 			continue;
@@ -281,7 +179,7 @@ static bool find_store(struct scan *s, uint64_t ret, uint32_t *id, uint64_t *at)
 			break;
 		}
 		/* Anything else: what it writes no longer holds the pointer. */
-		if (cs_regs_access(s->cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
+		if (cs_regs_access(cf->cs, in, rd, &nrd, wr, &nwr) != CS_ERR_OK)
 			return false;
 		for (int i = 0; i < nwr; i++) {
 			int r = x86_dwarf_regno(wr[i]);
@@ -336,12 +234,12 @@ static bool name_at(struct symbolizer *sym, uint64_t ip, char *out, size_t len)
 }
 
 /* Runtime address of vaddr in the file of the trace mappings of path. */
-static bool runtime_of(const struct trace *t, struct scan *s, const char *path, uint64_t vaddr,
-		       uint64_t *ip)
+static bool runtime_of(const struct trace *t, struct elf_file *ef, const char *path,
+		       uint64_t vaddr, uint64_t *ip)
 {
 	uint64_t off;
 
-	if (!elf_file_vaddr_to_offset(&s->ef, vaddr, &off))
+	if (!elf_file_vaddr_to_offset(ef, vaddr, &off))
 		return false;
 	for (size_t i = 0; i < t->nr_maps; i++) {
 		const struct trace_mapping *m = &t->maps[i];
@@ -365,86 +263,65 @@ static void add_name(struct type_ids *ti, uint32_t id, const char *name)
 
 /* Strings are built by String.new's block, which stores a constant read
  * from memory rather than an immediate: String::TYPE_ID, in .rodata. */
-static void string_type_id(struct type_ids *ti, struct scan *s)
+static void string_type_id(struct type_ids *ti, struct elf_file *ef)
 {
 	GElf_Addr v;
 	GElf_Xword sz;
 	const uint8_t *p;
 	uint32_t id;
 
-	if (!elf_file_find_symbol(&s->ef, "String::TYPE_ID", &v, &sz) || sz < 4 ||
-	    !(p = elf_file_bytes_at(&s->ef, v, 4)))
+	if (!elf_file_find_symbol(ef, "String::TYPE_ID", &v, &sz) || sz < 4 ||
+	    !(p = elf_file_bytes_at(ef, v, 4)))
 		return;
 	memcpy(&id, p, 4);
 	if (id && id < MAX_TYPE_ID)
 		add_name(ti, id, "String");
 }
 
+/* One allocation call: the type id its code stores, named by the frame
+ * holding the store. */
+static int on_call(void *arg, uint64_t call, uint64_t ret)
+{
+	struct scan *s = arg;
+	struct type_ids *ti = s->ti;
+	char name[SITE_TYPE_MAX];
+	uint64_t at, ip, ret_ip;
+	uint32_t id;
+
+	(void)call;
+	ti->allocations++;
+	if (!find_store(s, ret, &id, &at))
+		return 0;
+	ti->stores++;
+	if (!runtime_of(s->t, s->cf.ef, s->m->path.ptr, at, &ip) ||
+	    !runtime_of(s->t, s->cf.ef, s->m->path.ptr, ret, &ret_ip) ||
+	    !name_at(s->sym, ip, name, sizeof(name)))
+		return 0;
+	add_name(ti, id, name);
+	u64_table_put(&ti->by_call, ret_ip, str_table_intern(&ti->names, name), 0);
+	return 0;
+}
+
 static void scan_file(struct type_ids *ti, const struct trace *t, struct symbolizer *sym,
 		      const struct trace_mapping *m)
 {
-	struct scan s = { 0 };
-	char err[512], name[SITE_TYPE_MAX];
+	struct scan s = { .ti = ti, .t = t, .sym = sym, .m = m };
+	struct elf_file ef;
+	char err[512];
 	uint8_t id_bytes[64];
-	const uint8_t *code;
-	size_t size;
 
-	if (elf_file_open(&s.ef, m->path.ptr, err, sizeof(err)))
+	if (elf_file_open(&ef, m->path.ptr, err, sizeof(err)))
 		return;	/* the symbolizer says why it cannot read the file */
 	if (m->build_id_len &&
-	    (elf_file_build_id(&s.ef, id_bytes, sizeof(id_bytes)) != m->build_id_len ||
+	    (elf_file_build_id(&ef, id_bytes, sizeof(id_bytes)) != m->build_id_len ||
 	     memcmp(id_bytes, m->build_id, m->build_id_len)))
 		goto out;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &s.cs) != CS_ERR_OK)
-		goto out;
-	cs_option(s.cs, CS_OPT_DETAIL, CS_OPT_ON);
-	s.in = cs_malloc(s.cs);
-	u64_table_init(&s.slot_is_alloc);
-	find_entries(&s);
-	if (!s.nr_entries || !elf_file_section(&s.ef, ".text", &s.text, &s.text_size) ||
-	    !(s.text_code = elf_file_bytes_at(&s.ef, s.text, s.text_size)))
-		goto done;
-	code = s.text_code;
-	size = s.text_size;
-	string_type_id(ti, &s);
-	/* Calls are found by their encoding (a byte scan is far faster than
-	 * disassembling everything); each is then decoded from its return
-	 * address. */
-	for (size_t i = 0; i + 6 <= size; i++) {
-		uint64_t ret = 0, ip, ret_ip;
-		uint32_t id;
-		uint64_t at;
-		int32_t rel;
-
-		if (code[i] == 0xe8) {
-			memcpy(&rel, code + i + 1, 4);
-			if (is_entry(&s, s.text + i + 5 + (int64_t)rel))
-				ret = s.text + i + 5;
-		} else if (code[i] == 0xff && code[i + 1] == 0x15) {
-			memcpy(&rel, code + i + 2, 4);
-			if (slot_allocates(&s, s.text + i + 6 + (int64_t)rel))
-				ret = s.text + i + 6;
-		}
-		if (!ret)
-			continue;
-		ti->allocations++;
-		if (!find_store(&s, ret, &id, &at))
-			continue;
-		ti->stores++;
-		if (!runtime_of(t, &s, m->path.ptr, at, &ip) ||
-		    !runtime_of(t, &s, m->path.ptr, ret, &ret_ip) ||
-		    !name_at(sym, ip, name, sizeof(name)))
-			continue;
-		add_name(ti, id, name);
-		u64_table_put(&ti->by_call, ret_ip, str_table_intern(&ti->names, name), 0);
-	}
-done:
-	u64_table_free(&s.slot_is_alloc);
-	free(s.entries);
-	cs_free(s.in, 1);
-	cs_close(&s.cs);
+	string_type_id(ti, &ef);
+	if (!call_finder_init(&s.cf, &ef, allocators, sizeof(allocators) / sizeof(allocators[0])))
+		call_finder_each(&s.cf, on_call, &s);
+	call_finder_free(&s.cf);
 out:
-	elf_file_close(&s.ef);
+	elf_file_close(&ef);
 }
 
 void type_ids_scan(struct type_ids *ti, const struct trace *t, struct symbolizer *sym)

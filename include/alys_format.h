@@ -40,6 +40,7 @@ enum alys_root_kind {
 	ALYS_ROOT_DATA = 1,	/* .data or .bss of the executable or a library */
 	ALYS_ROOT_STACK = 2,	/* a thread's stack, from its stack pointer up */
 	ALYS_ROOT_REGISTERS = 3,	/* a thread's general registers */
+	ALYS_ROOT_FIBER = 4,	/* a suspended Crystal fiber's stack */
 };
 
 /* An event's kind (record 3), as the probes report it. */

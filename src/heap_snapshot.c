@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "clock_ns.h"
+#include "elf_file.h"
+#include "fiber_layout.h"
 #include "gc_count.h"
 #include "gc_probes.h"
 #include "heap_walk.h"
@@ -28,6 +30,7 @@
 
 #define RED_ZONE 128		/* below the stack pointer, still the thread's */
 #define MAX_THREADS 4096
+#define MAX_FIBER_STACK (64u << 20)	/* a larger range is no fiber's stack */
 
 struct thread {
 	pid_t tid;
@@ -52,6 +55,10 @@ struct snapshot {
 	 * free objects reachable) */
 	uint64_t gc_state_start, gc_state_end;
 	struct stat gc_file;		/* libgc as a library; st_ino 0: linked in */
+	/* suspended fibers: their stacks, found in the Fiber objects */
+	struct fiber_layout fl;
+	struct fiber { uint64_t fiber, top, bottom; } *fibers;
+	size_t nr_fibers, cap_fibers;
 };
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -248,6 +255,57 @@ static void copy_threads(struct snapshot *s)
 	}
 }
 
+/* The anonymous read-write mapping (a fiber stack pool's) holding
+ * [from, to), or NULL. */
+static const struct region *anon_rw(const struct snapshot *s, uint64_t from, uint64_t to)
+{
+	for (size_t i = 0; i < s->nr_rw; i++)
+		if (from >= s->rw[i].start && to <= s->rw[i].end)
+			return s->rw[i].file || s->rw[i].name[0] ? NULL : &s->rw[i];
+	return NULL;
+}
+
+/* An object whose words at the Fiber layout's offsets bound a stack in
+ * anonymous memory: a suspended fiber (a Fiber object, or an object
+ * that looks like one: its range is copied too, as the collector, being
+ * conservative, would scan it). The main fiber's stack is the thread's. */
+static void note_fiber(struct snapshot *s, uint64_t addr, const uint8_t *obj, uint64_t sz)
+{
+	uint64_t top, bottom;
+	struct fiber *f;
+
+	if (s->fl.stack_top_off + 8 > sz || s->fl.stack_bottom_off + 8 > sz)
+		return;
+	memcpy(&top, obj + s->fl.stack_top_off, 8);
+	memcpy(&bottom, obj + s->fl.stack_bottom_off, 8);
+	if (!top || top >= bottom || bottom - top > MAX_FIBER_STACK || (top & 7) ||
+	    !anon_rw(s, top, bottom))
+		return;
+	if (s->nr_fibers == s->cap_fibers) {
+		size_t cap = s->cap_fibers ? 2 * s->cap_fibers : 64;
+
+		f = realloc(s->fibers, cap * sizeof(*f));
+		if (!f)
+			return;
+		s->fibers = f;
+		s->cap_fibers = cap;
+	}
+	s->fibers[s->nr_fibers++] = (struct fiber){ addr, top, bottom };
+}
+
+static void copy_fibers(struct snapshot *s)
+{
+	char name[64];
+
+	for (size_t i = 0; i < s->nr_fibers; i++) {
+		const struct fiber *f = &s->fibers[i];
+
+		snprintf(name, sizeof(name), "fiber 0x%llx", (unsigned long long)f->fiber);
+		copy_root(s, ALYS_ROOT_FIBER, name, f->top, f->bottom);
+		s->st.fibers++;
+	}
+}
+
 /* One heap block: all of it, but a large pointer-free object only for its
  * first word (its type id, if any: it holds no pointers). */
 static int copy_block(void *arg, uint64_t block, const uint8_t *hdr)
@@ -272,6 +330,9 @@ static int copy_block(void *arg, uint64_t block, const uint8_t *hdr)
 	}
 	trace_writer_heap_block(s->w, block, sz, kind, s->buf, len);
 	s->st.blocks++;
+	if (kind != ALYS_BLOCK_ATOMIC && s->fl.ok)
+		for (uint64_t off = 0; off + sz <= len; off += sz)
+			note_fiber(s, block + off, s->buf + off, sz);
 	s->st.heap_bytes += sz > hblk / 2 ? sz : hblk;
 	return 0;
 }
@@ -300,6 +361,7 @@ static int take(struct snapshot *s, char *err, size_t errlen)
 		copy_threads(s);
 		ret = heap_walk(s->pid, l, s->bias, copy_block, s, &hw, err, errlen);
 		s->st.unreadable += hw.unreadable;
+		copy_fibers(s);
 	}
 	resume_threads(s);
 	s->st.stop_ns = clock_ns(CLOCK_MONOTONIC) - t0;
@@ -335,10 +397,24 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 		snprintf(err, errlen, "cannot read %s: %s", gp->path, strerror(errno));
 		return -1;
 	}
+	{
+		struct elf_file exe;
+		char path[64], why[PATH_MAX + 128];
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+		if (!elf_file_open(&exe, path, why, sizeof(why))) {
+			fiber_layout_derive(&exe, &s.fl, why, sizeof(why));
+			elf_file_close(&exe);
+		}
+		if (!s.fl.ok)
+			fprintf(stderr, "alys-bpf: heap snapshot: suspended fibers' stacks are not "
+				"copied (%s): what only they hold shows as unreachable\n", why);
+	}
 	ret = take(&s, err, errlen);
 	if (!ret)
 		trace_writer_snapshot(w, &s.st);
 	*st = s.st;
+	free(s.fibers);
 	free(s.threads);
 	free(s.rw);
 	free(s.buf);
@@ -422,8 +498,8 @@ int heap_snapshot_run(const struct tracer_opts *o)
 void heap_snapshot_say(pid_t pid, const struct heap_snapshot_stats *st, const char *where)
 {
 	fprintf(stderr, "alys-bpf: heap snapshot of pid %d: %llu blocks (%.1f MiB), %llu "
-		"roots (%.1f MiB) from %u threads; stopped %.1f ms; written to %s\n",
+		"roots (%.1f MiB) from %u threads and %u fibers; stopped %.1f ms; written to %s\n",
 		pid, (unsigned long long)st->blocks, st->heap_bytes / 1048576.0,
 		(unsigned long long)st->roots, st->root_bytes / 1048576.0, st->threads,
-		st->stop_ns / 1e6, where);
+		st->fibers, st->stop_ns / 1e6, where);
 }

@@ -23,6 +23,7 @@ struct heap_snapshot_stats {
 	uint64_t block_size;		/* the collector's HBLKSIZE */
 	uint8_t all_interior_pointers;	/* GC_all_interior_pointers */
 	uint32_t threads;
+	uint32_t fibers;		/* suspended fibers' stacks copied */
 };
 
 /* alys-bpf --heap-snapshot --pid PID: the process exit status to use. */

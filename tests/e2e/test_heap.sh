@@ -2,11 +2,13 @@
 # End-to-end: alys-bpf --heap-snapshot --pid and alys_converter -f heap
 # (issue 14). tests/programs/heap_graph.cr holds a known graph: the
 # constant REG, a Registry of N Nodes, each holding an Array of M Leaf
-# objects; as many Leafs again are garbage. The snapshot, taken while the
-# program sleeps, must find exactly N*M reachable Leafs and N Nodes, the
-# Registry must retain what it holds (the objects, and the arrays' buffers
-# within the collector's size rounding), the path to it must start at REG,
-# and the program must keep running. Shared libgc.so and static libgc.a.
+# objects; as many Leafs again are garbage; F fibers wait, each holding 10
+# FiberLeafs on its stack only. The snapshot, taken while the program
+# sleeps, must find exactly N*M reachable Leafs, N Nodes and F*10
+# FiberLeafs, the Registry must retain what it holds (the objects, and the
+# arrays' buffers within the collector's size rounding), the path to it
+# must start at REG, and the program must keep running. Shared libgc.so and
+# static libgc.a.
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf
@@ -14,6 +16,7 @@ make_tmpdir T
 
 N=100
 M=10
+F=5
 
 # row FILE TYPE FIELD: a field of TYPE's row in the -f heap table (columns
 # apart by two spaces or more; type names hold single ones).
@@ -22,21 +25,23 @@ row() {
 }
 
 for v in heap_graph heap_graph-static; do
-	"$ALYS_PROGS/$v" $N $M 4 >"$T/$v.out" 2>&1 &
+	"$ALYS_PROGS/$v" $N $M 4 $F >"$T/$v.out" 2>&1 &
 	tp=$!
 	for _ in $(seq 100); do grep -q '^READY' "$T/$v.out" && break; sleep 0.05; done
 	"$BIN/alys-bpf" --heap-snapshot --pid $tp -o "$T/$v.alys" 2>"$T/$v.err"
 	check_eq "$v: snapshot taken" "$?" 0
-	check_match "$v: says how long the process was stopped" "$(cat "$T/$v.err")" \
-		"heap snapshot of pid $tp: [0-9]+ blocks .* stopped [0-9.]+ ms; written to"
+	check_match "$v: says how long the process was stopped, and how many fiber stacks it copied" \
+		"$(cat "$T/$v.err")" "heap snapshot of pid $tp: [0-9]+ blocks .* and [0-9]+ fibers; stopped [0-9.]+ ms; written to"
 	wait $tp
 	check_eq "$v: the program kept running after the snapshot" \
-		"$(grep '^ALIVE' "$T/$v.out")" "ALIVE $N $((N * M))"
+		"$(grep '^ALIVE' "$T/$v.out")" "ALIVE $N $((N * M)) $((F * 10))"
 	"$BIN/alys_converter" -q -f heap -o "$T/$v.heap" "$T/$v.alys"
 	check_eq "$v: converted" "$?" 0
 	check_eq "$v: exactly N*M Leafs reachable (as many are garbage)" "$(row "$T/$v.heap" Leaf 2)" \
 		$((N * M))
 	check_eq "$v: exactly N Nodes reachable" "$(row "$T/$v.heap" Node 2)" $N
+	check_eq "$v: exactly F*10 FiberLeafs reachable: suspended fibers' stacks are roots" \
+		"$(row "$T/$v.heap" FiberLeaf 2)" $((F * 10))
 	check_eq "$v: one Registry" "$(row "$T/$v.heap" Registry 2)" 1
 	# What the Registry holds: itself, its Array(Node) and that array's
 	# buffer (N pointers, capacity at most doubled by growth, and the
@@ -102,7 +107,7 @@ wait $ap
 check_eq "launched: traced to the end" "$?" 0
 check_match "launched: SIGUSR1 took a snapshot" "$(cat "$T/launched.err")" \
 	'heap snapshot of pid [0-9]+: .* stopped [0-9.]+ ms; written to'
-check_eq "launched: the program kept running" "$(grep '^ALIVE' "$T/launched.out")" "ALIVE $N $((N * M))"
+check_eq "launched: the program kept running" "$(grep '^ALIVE' "$T/launched.out")" "ALIVE $N $((N * M)) 0"
 "$BIN/alys_converter" -q -f heap -o "$T/launched.heap" "$T/launched.alys"
 check_eq "launched: exactly N*M Leafs reachable in the trace's snapshot" \
 	"$(row "$T/launched.heap" Leaf 2)" $((N * M))
