@@ -145,23 +145,67 @@ static void type_rows(const struct model *m, const struct heap *h, struct rows *
 	free(done);
 }
 
+/* A source file of Crystal's standard library (Debian's /usr/lib/crystal,
+ * the tarballs' share/crystal/src), not the program's. */
+static bool stdlib_file(const char *file)
+{
+	return strstr(file, "/crystal/lib/") || strstr(file, "/crystal/src/");
+}
+
+/*
+ * The innermost frame of the program's own code on a stack: the first word
+ * from the stack pointer up that is a return address into a Crystal
+ * function of a file outside the standard library (a heuristic: a stale
+ * return address could come first, and a stack of runtime code only has
+ * none).
+ */
+static bool stack_frame(const struct model *m, const struct trace_root *r, struct outbuf *o)
+{
+	for (size_t off = 0; off + 8 <= r->len; off += 8) {
+		const struct sym_entry *e;
+		uint64_t w;
+
+		memcpy(&w, r->bytes + off, 8);
+		if (!trace_find_mapping(m->t, w))
+			continue;
+		e = symbolizer_entry(m->sym, symbolizer_resolve(m->sym, w, 1));
+		for (uint32_t k = 0; k < e->nr_frames; k++) {
+			const struct sym_frame *f = &e->frames[k];
+
+			if (!f->resolved || (f->name[0] != '*' && f->name[0] != '~' &&
+					     strcmp(f->name, "__crystal_main")) ||
+			    !f->file || stdlib_file(f->file))
+				continue;
+			outbuf_printf(o, " in %s %s", f->name, base_name(f->file));
+			if (f->line)
+				outbuf_printf(o, ":%" PRIu32, f->line);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* A root's word by the symbol that holds it, where the program's symbols
- * say (a constant, a class variable); else the root's own name. */
-static void root_text(struct outbuf *o, const struct trace *t, const struct trace_root *r,
+ * say (a constant, a class variable); a stack by the program's innermost
+ * frame on it; else the root's own name. */
+static void root_text(struct outbuf *o, const struct model *m, const struct trace_root *r,
 		      uint32_t off)
 {
+	const struct trace *t = m->t;
 	uint64_t addr = r->addr + off, in_sym;
 	char sym[512];
 
 	outbuf_str(o, r->name);
 	if (r->kind != ALYS_ROOT_DATA) {
 		outbuf_printf(o, " +%" PRIu32, off);
+		if (r->kind == ALYS_ROOT_STACK || r->kind == ALYS_ROOT_FIBER)
+			stack_frame(m, r, o);
 		return;
 	}
 	/* the file the region belongs to: its mapping in the trace has the
 	 * same base name; its load bias maps addr back to a symbol */
 	for (size_t i = 0; i < t->nr_maps; i++) {
-		const struct trace_mapping *m = &t->maps[i];
+		const struct trace_mapping *map = &t->maps[i];
 		const char *space = strchr(r->name, ' ');
 		struct elf_file ef;
 		char err[256];
@@ -169,20 +213,20 @@ static void root_text(struct outbuf *o, const struct trace *t, const struct trac
 		bool ok = false;
 		size_t phnum;
 
-		if (!m->path.ptr || !space || strcmp(base_name(m->path.ptr), space + 1) ||
-		    elf_file_open(&ef, m->path.ptr, err, sizeof(err)))
+		if (!map->path.ptr || !space || strcmp(base_name(map->path.ptr), space + 1) ||
+		    elf_file_open(&ef, map->path.ptr, err, sizeof(err)))
 			continue;
 		if (!elf_getphdrnum(ef.elf, &phnum))
 			for (size_t k = 0; k < phnum && !ok; k++) {
 				GElf_Phdr ph;
 
 				if (gelf_getphdr(ef.elf, (int)k, &ph) && ph.p_type == PT_LOAD &&
-				    m->offset >= ph.p_offset && m->offset < ph.p_offset + ph.p_filesz) {
-					vaddr_of_start = ph.p_vaddr + (m->offset - ph.p_offset);
+				    map->offset >= ph.p_offset && map->offset < ph.p_offset + ph.p_filesz) {
+					vaddr_of_start = ph.p_vaddr + (map->offset - ph.p_offset);
 					ok = true;
 				}
 			}
-		if (ok && elf_file_symbol_at(&ef, addr - (m->start - vaddr_of_start), sym,
+		if (ok && elf_file_symbol_at(&ef, addr - (map->start - vaddr_of_start), sym,
 					     sizeof(sym), &in_sym)) {
 			outbuf_printf(o, " %s", sym);
 			if (in_sym)
@@ -225,7 +269,7 @@ static void path_text(struct outbuf *o, const struct model *m, const struct heap
 		return;
 	}
 	/* path[n - 1] is the root, path[0] the node */
-	root_text(o, h->t, &h->roots[path[n - 1] - 1], h->parent_off[path[n - 2]]);
+	root_text(o, m, &h->roots[path[n - 1] - 1], h->parent_off[path[n - 2]]);
 	for (size_t i = n - 1; i-- > 0;) {
 		if (n - 1 - i > PATH_MAX_SHOWN / 2 && i > PATH_MAX_SHOWN / 2) {
 			if (n - 1 - i == PATH_MAX_SHOWN / 2 + 1)
@@ -328,7 +372,7 @@ static void mermaid_node(struct outbuf *o, const struct model *m, const struct h
 	u64_table_put(drawn, key, 1, 0);
 	outbuf_init(&label, -1);
 	if (node <= h->nr_roots)
-		root_text(&label, h->t, &h->roots[node - 1], off);
+		root_text(&label, m, &h->roots[node - 1], off);
 	else
 		object_text(&label, m, h, node);
 	outbuf_char(&label, '\0');
