@@ -41,6 +41,7 @@ enum alys_root_kind {
 	ALYS_ROOT_STACK = 2,	/* a thread's stack, from its stack pointer up */
 	ALYS_ROOT_REGISTERS = 3,	/* a thread's general registers */
 	ALYS_ROOT_FIBER = 4,	/* a suspended Crystal fiber's stack */
+	ALYS_ROOT_REGISTERED = 5,	/* a range given to GC_add_roots, not data or bss */
 };
 
 /* An event's kind (record 3), as the probes report it. */

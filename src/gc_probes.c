@@ -122,6 +122,12 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 	else if (!gc_layout_derive(&ef, &gp->layout, gp->layout_why, sizeof(gp->layout_why)))
 		gp->layout_ok = true;
 	gc_start_callback_derive(&ef, &gp->startcb_vaddr, gp->startcb_why, sizeof(gp->startcb_why));
+	if (gp->layout_ok) {
+		char why[256];
+
+		gp->roots_ok = !gc_static_roots_derive(&ef, gp->layout.arrays_vaddr, &gp->roots_n_off,
+						       &gp->roots_off, why, sizeof(why));
+	}
 out:
 	elf_file_close(&ef);
 	return ret;

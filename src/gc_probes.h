@@ -35,6 +35,8 @@ struct gc_probes {
 	struct gc_func collect;	/* GC_gcollect: reads marks before it clears them */
 	struct gc_func setcb;	/* GC_set_start_callback: --census finds its trigger */
 	uint64_t startcb_vaddr;	/* GC_start_call_back (--census --pid); 0: unknown */
+	bool roots_ok;		/* the registered roots' offsets in GC_arrays: */
+	uint32_t roots_n_off, roots_off;	/* n_root_sets, static_roots[] */
 	char startcb_why[256];	/* why not */
 	/* --sample refill: the collector's slow paths. GC_malloc_kind_global
 	 * takes every medium and large object (and a thread's first small

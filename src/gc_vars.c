@@ -139,3 +139,117 @@ int gc_start_callback_derive(struct elf_file *ef, uint64_t *vaddr, char *why, si
 	}
 	return 0;
 }
+
+#define MAX_ROOT_SETS 2048	/* bdwgc's limit, compared with n_root_sets */
+
+/*
+ * In the code of GC_add_roots_inner: the 32-bit load of n_root_sets that
+ * is compared with MAX_ROOT_SETS, and the two stores of a new entry's start
+ * and end (D and D + 8 from one register: &GC_arrays + n * 32). Addresses
+ * are rip-relative (static link) or from a register that holds &GC_arrays
+ * (loaded from its GOT slot, or lea).
+ */
+static bool roots_in(struct elf_file *ef, csh cs, uint64_t fn, uint64_t arrays,
+		     uint32_t *n_off, uint32_t *roots_off)
+{
+	const uint8_t *code = elf_file_bytes_at(ef, fn, 512);
+	uint64_t holds[16] = { 0 };	/* registers holding &GC_arrays (+0) */
+	int64_t last_store_disp = -1;
+	int last_store_base = -1;
+	bool have_n = false;
+	cs_insn *in = NULL;
+	size_t n;
+
+	if (!code)
+		return false;
+	n = cs_disasm(cs, code, 512, fn, 0, &in);
+	for (size_t i = 0; i < n; i++) {
+		const cs_x86 *x = &in[i].detail->x86;
+		const cs_x86_op *d = &x->operands[0], *m = &x->operands[1];
+		int dr = x->op_count == 2 && d->type == X86_OP_REG ? x86_dwarf_regno(d->reg) : -1;
+		uint64_t a = 0, v;
+
+		if (x->op_count == 2 && m->type == X86_OP_MEM && m->mem.base == X86_REG_RIP)
+			a = in[i].address + in[i].size + (uint64_t)m->mem.disp;
+		/* R = &GC_arrays */
+		if (dr >= 0 && in[i].id == X86_INS_LEA && a == arrays) {
+			holds[dr] = 1;
+			continue;
+		}
+		if (dr >= 0 && in[i].id == X86_INS_MOV && a && elf_file_slot_value(ef, a, &v) &&
+		    v == arrays) {
+			holds[dr] = 1;
+			continue;
+		}
+		/* n = n_root_sets; cmp $MAX_ROOT_SETS */
+		if (!have_n && dr >= 0 && (in[i].id == X86_INS_MOVSXD || in[i].id == X86_INS_MOV) &&
+		    m->type == X86_OP_MEM && m->size == 4 && i + 1 < n &&
+		    in[i + 1].id == X86_INS_CMP && in[i + 1].detail->x86.op_count == 2 &&
+		    in[i + 1].detail->x86.operands[1].type == X86_OP_IMM &&
+		    in[i + 1].detail->x86.operands[1].imm == MAX_ROOT_SETS) {
+			if (a > arrays)
+				*n_off = (uint32_t)(a - arrays);
+			else if (x86_dwarf_regno(m->mem.base) >= 0 &&
+				 holds[x86_dwarf_regno(m->mem.base)] && m->mem.disp > 0)
+				*n_off = (uint32_t)m->mem.disp;
+			else
+				continue;
+			have_n = true;
+			continue;
+		}
+		/* entry stores: mov REG, D(Rx) then mov REG, D + 8(Rx), in
+		 * either order */
+		if (have_n && in[i].id == X86_INS_MOV && x->op_count == 2 && d->type == X86_OP_MEM &&
+		    m->type == X86_OP_REG && d->size == 8 && d->mem.index == X86_REG_INVALID &&
+		    d->mem.base != X86_REG_RIP && d->mem.disp > (int64_t)*n_off) {
+			int b = x86_dwarf_regno(d->mem.base);
+
+			if (b == last_store_base && (d->mem.disp == last_store_disp + 8 ||
+						     d->mem.disp + 8 == last_store_disp)) {
+				*roots_off = (uint32_t)(d->mem.disp < last_store_disp ? d->mem.disp
+										  : last_store_disp);
+				cs_free(in, n);
+				return true;
+			}
+			last_store_base = b;
+			last_store_disp = d->mem.disp;
+		}
+		if (dr >= 0 && in[i].id != X86_INS_LEA)
+			holds[dr] = 0;
+	}
+	if (n)
+		cs_free(in, n);
+	return false;
+}
+
+int gc_static_roots_derive(struct elf_file *ef, uint64_t arrays_vaddr, uint32_t *n_off,
+			   uint32_t *roots_off, char *why, size_t whylen)
+{
+	GElf_Addr fn;
+	GElf_Xword size;
+	cs_insn *in = NULL;
+	csh cs;
+	int ret = -1;
+	size_t n = disasm_getter(ef, "GC_add_roots", &cs, &in, why, whylen);
+
+	if (!n)
+		return -1;
+	if (elf_file_find_symbol(ef, "GC_add_roots_inner", &fn, &size) &&
+	    roots_in(ef, cs, fn, arrays_vaddr, n_off, roots_off))
+		ret = 0;
+	/* else the function GC_add_roots calls that checks MAX_ROOT_SETS */
+	for (size_t i = 0; i < n && ret; i++) {
+		const cs_x86_op *op = &in[i].detail->x86.operands[0];
+
+		if (in[i].id == X86_INS_CALL && in[i].detail->x86.op_count == 1 &&
+		    op->type == X86_OP_IMM &&
+		    roots_in(ef, cs, (uint64_t)op->imm, arrays_vaddr, n_off, roots_off))
+			ret = 0;
+	}
+	cs_free(in, n);
+	cs_close(&cs);
+	if (ret)
+		snprintf(why, whylen, "GC_add_roots in %s does not look like Boehm GC 7/8's",
+			 ef->path);
+	return ret;
+}

@@ -27,4 +27,15 @@ int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, siz
  */
 int gc_start_callback_derive(struct elf_file *ef, uint64_t *vaddr, char *why, size_t whylen);
 
+/*
+ * The roots registered with the collector (GC_add_roots, and the data
+ * segments it registers itself): GC_arrays._n_root_sets and
+ * _static_roots[] (32-byte struct roots: start, end, next, tmp), their
+ * offsets in GC_arrays read from GC_add_roots_inner's code (static in a
+ * shared libgc: found as the function GC_add_roots calls that checks
+ * MAX_ROOT_SETS, 2048). A heap snapshot copies them.
+ */
+int gc_static_roots_derive(struct elf_file *ef, uint64_t arrays_vaddr, uint32_t *n_off,
+			   uint32_t *roots_off, char *why, size_t whylen);
+
 #endif

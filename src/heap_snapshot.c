@@ -207,23 +207,94 @@ static const char *base(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* .data of the executable and its libraries, and the anonymous mapping
- * right after a file's (its .bss); libgc's own, when it is a library, are
- * the collector's state. */
+/* The file whose .data (a writable mapping of it) or .bss (the anonymous
+ * mapping right after) rw[i] is, if it is copied as a root: not libgc's,
+ * whose data is the collector's own state. NULL for anything else. */
+static const char *data_of(const struct snapshot *s, size_t i, bool *bss)
+{
+	const struct region *r = &s->rw[i];
+	const struct region *prev = i ? &s->rw[i - 1] : NULL;
+
+	*bss = !r->file && !r->name[0] && prev && prev->file && prev->end == r->start;
+	if (r->file)
+		return r->gc ? NULL : r->name;
+	return *bss && !prev->gc ? prev->name : NULL;
+}
+
 static void copy_data_roots(struct snapshot *s)
 {
 	char name[PATH_MAX + 16];
 
 	for (size_t i = 0; i < s->nr_rw; i++) {
-		const struct region *r = &s->rw[i];
-		const struct region *prev = i ? &s->rw[i - 1] : NULL;
-		bool bss = !r->file && !r->name[0] && prev && prev->file && prev->end == r->start;
-		const char *file = r->file ? r->name : bss ? prev->name : NULL;
+		bool bss;
+		const char *file = data_of(s, i, &bss);
 
-		if (!file || (r->file ? r->gc : prev->gc))
+		if (!file)
 			continue;
-		snprintf(name, sizeof(name), "%s %s", r->file ? "data" : "bss", base(file));
-		copy_root(s, ALYS_ROOT_DATA, name, r->start, r->end);
+		snprintf(name, sizeof(name), "%s %s", bss ? "bss" : "data", base(file));
+		copy_root(s, ALYS_ROOT_DATA, name, s->rw[i].start, s->rw[i].end);
+	}
+}
+
+/* Whether [start, end) starts in libgc's own data or bss: the collector's
+ * state, which it registers as a root but scans without the ranges it
+ * excludes (its free lists). */
+static bool gc_state(const struct snapshot *s, uint64_t start)
+{
+	for (size_t i = 0; i < s->nr_rw; i++) {
+		const struct region *r = &s->rw[i];
+
+		if (start >= r->start && start < r->end)
+			return r->gc || (!r->file && !r->name[0] && i && s->rw[i - 1].gc &&
+					 s->rw[i - 1].end == r->start);
+	}
+	return false;
+}
+
+/* Whether [start, end) lies within the data and bss copied as roots. */
+static bool copied_data(const struct snapshot *s, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < s->nr_rw; i++) {
+		const struct region *r = &s->rw[i];
+		bool bss;
+
+		if (start >= r->start && start < r->end) {
+			if (!data_of(s, i, &bss))
+				return false;
+			if (end <= r->end)
+				return true;
+			start = r->end;	/* continues in the next mapping */
+		}
+	}
+	return false;
+}
+
+/* The roots registered with the collector (GC_add_roots) that are not the
+ * data and bss already copied: GC_arrays._static_roots[0 .. n_root_sets). */
+static void copy_registered_roots(struct snapshot *s)
+{
+	uint64_t arrays = s->bias + s->gp->layout.arrays_vaddr;
+	struct { uint64_t start, end, next, tmp; } roots[256];
+	uint32_t n = 0;
+	char name[64];
+
+	if (!s->gp->roots_ok || heap_peek(s->pid, arrays + s->gp->roots_n_off, &n, sizeof(n)))
+		return;
+	for (uint32_t i = 0; i < n && i < 2048; i += 256) {
+		uint32_t k = n - i < 256 ? n - i : 256;
+
+		if (heap_peek(s->pid, arrays + s->gp->roots_off + (uint64_t)i * 32, roots, k * 32)) {
+			s->st.unreadable++;
+			return;
+		}
+		for (uint32_t j = 0; j < k; j++) {
+			if (roots[j].start >= roots[j].end || roots[j].end - roots[j].start > (1ull << 30) ||
+			    copied_data(s, roots[j].start, roots[j].end) || gc_state(s, roots[j].start))
+				continue;
+			snprintf(name, sizeof(name), "registered 0x%llx",
+				 (unsigned long long)roots[j].start);
+			copy_root(s, ALYS_ROOT_REGISTERED, name, roots[j].start, roots[j].end);
+		}
 	}
 }
 
@@ -358,6 +429,7 @@ static int take(struct snapshot *s, char *err, size_t errlen)
 	}
 	if (!ret) {
 		copy_data_roots(s);
+		copy_registered_roots(s);
 		copy_threads(s);
 		ret = heap_walk(s->pid, l, s->bias, copy_block, s, &hw, err, errlen);
 		s->st.unreadable += hw.unreadable;

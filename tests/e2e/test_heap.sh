@@ -5,7 +5,8 @@
 # objects; as many Leafs again are garbage; F fibers wait, each holding 10
 # FiberLeafs on its stack only. The snapshot, taken while the program
 # sleeps, must find exactly N*M reachable Leafs, N Nodes and F*10
-# FiberLeafs, the Registry must retain what it holds (the objects, and the
+# FiberLeafs and the one object held by memory given to GC_add_roots, the
+# Registry must retain what it holds (the objects, and the
 # arrays' buffers within the collector's size rounding), the path to it
 # must start at REG, and the program must keep running. Shared libgc.so and
 # static libgc.a.
@@ -25,7 +26,7 @@ row() {
 }
 
 for v in heap_graph heap_graph-static; do
-	"$ALYS_PROGS/$v" $N $M 4 $F >"$T/$v.out" 2>&1 &
+	"$ALYS_PROGS/$v" $N $M 4 $F register >"$T/$v.out" 2>&1 &
 	tp=$!
 	for _ in $(seq 100); do grep -q '^READY' "$T/$v.out" && break; sleep 0.05; done
 	"$BIN/alys-bpf" --heap-snapshot --pid $tp -o "$T/$v.alys" 2>"$T/$v.err"
@@ -42,6 +43,13 @@ for v in heap_graph heap_graph-static; do
 	check_eq "$v: exactly N Nodes reachable" "$(row "$T/$v.heap" Node 2)" $N
 	check_eq "$v: exactly F*10 FiberLeafs reachable: suspended fibers' stacks are roots" \
 		"$(row "$T/$v.heap" FiberLeaf 2)" $((F * 10))
+	check_eq "$v: the object held only by memory given to GC_add_roots is reachable" \
+		"$(row "$T/$v.heap" RootedThing 2)" 1
+	"$BIN/alys_converter" -q -f heap-graph --type RootedThing -o "$T/$v-reg.mmd" "$T/$v.alys"
+	check_match "$v: ... from the registered root" "$(cat "$T/$v-reg.mmd")" \
+		'\(\["registered 0x[0-9a-f]+ \+0"\]\) --> n[0-9]+\["RootedThing@'
+	check_le "$v: libgc's own data, which it registers too, is not copied as a root" \
+		"$(strings "$T/$v.alys" | grep -c '^registered ')" 1
 	check_eq "$v: one Registry" "$(row "$T/$v.heap" Registry 2)" 1
 	# What the Registry holds: itself, its Array(Node) and that array's
 	# buffer (N pointers, capacity at most doubled by growth, and the

@@ -27,6 +27,11 @@ class FiberLeaf
   end
 end
 
+class RootedThing
+  def initialize(@v : Int64)
+  end
+end
+
 REG = Registry.new
 
 # The graph is built in frames that are gone by the snapshot: the
@@ -49,12 +54,22 @@ def start_holders(count, wake, done)
   end
 end
 
+# ARGV[4] == "register": one object held only by malloc'd memory that is
+# registered with the collector (GC_add_roots), as a C library may do.
+@[NoInline]
+def register_root
+  buf = LibC.malloc(64).as(Pointer(Void*))
+  buf.value = RootedThing.new(7).as(Void*)
+  LibGC.add_roots(buf.as(Void*), (buf + 1).as(Void*))
+end
+
 n = (ARGV[0]? || "100").to_i
 m = (ARGV[1]? || "10").to_i
 fill(n, m)
 wake = Channel(Nil).new
 done = Channel(Int32).new
 start_holders((ARGV[3]? || "0").to_i, wake, done)
+register_root if ARGV[4]? == "register"
 sleep 0.05.seconds # the fibers run, then wait
 GC.collect
 puts "TYPE Leaf #{Leaf.crystal_instance_type_id} #{instance_sizeof(Leaf)}"
