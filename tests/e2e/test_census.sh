@@ -69,7 +69,7 @@ done
 # no type id in 1..2^20: zero, or data), are named from the code alone for >= 95% of their
 # live bytes, and named right. Columns are apart by two spaces or more;
 # names hold single ones.
-"$BIN/alys-bpf" -q --census --sample all -o "$T/demo.alys" -- "$ALYS_PROGS/demo" 3000 \
+"$BIN/alys-bpf" -q --census --sample all -o "$T/demo.alys" -- "$ALYS_PROGS/demo" 1500 \
 	>/dev/null 2>"$T/demo.err"
 check_eq "demo --census --sample all: traced" "$?" 0
 "$BIN/alys_converter" -q -f census -o "$T/demo.census" "$T/demo.alys"
