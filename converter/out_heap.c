@@ -9,7 +9,6 @@
  * first word names no type is counted as a block that holds pointers or
  * not.
  */
-#include <elf.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,32 +208,21 @@ static void root_text(struct outbuf *o, const struct model *m, const struct trac
 		const char *space = strchr(r->name, ' ');
 		struct elf_file ef;
 		char err[256];
-		uint64_t vaddr_of_start = 0;
-		bool ok = false;
-		size_t phnum;
+		uint64_t bias;
+		bool named;
 
 		if (!map->path.ptr || !space || strcmp(base_name(map->path.ptr), space + 1) ||
 		    elf_file_open(&ef, map->path.ptr, err, sizeof(err)))
 			continue;
-		if (!elf_getphdrnum(ef.elf, &phnum))
-			for (size_t k = 0; k < phnum && !ok; k++) {
-				GElf_Phdr ph;
-
-				if (gelf_getphdr(ef.elf, (int)k, &ph) && ph.p_type == PT_LOAD &&
-				    map->offset >= ph.p_offset && map->offset < ph.p_offset + ph.p_filesz) {
-					vaddr_of_start = ph.p_vaddr + (map->offset - ph.p_offset);
-					ok = true;
-				}
-			}
-		if (ok && elf_file_symbol_at(&ef, addr - (map->start - vaddr_of_start), sym,
-					     sizeof(sym), &in_sym)) {
+		named = elf_mapping_bias(ef.elf, map->start, map->offset, &bias) &&
+			elf_file_symbol_at(&ef, addr - bias, sym, sizeof(sym), &in_sym);
+		elf_file_close(&ef);
+		if (named) {
 			outbuf_printf(o, " %s", sym);
 			if (in_sym)
 				outbuf_printf(o, "+%" PRIu64, in_sym);
-			elf_file_close(&ef);
 			return;
 		}
-		elf_file_close(&ef);
 		break;
 	}
 	outbuf_printf(o, " 0x%" PRIx64, addr);

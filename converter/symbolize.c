@@ -124,36 +124,6 @@ static void hex_id(char *out, size_t outlen, const uint8_t *id, size_t len)
 		snprintf(out + 2 * i, 3, "%02x", id[i]);
 }
 
-/*
- * The load bias implied by mapping m of elf: m->start holds file offset
- * m->offset, which the PT_LOAD segment containing it places at
- * p_vaddr + (m->offset - p_offset). Works alike for PIE, shared libraries
- * and ET_EXEC (where it comes out as 0). Returns -1 if no segment fits.
- */
-static int mapping_bias(Elf *elf, const struct trace_mapping *m, uint64_t *bias)
-{
-	size_t phnum;
-	int found = -1;
-
-	if (elf_getphdrnum(elf, &phnum))
-		return -1;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
-		uint64_t page_off;
-
-		if (!ph || ph->p_type != PT_LOAD)
-			continue;
-		page_off = ph->p_offset & ~(uint64_t)0xfff;
-		if (m->offset < page_off || m->offset >= ph->p_offset + ph->p_filesz)
-			continue;
-		*bias = m->start - m->offset - (ph->p_vaddr - ph->p_offset);
-		found = 0;
-		if (ph->p_flags & PF_X)	/* the executable segment is the one we want */
-			break;
-	}
-	return found;
-}
-
 enum file_check {
 	FILE_OK,
 	FILE_MISSING,		/* cannot open; errno in *err */
@@ -181,7 +151,7 @@ static enum file_check check_file(const char *path, const struct trace_mapping *
 		elf_file_close(&ef);
 		return FILE_OTHER_BUILD_ID;
 	}
-	if (mapping_bias(ef.elf, m, bias)) {
+	if (!elf_mapping_bias(ef.elf, m->start, m->offset, bias)) {
 		/* No segment covers the offset: assume file offsets equal vaddrs,
 		 * as they do for the first segment of common linkers' output. */
 		*bias = m->start - m->offset;

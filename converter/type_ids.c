@@ -38,8 +38,8 @@ static const char *const allocators[] = {
 
 struct scan {
 	struct call_finder cf;		/* allocation calls */
+	uint64_t bias;			/* of the file's mapping in the trace */
 	struct type_ids *ti;
-	const struct trace *t;
 	struct symbolizer *sym;
 	const struct trace_mapping *m;
 };
@@ -233,26 +233,6 @@ static bool name_at(struct symbolizer *sym, uint64_t ip, char *out, size_t len)
 	return false;
 }
 
-/* Runtime address of vaddr in the file of the trace mappings of path. */
-static bool runtime_of(const struct trace *t, struct elf_file *ef, const char *path,
-		       uint64_t vaddr, uint64_t *ip)
-{
-	uint64_t off;
-
-	if (!elf_file_vaddr_to_offset(ef, vaddr, &off))
-		return false;
-	for (size_t i = 0; i < t->nr_maps; i++) {
-		const struct trace_mapping *m = &t->maps[i];
-
-		if (m->path.ptr && !strcmp(m->path.ptr, path) && off >= m->offset &&
-		    off - m->offset < m->end - m->start) {
-			*ip = m->start + (off - m->offset);
-			return true;
-		}
-	}
-	return false;
-}
-
 static void add_name(struct type_ids *ti, uint32_t id, const char *name)
 {
 	if (u64_table_get(&ti->by_id, (uint64_t)id + 1))
@@ -293,19 +273,18 @@ static int on_call(void *arg, uint64_t call, uint64_t ret)
 	if (!find_store(s, ret, &id, &at))
 		return 0;
 	ti->stores++;
-	if (!runtime_of(s->t, s->cf.ef, s->m->path.ptr, at, &ip) ||
-	    !runtime_of(s->t, s->cf.ef, s->m->path.ptr, ret, &ret_ip) ||
-	    !name_at(s->sym, ip, name, sizeof(name)))
+	ip = at + s->bias;
+	ret_ip = ret + s->bias;
+	if (!name_at(s->sym, ip, name, sizeof(name)))
 		return 0;
 	add_name(ti, id, name);
 	u64_table_put(&ti->by_call, ret_ip, str_table_intern(&ti->names, name), 0);
 	return 0;
 }
 
-static void scan_file(struct type_ids *ti, const struct trace *t, struct symbolizer *sym,
-		      const struct trace_mapping *m)
+static void scan_file(struct type_ids *ti, struct symbolizer *sym, const struct trace_mapping *m)
 {
-	struct scan s = { .ti = ti, .t = t, .sym = sym, .m = m };
+	struct scan s = { .ti = ti, .sym = sym, .m = m };
 	struct elf_file ef;
 	char err[512];
 	uint8_t id_bytes[64];
@@ -317,6 +296,8 @@ static void scan_file(struct type_ids *ti, const struct trace *t, struct symboli
 	     memcmp(id_bytes, m->build_id, m->build_id_len)))
 		goto out;
 	string_type_id(ti, &ef);
+	if (!elf_mapping_bias(ef.elf, m->start, m->offset, &s.bias))
+		goto out;
 	if (!call_finder_init(&s.cf, &ef, allocators, sizeof(allocators) / sizeof(allocators[0])))
 		call_finder_each(&s.cf, on_call, &s);
 	call_finder_free(&s.cf);
@@ -337,7 +318,7 @@ void type_ids_scan(struct type_ids *ti, const struct trace *t, struct symbolizer
 	/* One scan per file: its first mapping stands for the others. */
 	for (size_t i = 0; i < t->nr_maps; i++)
 		if (t->maps[i].path.ptr && !strcmp(t->maps[i].path.ptr, exe)) {
-			scan_file(ti, t, sym, &t->maps[i]);
+			scan_file(ti, sym, &t->maps[i]);
 			break;
 		}
 }

@@ -166,6 +166,30 @@ bool elf_file_section(struct elf_file *ef, const char *name, GElf_Addr *addr, si
 	return false;
 }
 
+bool elf_mapping_bias(Elf *elf, uint64_t start, uint64_t offset, uint64_t *bias)
+{
+	size_t phnum;
+	bool found = false;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+		uint64_t page_off;
+
+		if (!ph || ph->p_type != PT_LOAD)
+			continue;
+		page_off = ph->p_offset & ~(uint64_t)0xfff;
+		if (offset < page_off || offset >= ph->p_offset + ph->p_filesz)
+			continue;
+		*bias = start - offset - (ph->p_vaddr - ph->p_offset);
+		found = true;
+		if (ph->p_flags & PF_X)	/* the executable segment is the one we want */
+			break;
+	}
+	return found;
+}
+
 bool elf_file_vaddr_to_offset(struct elf_file *ef, GElf_Addr vaddr, uint64_t *off)
 {
 	GElf_Phdr ph;

@@ -42,6 +42,13 @@ bool elf_file_symbol_at(struct elf_file *ef, GElf_Addr vaddr, char *out, size_t 
 			uint64_t *off);
 /* Address and size of the section called name (".text"). */
 bool elf_file_section(struct elf_file *ef, const char *name, GElf_Addr *addr, size_t *size);
+/*
+ * The load bias of a mapping of this file that puts file offset `offset`
+ * at address `start` (runtime address = vaddr + bias): through the PT_LOAD
+ * segment holding that offset, the executable one where several do. Works
+ * alike for PIE, shared libraries and ET_EXEC (where it comes out as 0).
+ */
+bool elf_mapping_bias(Elf *elf, uint64_t start, uint64_t offset, uint64_t *bias);
 /* File offset of vaddr through the PT_LOAD segment that maps it. */
 bool elf_file_vaddr_to_offset(struct elf_file *ef, GElf_Addr vaddr, uint64_t *off);
 /* Pointer to size bytes of file contents at vaddr (text of a function). */
