@@ -207,18 +207,38 @@ static const char *base(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* The file whose .data (a writable mapping of it) or .bss (the anonymous
- * mapping right after) rw[i] is, if it is copied as a root: not libgc's,
- * whose data is the collector's own state. NULL for anything else. */
-static const char *data_of(const struct snapshot *s, size_t i, bool *bss)
+/* The index of the rw mapping holding addr, or nr_rw. */
+static size_t region_at(const struct snapshot *s, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_rw; i++)
+		if (addr >= s->rw[i].start && addr < s->rw[i].end)
+			break;
+	return i;
+}
+
+/* The file mapping rw[i] belongs to: itself (a writable mapping of the
+ * file: its .data), or the one right before an anonymous rw[i] (its .bss);
+ * NULL for other memory. */
+static const struct region *file_of(const struct snapshot *s, size_t i)
 {
 	const struct region *r = &s->rw[i];
 	const struct region *prev = i ? &s->rw[i - 1] : NULL;
 
-	*bss = !r->file && !r->name[0] && prev && prev->file && prev->end == r->start;
 	if (r->file)
-		return r->gc ? NULL : r->name;
-	return *bss && !prev->gc ? prev->name : NULL;
+		return r;
+	return !r->name[0] && prev && prev->file && prev->end == r->start ? prev : NULL;
+}
+
+/* The file whose .data or .bss rw[i] is, if it is copied as a root: not
+ * libgc's, whose data is the collector's own state. */
+static const char *data_of(const struct snapshot *s, size_t i, bool *bss)
+{
+	const struct region *f = file_of(s, i);
+
+	*bss = f && f != &s->rw[i];
+	return f && !f->gc ? f->name : NULL;
 }
 
 static void copy_data_roots(struct snapshot *s)
@@ -241,30 +261,23 @@ static void copy_data_roots(struct snapshot *s)
  * excludes (its free lists). */
 static bool gc_state(const struct snapshot *s, uint64_t start)
 {
-	for (size_t i = 0; i < s->nr_rw; i++) {
-		const struct region *r = &s->rw[i];
+	size_t i = region_at(s, start);
+	const struct region *f = i < s->nr_rw ? file_of(s, i) : NULL;
 
-		if (start >= r->start && start < r->end)
-			return r->gc || (!r->file && !r->name[0] && i && s->rw[i - 1].gc &&
-					 s->rw[i - 1].end == r->start);
-	}
-	return false;
+	return f && f->gc;
 }
 
 /* Whether [start, end) lies within the data and bss copied as roots. */
 static bool copied_data(const struct snapshot *s, uint64_t start, uint64_t end)
 {
-	for (size_t i = 0; i < s->nr_rw; i++) {
-		const struct region *r = &s->rw[i];
-		bool bss;
+	bool bss;
 
-		if (start >= r->start && start < r->end) {
-			if (!data_of(s, i, &bss))
-				return false;
-			if (end <= r->end)
-				return true;
-			start = r->end;	/* continues in the next mapping */
-		}
+	/* a range may go on into the next mapping (.data, then .bss) */
+	for (size_t i = region_at(s, start); i < s->nr_rw && data_of(s, i, &bss);
+	     i = region_at(s, start)) {
+		if (end <= s->rw[i].end)
+			return true;
+		start = s->rw[i].end;
 	}
 	return false;
 }
@@ -307,6 +320,7 @@ static void copy_threads(struct snapshot *s)
 	for (size_t i = 0; i < s->nr_threads; i++) {
 		struct thread *t = &s->threads[i];
 		uint64_t sp;
+		size_t k;
 
 		if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs))
 			continue;
@@ -316,13 +330,12 @@ static void copy_threads(struct snapshot *s)
 		trace_writer_root(s->w, ALYS_ROOT_REGISTERS, name, 0, &t->regs, sizeof(t->regs));
 		s->st.roots++;
 		sp = t->regs.rsp;
-		for (size_t k = 0; k < s->nr_rw; k++)
-			if (sp >= s->rw[k].start && sp < s->rw[k].end) {
-				uint64_t from = sp - RED_ZONE >= s->rw[k].start ? sp - RED_ZONE : sp;
+		k = region_at(s, sp);
+		if (k < s->nr_rw) {
+			uint64_t from = sp - RED_ZONE >= s->rw[k].start ? sp - RED_ZONE : sp;
 
-				copy_root(s, ALYS_ROOT_STACK, name, from & ~7ull, s->rw[k].end);
-				break;
-			}
+			copy_root(s, ALYS_ROOT_STACK, name, from & ~7ull, s->rw[k].end);
+		}
 	}
 }
 
@@ -330,10 +343,11 @@ static void copy_threads(struct snapshot *s)
  * [from, to), or NULL. */
 static const struct region *anon_rw(const struct snapshot *s, uint64_t from, uint64_t to)
 {
-	for (size_t i = 0; i < s->nr_rw; i++)
-		if (from >= s->rw[i].start && to <= s->rw[i].end)
-			return s->rw[i].file || s->rw[i].name[0] ? NULL : &s->rw[i];
-	return NULL;
+	size_t i = region_at(s, from);
+
+	if (i == s->nr_rw || to > s->rw[i].end || s->rw[i].file || s->rw[i].name[0])
+		return NULL;
+	return &s->rw[i];
 }
 
 /* An object whose words at the Fiber layout's offsets bound a stack in
