@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "alys_events.h"
+#include "alys_stack_key.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -71,6 +72,7 @@ struct thread_state {
 	 * per-task rather than per-CPU because uprobe programs can be
 	 * preempted. */
 	struct alys_rb_stack scratch;
+	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
 };
 
 /* Task storage: found without a hash lookup, freed when the thread exits. */
@@ -101,64 +103,95 @@ static __always_inline void count(enum alys_counter c)
 #include "sample.h"
 #include "refill.h"
 
-static __always_inline __u64 rotl64(__u64 x, int r)
+/* Prefixes cached as sent: every ALYS_KEY_STEP-th and the whole stack. A
+ * record then repeats at most ALYS_KEY_STEP - 1 frames the daemon knows,
+ * and a new stack costs few cache inserts (each an LRU update). */
+#define ALYS_KEY_STEP 8
+
+struct key_ctx {
+	struct thread_state *st;
+	__u32 from, to;		/* checkpoints to remember: from..to-1 */
+};
+
+static long remember_step(__u32 i, struct key_ctx *c)
 {
-	return x << r | x >> (64 - r);
-}
+	__u8 one = 1;
+	__u32 k = (c->from + i) * ALYS_KEY_STEP;
 
-/* MurmurHash3's x64 block mix and finalizer, one 64-bit block per frame:
- * return addresses differ in few low bits, and a key names a stack for the
- * whole trace (a collision would merge two stacks: ~n^2/2^65 for n stacks). */
-static __always_inline __u64 stack_key_of(const struct alys_rb_stack *s)
-{
-	__u64 h = 0x9e3779b97f4a7c15ULL ^ ((__u64)s->flags << 16 | s->nr);
-
-	for (__u32 i = 0; i < ALYS_MAX_FRAMES; i++) {
-		__u64 k;
-
-		if (i >= s->nr)
-			break;
-		k = s->ips[i] * 0x87c37b91114253d5ULL;
-		k = rotl64(k, 31) * 0x4cf5ad432745937fULL;
-		h ^= k;
-		h = rotl64(h, 27) * 5 + 0x52dce729;
-	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h ? h : 1;	/* 0 means no stack */
+	if (c->from + i >= c->to)
+		return 1;
+	bpf_map_update_elem(&stack_cache, &c->st->keys[k & (2 * ALYS_MAX_FRAMES - 1)],
+			    &one, BPF_ANY);
+	return 0;
 }
 
 /*
- * The key of the stack in s, sending the stack first unless the cache says
- * it was sent. Two CPUs may both send a new stack, and an evicted one is
- * sent again: the daemon writes each key once. Only a full ring buffer
- * loses a stack, and then it stays out of the cache.
+ * The key of the stack in st->scratch, sending first the frames the daemon
+ * may not know: those below the deepest cached prefix. keys[k] names the k
+ * outermost frames (alys_stack_key.h). A prefix is cached only after its
+ * record is in the ring buffer, so a cached prefix is one the daemon has
+ * read (records are read in reservation order). The search assumes that a
+ * cached checkpoint's shallower ones are cached too; an eviction that
+ * breaks this only makes the record longer. Two CPUs may both send a node,
+ * and an evicted one is sent again: the daemon writes each once. Only a
+ * full ring buffer loses a stack, and then none of its prefixes are cached.
  */
-static __always_inline __u64 stack_key(struct alys_rb_stack *s)
+static __always_inline __u64 stack_key(struct thread_state *st)
 {
-	__u64 key = stack_key_of(s), size = ALYS_RB_STACK_SIZE((__u64)s->nr);
+	struct alys_rb_stack *s = &st->scratch;
+	struct key_ctx c = { .st = st };
+	__u32 nr = s->nr, lo = 0, hi, mid;
+	__u64 size, leaf, h;
 	__u8 one = 1;
 
-	if (bpf_map_lookup_elem(&stack_cache, &key))
-		return key;
+	if (nr > ALYS_MAX_FRAMES)
+		return 0;
+	h = alys_stack_root_key(s->flags);
+	st->keys[0] = h;
+	for (__u32 k = 1; k <= ALYS_MAX_FRAMES; k++) {
+		if (k > nr)
+			break;
+		h = alys_stack_child_key(h, s->ips[(nr - k) & (ALYS_MAX_FRAMES - 1)]);
+		st->keys[k] = h;
+	}
+	leaf = h;
+	if (bpf_map_lookup_elem(&stack_cache, &leaf))
+		return leaf;
+	/* checkpoints 1..hi-1 lie strictly inside the stack */
+	hi = (nr - 1) / ALYS_KEY_STEP + 1;
+	for (int i = 0; i < 5; i++) {	/* 2^5 > ALYS_MAX_FRAMES / ALYS_KEY_STEP */
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		if (bpf_map_lookup_elem(&stack_cache,
+					&st->keys[(mid * ALYS_KEY_STEP) & (2 * ALYS_MAX_FRAMES - 1)]))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	s->type = ALYS_RB_STACK;
+	s->depth = nr;
+	s->nr = nr - lo * ALYS_KEY_STEP;
+	s->pad = 0;
+	s->parent = st->keys[(lo * ALYS_KEY_STEP) & (2 * ALYS_MAX_FRAMES - 1)];
+	s->key = leaf;
+	size = ALYS_RB_STACK_SIZE((__u64)(nr - lo * ALYS_KEY_STEP));
 	/* Opaque to the compiler: the size checked is the size passed, not
 	 * one read again from memory that the verifier cannot bound. */
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*s))
 		return 0;
-	s->type = ALYS_RB_STACK;
-	s->pad = 0;
-	s->key = key;
 	if (bpf_ringbuf_output(&events, s, size, BPF_RB_NO_WAKEUP)) {
 		count(ALYS_CNT_RB_DROP_STACK);
 		return 0;
 	}
-	bpf_map_update_elem(&stack_cache, &key, &one, BPF_ANY);
+	c.from = lo + 1;
+	c.to = (nr - 1) / ALYS_KEY_STEP + 1;
+	bpf_loop(ALYS_MAX_FRAMES / ALYS_KEY_STEP, remember_step, &c, 0);
+	bpf_map_update_elem(&stack_cache, &leaf, &one, BPF_ANY);
 	count(ALYS_CNT_STACK_SENT);
-	return key;
+	count_n(ALYS_CNT_STACK_FRAMES_SENT, nr - lo * ALYS_KEY_STEP);
+	return leaf;
 }
 
 static __always_inline __u64 collect_stack(struct pt_regs *regs,
@@ -174,7 +207,7 @@ static __always_inline __u64 collect_stack(struct pt_regs *regs,
 		unwind_fp(regs, s);
 	if (s->nr == 0)
 		return 0;
-	return stack_key(s);
+	return stack_key(st);
 }
 
 /* objects: how many objects of size the event stands for, when the kernel

@@ -109,7 +109,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s [-f FORMAT] [-o OUT] [options] TRACE.alys\n"
 		"\n"
-		"Convert an alys-bpf trace (format version %d), symbolizing stacks with the\n"
+		"Convert an alys-bpf trace (format version %d or older), symbolizing stacks with the\n"
 		"binaries and libraries found at the traced paths on this machine (or by\n"
 		"build id under --debug-dir). Formats are described in docs/FORMAT.md.\n"
 		"\n"

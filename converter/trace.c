@@ -150,10 +150,11 @@ static int check_identity(const struct reader *r, const msgpack_object *o)
 	if (version->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
 		return bad(r, "header version is %s, expected an unsigned integer",
 			   type_name(version));
-	if (version->via.u64 != ALYS_FORMAT_VERSION)
-		return bad(r, "trace format version %" PRIu64 ", this converter reads version %d; "
-			   "use an alys_converter built for version %" PRIu64,
-			   version->via.u64, ALYS_FORMAT_VERSION, version->via.u64);
+	if (version->via.u64 < ALYS_FORMAT_VERSION_MIN || version->via.u64 > ALYS_FORMAT_VERSION)
+		return bad(r, "trace format version %" PRIu64 ", this converter reads versions "
+			   "%d to %d; use an alys_converter built for version %" PRIu64,
+			   version->via.u64, ALYS_FORMAT_VERSION_MIN, ALYS_FORMAT_VERSION,
+			   version->via.u64);
 	r->t->hdr.version = version->via.u64;
 	return 0;
 }
@@ -262,6 +263,80 @@ static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32
 	t->maps = grow_array(t->maps, &t->cap_maps, t->nr_maps + 1, sizeof(*t->maps));
 	t->maps[t->nr_maps++] = m;
 	return 0;
+}
+
+/* Version 2: stack nodes first.. (FORMAT.md record 2), each frame the child
+ * of the one before it. Ids come in order, so the node table is an array. */
+static int parse_stack_nodes(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace *t = r->t;
+	const msgpack_object *ips = &f[3];
+	uint32_t first, parent, flags, depth;
+
+	if (n < ALYS_STACK_NODES_FIELDS)
+		return bad(r, "stack record has %u fields, expected %d", n,
+			   ALYS_STACK_NODES_FIELDS);
+	if (want_u32(r, &f[1], "stack node id", &first) ||
+	    want_u32(r, &f[2], "stack parent id", &parent) ||
+	    want_u32(r, &f[4], "stack flags", &flags))
+		return -1;
+	if (ips->type != MSGPACK_OBJECT_ARRAY)
+		return bad(r, "stack node %u frames are %s, expected an array", first,
+			   type_name(ips));
+	if (first != t->nr_nodes + 1)
+		return bad(r, "stack node id %u out of order: %zu nodes so far, so the next "
+			   "is %zu", first, t->nr_nodes, t->nr_nodes + 1);
+	if (parent >= first)
+		return bad(r, "stack node %u hangs from node %u, not defined before it",
+			   first, parent);
+	depth = parent ? t->nodes[parent - 1].depth : 0;
+	if (depth + ips->via.array.size > TRACE_MAX_FRAMES)
+		return bad(r, "stack node %u makes a stack of %u frames; this converter "
+			   "reads at most %d", first, depth + ips->via.array.size,
+			   TRACE_MAX_FRAMES);
+	if (ips->via.array.size > UINT32_MAX - 1 - t->nr_nodes)
+		return bad(r, "more than %u stack nodes; this converter stops there",
+			   UINT32_MAX - 1);
+	t->nodes = grow_array(t->nodes, &t->cap_nodes, t->nr_nodes + ips->via.array.size,
+			      sizeof(*t->nodes));
+	for (uint32_t i = 0; i < ips->via.array.size; i++) {
+		struct trace_node *nd = &t->nodes[t->nr_nodes];
+
+		if (want_u64(r, &ips->via.array.ptr[i], "stack frame", &nd->ip))
+			return -1;
+		nd->parent = i ? (uint32_t)t->nr_nodes : parent;
+		nd->depth = (uint16_t)(depth + i + 1);
+		nd->flags = (uint16_t)flags;
+		t->nr_nodes++;
+	}
+	return 0;
+}
+
+/* The stack ending at node id, made once, when an event first names it:
+ * its frames copied innermost first. -1 when no such node. */
+static int64_t node_stack(struct trace *t, uint32_t id)
+{
+	const struct u64_slot *known = u64_table_get(&t->stack_by_id, id);
+	struct trace_stack s;
+	uint32_t i = 0;
+
+	if (known)
+		return (int64_t)known->a;
+	if (!id || id > t->nr_nodes)
+		return -1;
+	s.id = id;
+	s.nr = t->nodes[id - 1].depth;
+	s.flags = t->nodes[id - 1].flags;
+	s.first = t->nr_ips;
+	t->ips = grow_array(t->ips, &t->cap_ips, t->nr_ips + s.nr, sizeof(*t->ips));
+	for (uint32_t n = id; n && i < s.nr; n = t->nodes[n - 1].parent)
+		t->ips[s.first + i++] = t->nodes[n - 1].ip;
+	t->nr_ips += s.nr;
+	t->stacks = grow_array(t->stacks, &t->cap_stacks, t->nr_stacks + 1,
+			       sizeof(*t->stacks));
+	t->stacks[t->nr_stacks] = s;
+	u64_table_put(&t->stack_by_id, id, t->nr_stacks, 0);
+	return (int64_t)t->nr_stacks++;
 }
 
 static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t n)
@@ -381,9 +456,12 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 	e.gc_no = (uint32_t)gc_no;
 	if (stack_id) {
 		const struct u64_slot *s = u64_table_get(&t->stack_by_id, stack_id);
+		int64_t made = !s && t->hdr.version >= 2 ? node_stack(t, stack_id) : -1;
 
 		if (s) {
 			e.stack = (uint32_t)s->a + 1;
+		} else if (made >= 0) {
+			e.stack = (uint32_t)made + 1;
 		} else {
 			t->late = grow_array(t->late, &t->cap_late, t->nr_late + 1,
 					     sizeof(*t->late));
@@ -670,7 +748,8 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 	type = f[0].via.u64;
 	switch (type) {
 	case ALYS_REC_MAPPING: return parse_mapping(r, f, n);
-	case ALYS_REC_STACK: return parse_stack(r, f, n);
+	case ALYS_REC_STACK:
+		return r->t->hdr.version >= 2 ? parse_stack_nodes(r, f, n) : parse_stack(r, f, n);
 	case ALYS_REC_EVENT: return parse_event(r, f, n);
 	case ALYS_REC_COUNTERS: return parse_counters(r, f, n);
 	case ALYS_REC_END: return parse_end(r, f, n);
@@ -832,10 +911,12 @@ static void resolve_late_stacks(struct trace *t)
 {
 	for (size_t i = 0; i < t->nr_late; i++) {
 		const struct trace_late_ref *l = &t->late[i];
-		const struct u64_slot *s = u64_table_get(&t->stack_by_id, l->id);
+		int64_t s = t->hdr.version >= 2 ? node_stack(t, l->id) :
+			u64_table_get(&t->stack_by_id, l->id) ?
+			(int64_t)u64_table_get(&t->stack_by_id, l->id)->a : -1;
 
-		if (s) {
-			t->events[l->event].stack = (uint32_t)s->a + 1;
+		if (s >= 0) {
+			t->events[l->event].stack = (uint32_t)s + 1;
 		} else if (!t->undefined_stack_refs++) {
 			t->first_undefined_stack = l->id;
 			t->first_undefined_stack_at = l->at;
@@ -967,6 +1048,7 @@ void trace_free(struct trace *t)
 	}
 	free(t->maps);
 	free(t->stacks);
+	free(t->nodes);
 	free(t->ips);
 	u64_table_free(&t->stack_by_id);
 	free(t->events);

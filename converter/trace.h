@@ -59,6 +59,18 @@ struct trace_mapping {
 	uint32_t flags;			/* enum alys_mapping_flags */
 };
 
+/* Stacks deeper than this are refused (FORMAT.md allows 128 frames). */
+#define TRACE_MAX_FRAMES 4096
+
+/* A version 2 stack node: a frame and the node of the frames outside it. */
+struct trace_node {
+	uint64_t ip;
+	uint32_t parent;		/* node id; 0: the root */
+	uint16_t depth;			/* frames from the root to this one */
+	uint16_t flags;			/* ALYS_STACK_FLAG_* */
+};
+
+/* A stack events refer to; version 2: the stack ending at node id. */
 struct trace_stack {
 	uint32_t id;
 	uint32_t nr;			/* frames, innermost first */
@@ -176,6 +188,8 @@ struct trace {
 	uint64_t *ips;
 	size_t nr_ips, cap_ips;
 	struct u64_table stack_by_id;	/* id -> index into stacks */
+	struct trace_node *nodes;	/* version 2: node id - 1 -> node */
+	size_t nr_nodes, cap_nodes;
 
 	struct trace_event *events;
 	size_t nr_events, cap_events;

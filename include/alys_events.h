@@ -15,9 +15,10 @@
 /* Compile-time cap on frames per stack; --max-frames may lower it. */
 #define ALYS_MAX_FRAMES 128	/* a power of two: indexes are masked for the verifier */
 #define ALYS_DEFAULT_FRAMES 127	/* perf's and bcc's default: deep recursion is common */
-/* Keys of stacks already sent, kept by the kernel (--stack-cache): a stack
- * evicted from it is sent again, never lost. ~80 bytes of kernel memory each. */
-#define ALYS_DEFAULT_STACK_CACHE 131072
+/* Keys of stack nodes (prefixes) already sent, kept by the kernel
+ * (--stack-cache): a node evicted from it is sent again, never lost. ~80
+ * bytes of kernel memory each. */
+#define ALYS_DEFAULT_STACK_CACHE 262144
 /* Entries of nested GC calls tracked per thread (finalizers may allocate). */
 #define ALYS_MAX_DEPTH 8
 
@@ -68,6 +69,7 @@ enum alys_counter {
 	ALYS_CNT_REFILL_CUT,	/* a refill's list longer than counted: weight low */
 	ALYS_CNT_REALLOC_IN_PLACE,	/* --sample refill: GC_realloc kept its block */
 	ALYS_CNT_DUTY_OUTSIDE,	/* --duty: probe hits outside a window (attaching, detaching) */
+	ALYS_CNT_STACK_FRAMES_SENT,	/* frames the stack records carried */
 	ALYS_CNT_NR,
 };
 
@@ -129,19 +131,24 @@ struct alys_rb_census {
 };
 
 /*
- * A stack, sent when its key is not in the kernel's cache of sent stacks:
- * the first time, and again after an eviction (the daemon keeps every key
- * it has seen and writes each stack once). Only the nr frames used are sent.
+ * The part of a stack the kernel's cache of sent nodes does not know: stacks
+ * are a tree of prefixes rooted at the outermost frame (alys_stack_key.h),
+ * and a record carries only the frames below the deepest prefix already
+ * sent (parent), innermost first, so a new stack costs its new frames. A
+ * node evicted from the cache is sent again, never lost: the daemon keeps
+ * every node it has seen and writes each once.
  */
 struct alys_rb_stack {
 	__u8 type;		/* ALYS_RB_STACK */
 	__u8 flags;		/* ALYS_STACK_FLAG_* (alys_format.h), kept in the trace */
-	__u16 nr;		/* frames in ips[] */
-	__u32 pad;
-	__u64 key;		/* 64-bit hash of flags, nr and ips; never 0 */
+	__u16 nr;		/* frames in ips[]: the new ones; also the walk's count */
+	__u16 depth;		/* frames of the whole stack */
+	__u16 pad;
+	__u64 parent;		/* key of the prefix ips[] hangs from (the root's: none) */
+	__u64 key;		/* key of the whole stack, which events carry */
 	__u64 ips[ALYS_MAX_FRAMES];	/* innermost first */
 };
-#define ALYS_RB_STACK_SIZE(nr) (16 + 8 * (nr))
+#define ALYS_RB_STACK_SIZE(nr) (24 + 8 * (nr))
 
 /*
  * An ELF file whose unwind rows are loaded, keyed as the kernel sees the

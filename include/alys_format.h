@@ -8,12 +8,16 @@
 #define ALYS_FORMAT_H
 
 #define ALYS_MAGIC "alys-bpf"
-#define ALYS_FORMAT_VERSION 1
+#define ALYS_FORMAT_VERSION 2
+/* The oldest version the converter reads: 1 wrote each stack whole. */
+#define ALYS_FORMAT_VERSION_MIN 1
 
 /* First element of every record array after the header map. */
 enum alys_record {
 	ALYS_REC_MAPPING = 1,	/* [1, start, end, offset, path, build_id, flags] */
-	ALYS_REC_STACK = 2,	/* [2, id, [ip...], flags] */
+	ALYS_REC_STACK = 2,	/* [2, first, parent, [ip...], flags]: stack
+				 * nodes first.. (version 1: [2, id, [ip...],
+				 * flags], one whole stack) */
 	ALYS_REC_EVENT = 3,	/* [3, kind, ts, tid, size, addr, old_addr, old_size,
 				 *  stack_id, weight, gc_no] */
 	ALYS_REC_COUNTERS = 4,	/* [4, {name: count}] cumulative */
@@ -65,6 +69,7 @@ enum alys_free_cause {
 #define ALYS_MAPPING_FIELDS_FLAGS 7
 #define ALYS_STACK_FIELDS 3
 #define ALYS_STACK_FIELDS_FLAGS 4
+#define ALYS_STACK_NODES_FIELDS 5	/* version 2 */
 
 /* A mapping record's flags. */
 enum alys_mapping_flags {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The daemon's table of every stack the kernel sent: key (the kernel's
- * 64-bit hash) -> the trace's stack id. The kernel's cache of sent stacks
- * is bounded and forgets; this table does not, so each stack is written to
- * the trace once however often it is sent.
+ * The daemon's tree of every stack node the kernel sent (alys_stack_key.h):
+ * node key -> the trace's node id, and each node's parent and frame. The
+ * kernel's cache of sent nodes is bounded and forgets; this table does not,
+ * so each node is written to the trace once however often it is sent.
  */
 #ifndef ALYS_STACK_TABLE_H
 #define ALYS_STACK_TABLE_H
@@ -14,19 +14,41 @@
 #include "u64_table.h"
 
 struct stack_table {
-	struct u64_table ids;	/* key -> check << 32 | id; check 0: frames not seen yet */
+	struct u64_table ids;	/* node key -> id */
+	uint64_t *ips;		/* by id - 1: the node's innermost frame */
+	uint32_t *parents;	/* by id - 1: its parent's id, 0 for a root's child */
+	uint32_t cap;
 	uint32_t next_id;
-	uint64_t distinct;	/* stacks written */
-	uint64_t resent;	/* records of a stack already written */
-	uint64_t collisions;	/* records whose key names other frames */
+	uint64_t distinct;	/* stack records that brought new nodes */
+	uint64_t nodes;		/* nodes written */
+	uint64_t resent;	/* records whose nodes were all written already */
+	uint64_t collisions;	/* a key naming another node than the record's */
+	uint64_t orphans;	/* records hanging from a node never sent */
+	uint64_t unknown;	/* events whose stack key names no node */
 };
 
-/* The id of the stack with this key, for an event; 0 for key 0. An event
- * may arrive before its stack's record (two CPUs): it gets the id now. */
+/* The nodes a record adds: frames ips[0..n) (innermost first) become nodes
+ * first .. first + n - 1, each the parent of the one before it in ips[]; the
+ * outermost hangs from node parent (0: the root). */
+struct stack_new_nodes {
+	uint32_t first, parent, n;
+	const uint64_t *ips;
+};
+
+/* The node id of the stack with this key, for an event; 0 for key 0, or a
+ * key no record defined (counted in unknown). */
 uint32_t stack_table_event(struct stack_table *t, uint64_t key);
-/* A stack record: sets *id; true when it is new and must be written. */
-bool stack_table_record(struct stack_table *t, uint64_t key, const uint64_t *ips,
-			uint32_t nr, uint32_t flags, uint32_t *id);
+/* A stack record: frames ips[0..nr) (innermost first) below the node with
+ * key parent (the root key of flags: none), the whole stack's key being
+ * key. Sets *add to the nodes not seen before; false when there are none
+ * or the record cannot be placed (collision, orphan: counted). */
+bool stack_table_record(struct stack_table *t, uint32_t flags, uint64_t parent,
+			uint64_t key, const uint64_t *ips, uint32_t nr,
+			struct stack_new_nodes *add);
+/* The frames of node id, innermost first, at most max of them; their
+ * number. */
+uint32_t stack_table_frames(const struct stack_table *t, uint32_t id,
+			    uint64_t *ips, uint32_t max);
 void stack_table_free(struct stack_table *t);
 
 #endif

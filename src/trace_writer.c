@@ -169,18 +169,20 @@ void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 	msgpack_pack_uint32(pk, flags);
 }
 
-void trace_writer_stack(struct trace_writer *w, uint32_t id, const uint64_t *ips,
-			uint32_t nr, uint32_t flags)
+void trace_writer_stack(struct trace_writer *w, uint32_t first, uint32_t parent,
+			const uint64_t *ips, uint32_t nr, uint32_t flags)
 {
 	msgpack_packer *pk = &w->pk;
 
-	msgpack_pack_array(pk, ALYS_STACK_FIELDS_FLAGS);
+	msgpack_pack_array(pk, ALYS_STACK_NODES_FIELDS);
 	msgpack_pack_uint8(pk, ALYS_REC_STACK);
-	msgpack_pack_uint32(pk, id);
+	msgpack_pack_uint32(pk, first);
+	msgpack_pack_uint32(pk, parent);
 	msgpack_pack_array(pk, nr);
-	for (uint32_t i = 0; i < nr; i++)
-		msgpack_pack_uint64(pk, ips[i]);
+	for (uint32_t i = nr; i > 0; i--)
+		msgpack_pack_uint64(pk, ips[i - 1]);
 	msgpack_pack_uint32(pk, flags);
+	w->stack_nodes += nr;
 }
 
 void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,

@@ -27,6 +27,7 @@ struct trace_writer {
 	const char *path;
 	msgpack_packer pk;
 	uint64_t events;
+	uint64_t stack_nodes;	/* frames written as stack nodes */
 	int error;		/* errno of the first failed write */
 };
 
@@ -42,8 +43,10 @@ void trace_writer_header(struct trace_writer *w, const struct trace_header *h);
 void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 			  uint64_t offset, const char *path,
 			  const uint8_t *build_id, size_t build_id_len, uint32_t flags);
-void trace_writer_stack(struct trace_writer *w, uint32_t id, const uint64_t *ips,
-			uint32_t nr, uint32_t flags);
+/* Stack nodes first .. first + nr - 1 (FORMAT.md record 2): ips[] innermost
+ * first, the outermost hanging from node parent (0: the root). */
+void trace_writer_stack(struct trace_writer *w, uint32_t first, uint32_t parent,
+			const uint64_t *ips, uint32_t nr, uint32_t flags);
 void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 			uint32_t stack_id, uint64_t old_size, uint64_t weight);
 /* A tracked block found dead (bpf/live.h). */

@@ -50,7 +50,10 @@
 enum {
 	CNT_UNMAPPED_IP = ALYS_CNT_NR,	/* a frame in no known mapping */
 	CNT_STACK_RESENT,	/* a stack sent again (evicted from the kernel's cache) */
-	CNT_STACK_COLLISION,	/* two stacks with one 64-bit key: the later merged */
+	CNT_STACK_COLLISION,	/* two stack nodes with one 64-bit key: the later merged */
+	CNT_STACK_ORPHAN,	/* a stack record below a node never sent: stack lost */
+	CNT_STACK_UNKNOWN,	/* an event's stack key names no node: stack lost */
+	CNT_STACK_NODES,	/* stack nodes written */
 	CNT_DUTY_WINDOWS,	/* --duty: windows the refill probes were attached */
 	CNT_DUTY_LATE,		/* --duty: windows missed or begun unattached */
 	CNT_GC_BYTES,		/* --duty: the collector's count of bytes allocated */
@@ -76,9 +79,13 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_REFILL_CUT] = "refill_cut",
 	[ALYS_CNT_REALLOC_IN_PLACE] = "realloc_in_place",
 	[ALYS_CNT_DUTY_OUTSIDE] = "duty_outside",
+	[ALYS_CNT_STACK_FRAMES_SENT] = "stack_frames_sent",
 	[CNT_UNMAPPED_IP] = "unmapped_ip",
 	[CNT_STACK_RESENT] = "stack_resent",
 	[CNT_STACK_COLLISION] = "stack_collision",
+	[CNT_STACK_ORPHAN] = "stack_orphan",
+	[CNT_STACK_UNKNOWN] = "stack_unknown",
+	[CNT_STACK_NODES] = "stack_nodes",
 	[CNT_DUTY_WINDOWS] = "duty_windows",
 	[CNT_DUTY_LATE] = "duty_late",
 	[CNT_GC_BYTES] = "gc_bytes",
@@ -586,6 +593,9 @@ static void write_counters(struct tracer *t)
 	read_counters(t);
 	t->counters[CNT_STACK_RESENT] = t->stacks.resent;
 	t->counters[CNT_STACK_COLLISION] = t->stacks.collisions;
+	t->counters[CNT_STACK_ORPHAN] = t->stacks.orphans;
+	t->counters[CNT_STACK_UNKNOWN] = t->stacks.unknown;
+	t->counters[CNT_STACK_NODES] = t->stacks.nodes;
 	t->counters[CNT_DUTY_WINDOWS] = t->rw.duty.windows;
 	t->counters[CNT_DUTY_LATE] = t->rw.duty.late;
 	if (t->refill && t->duty_pct < 100)
@@ -672,16 +682,22 @@ static int on_record(void *ctx, void *data, size_t len)
 		const struct alys_rb_stack *s = data;
 		/* __u64 is unsigned long long, uint64_t unsigned long. */
 		const uint64_t *ips = (const uint64_t *)s->ips;
-		uint32_t nr = s->nr, id;
+		struct stack_new_nodes add;
+		uint32_t nr = s->nr;
 
 		if (nr > ALYS_MAX_FRAMES || ALYS_RB_STACK_SIZE(nr) > len)
 			return 0;
-		if (!stack_table_record(&t->stacks, s->key, ips, nr, s->flags, &id))
+		if (!stack_table_record(&t->stacks, s->flags, s->parent, s->key, ips, nr, &add))
 			return 0;
-		cover_stack(t, ips, nr);
-		trace_writer_stack(&t->w, id, ips, nr, s->flags);
-		if (t->o->interval_ns)
-			live_report_stack(&t->lr, id, ips, nr);
+		cover_stack(t, add.ips, add.n);
+		trace_writer_stack(&t->w, add.first, add.parent, add.ips, add.n, s->flags);
+		if (t->o->interval_ns) {
+			uint64_t whole[ALYS_MAX_FRAMES];
+			uint32_t leaf = add.first + add.n - 1;
+
+			live_report_stack(&t->lr, leaf, whole,
+					  stack_table_frames(&t->stacks, leaf, whole, ALYS_MAX_FRAMES));
+		}
 	} else if (type == ALYS_RB_EVENT && len >= sizeof(struct alys_rb_event)) {
 		const struct alys_rb_event *e = data;
 		uint32_t stack_id = stack_table_event(&t->stacks, e->stack_key);
@@ -1072,9 +1088,14 @@ static void finish(struct tracer *t)
 		     (unsigned long long)t->counters[ALYS_CNT_RB_DROP_EVENT],
 		     (unsigned long long)t->counters[ALYS_CNT_RB_DROP_STACK]);
 	if (t->counters[CNT_STACK_COLLISION])
-		fail("warning: %llu stacks shared a 64-bit key with another: their events "
+		fail("warning: %llu stack nodes shared a 64-bit key with another: their events "
 		     "are attributed to the first (counted in the trace)\n",
 		     (unsigned long long)t->counters[CNT_STACK_COLLISION]);
+	if (t->counters[CNT_STACK_ORPHAN] || t->counters[CNT_STACK_UNKNOWN])
+		fail("warning: %llu stack records and %llu events referred to stack nodes never "
+		     "received: those events have no stack (counted in the trace; please report)\n",
+		     (unsigned long long)t->counters[CNT_STACK_ORPHAN],
+		     (unsigned long long)t->counters[CNT_STACK_UNKNOWN]);
 	stat(t->output, &st);
 	if (t->live.mode != ALYS_LIVE_OFF)
 		say(t, "liveness (%s): %llu blocks found dead over %llu collections read"
@@ -1086,10 +1107,10 @@ static void finish(struct tracer *t)
 		say(t, "sampling: refill, %llu free-list refills recorded%s\n",
 		    (unsigned long long)t->counters[ALYS_CNT_REFILL],
 		    t->duty_pct < 100 ? duty_summary(t) : "");
-	say(t, "%s: %llu events, %llu stacks, %.1f MiB written to %s\n",
+	say(t, "%s: %llu events, %llu stacks (%llu nodes), %.1f MiB written to %s\n",
 	    t->exited ? "target exited" : "detached",
 	    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,
-	    st.st_size / 1048576.0, t->output);
+	    (unsigned long long)t->stacks.nodes, st.st_size / 1048576.0, t->output);
 }
 
 static void cleanup(struct tracer *t)

@@ -8,6 +8,10 @@
 #     are sent again (counted), not lost.
 #   - Stacks deeper than the frame limit end in a [truncated] root frame.
 #   - Code in anonymous memory and memfds: [anon] frames, no warnings.
+#   - Compiler-sized stacks (tests/programs/deep_stacks.cr, --release: 131,072
+#     distinct stacks ~108 frames deep): every count exact, none without a
+#     stack, and the prefix tree writes a small share of the frames (issue 19),
+#     also through a tiny kernel cache.
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf
@@ -64,6 +68,46 @@ check_ge "tiny cache: resent at least once per path" "$(counter "$T/tiny.alys" s
 out=$("$BIN/alys-bpf" --stack-cache 10 -- true 2>&1)
 check_eq "--stack-cache 10: refused, exit 2" "$?" 2
 check_match "--stack-cache 10: says the range" "$out" 'takes a number of stacks from 1024 to 16777216'
+
+# --- compiler-sized stacks: a prefix tree ---------------------------------
+# deep_truth NAME: deep_truth.py's key=value lines, as variables truth_*
+deep_truth() {
+	local k v
+	for k in paths stacks exact wrong extra events lost; do unset "truth_$k"; done
+	while IFS== read -r k v; do
+		printf -v "truth_$k" '%s' "$v"
+	done < <("$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/deep_truth.py" "$T/$1.folded" "$T/$1.truth")
+}
+DEEP=$ALYS_PROGS/deep_stacks-release
+for cache in default 1024; do
+	opt=()
+	[ $cache = default ] || opt=(--stack-cache $cache)
+	"$BIN/alys-bpf" "${opt[@]}" -o "$T/d$cache.alys" -- "$DEEP" 65536 100 2 "$T/d$cache.truth" \
+		>"$T/d$cache.out" 2>"$T/d$cache.err"
+	check_eq "deep stacks, cache $cache: traced" "$?" 0
+	check_match "deep stacks, cache $cache: the program allocated" "$(cat "$T/d$cache.out")" \
+		'^PATHS=65536 DEPTH=100 ALLOCS=262144 '
+	check_eq "deep stacks, cache $cache: no warning" "$(grep -c 'warning' "$T/d$cache.err")" 0
+	"$BIN/alys_converter" -q -f folded-stacks -o "$T/d$cache.folded" "$T/d$cache.alys"
+	check_eq "deep stacks, cache $cache: converted" "$?" 0
+	deep_truth d$cache
+	check_eq "deep stacks, cache $cache: 131,072 distinct stacks through leaf" "${truth_stacks:-}" 131072
+	check_eq "deep stacks, cache $cache: every stack's count exact" "${truth_exact:-}" 131072
+	check_eq "deep stacks, cache $cache: none miscounted, none extra" "${truth_wrong:-}/${truth_extra:-}" 0/0
+	check_eq "deep stacks, cache $cache: no event without a stack" "${truth_lost:-}" 0
+	for c in stack_collision stack_orphan stack_unknown ringbuf_drop_stack; do
+		check_eq "deep stacks, cache $cache: $c 0" "$(counter "$T/d$cache.alys" $c)" 0
+	done
+	# ~108 frames a stack written whole would be 14M; the tree writes each
+	# path's own frames once (~11 + the leaf's few), its two stacks sharing them
+	nodes=$(counter "$T/d$cache.alys" stack_nodes)
+	check_le "deep stacks, cache $cache: at most 12 frames written per distinct stack ($nodes nodes)" \
+		"$nodes" $((12 * 131072 + 2000))
+	check_ge "deep stacks, cache $cache: and at least the 10 a path has of its own ($nodes)" \
+		"$nodes" $((5 * 131072))
+done
+check_ge "deep stacks, cache 1024: evicted prefixes were sent again" \
+	"$(counter "$T/d1024.alys" stack_resent)" 60000
 
 # --- deeper than the frame limit ---------------------------------------------
 # frames (names) of the one deep_rec line of a folded file, and its count

@@ -42,7 +42,11 @@ static void walk(const struct trace *t)
 {
 	volatile uint64_t sink = 0;
 
-	check(t->hdr.version == 1, "loaded trace has version 1");
+	check(t->hdr.version >= ALYS_FORMAT_VERSION_MIN && t->hdr.version <= ALYS_FORMAT_VERSION,
+	      "loaded trace has a version the converter reads");
+	for (size_t i = 0; i < t->nr_nodes; i++)
+		check(t->nodes[i].parent <= i && t->nodes[i].depth <= TRACE_MAX_FRAMES,
+		      "stack nodes hang from earlier ones");
 	for (size_t i = 0; i < t->nr_maps; i++) {
 		const struct trace_mapping *m = &t->maps[i];
 
@@ -73,6 +77,8 @@ static void walk(const struct trace *t)
 		check(e->kind >= ALYS_KIND_MALLOC && e->kind <= ALYS_KIND_FREE, "event kind");
 		check(strcmp(trace_kind_name(e->kind), "unknown") != 0, "kind name");
 		check(e->stack <= t->nr_stacks, "event stack index");
+		if (e->stack)
+			check(t->stacks[e->stack - 1].nr <= TRACE_MAX_FRAMES, "stack depth");
 		check(e->prev_id <= i, "prev_id refers to an earlier event");
 		check(trace_event_id(t, e) == i + 1, "event id");
 		if (s)

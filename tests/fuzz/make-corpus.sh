@@ -3,6 +3,7 @@
 # this only to refresh it, as root, after `make` and tests/build-programs.sh):
 #   real-*.alys   traces written by bin/alys-bpf of tests/programs (launch,
 #                 static libgc, --pid attach, fp unwinding, a killed tracer)
+#   v1-*.alys     real traces of format version 1, kept as they are (not remade)
 #   edge-*.alys   hand-made edge cases written with tests/unit/test_converter_gen.c
 # Every file stays well under 50 KB.
 #
@@ -28,6 +29,8 @@ T=$BIN/alys-bpf
 # anonymous and memfd mappings; a stack cut at the frame limit
 "$T" -q -o "$OUT/real-jit_alloc.alys" -- "$P/jit_alloc" 5 3 >/dev/null
 "$T" -q --max-frames 16 -o "$OUT/real-deep-truncated.alys" -- "$P/many_stacks" deep 40 3 >/dev/null
+# stacks as a prefix tree of nodes (format version 2), a path sharing most frames
+"$T" -q -o "$OUT/real-deep_stacks.alys" -- "$P/deep_stacks-release" 16 30 1 >/dev/null
 # attached, then detached with SIGINT: end reason "signal"
 "$P/sleeper" 0 "$W/hb" 2 >"$W/sleeper.out" &
 spid=$!

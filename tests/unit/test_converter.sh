@@ -276,10 +276,10 @@ run -o - "$W/magic.alys"
 [ $RC -eq 1 ] && err_has "magic.alys: byte 0: not an alys-bpf trace" && [ ! -s "$W/out" ]
 check_status "bad magic: exit 1, not an alys-bpf trace" $?
 
-{ header alys-bpf 2; echo "end exit 0 0 0"; } | "$W/gen" >"$W/v2.alys"
-run -o - "$W/v2.alys"
-[ $RC -eq 1 ] && err_has "trace format version 2, this converter reads version 1"
-check_status "version 2: message names both versions" $?
+{ header alys-bpf 3; echo "end exit 0 0 0"; } | "$W/gen" >"$W/v3.alys"
+run -o - "$W/v3.alys"
+[ $RC -eq 1 ] && err_has "trace format version 3, this converter reads versions 1 to 2"
+check_status "version 3: message names the versions it reads" $?
 
 printf '\x00' >"$W/tiny.alys"
 run -o - "$W/tiny.alys"

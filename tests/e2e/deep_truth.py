@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Compare the allocations per distinct stack of a folded-stacks file with
+what tests/programs/deep_stacks.cr says it did (its OUT file).
+
+Usage: deep_truth.py FOLDED TRUTH
+
+A stack's path is the sequence of its r<k> frames (*r0<...> .. *r3<...>)
+after the outermost one (main's call of r0), as TRUTH writes it; a stack
+through *buf< counts as the path's buffer, any other through *leaf< as its
+node. Prints key=value lines:
+  paths     paths in TRUTH
+  stacks    folded lines through leaf (distinct stacks)
+  exact     stacks (two per path) whose count equals TRUTH's
+  wrong     stacks whose count differs (first few listed on stderr)
+  extra     stacks through leaf whose path is not in TRUTH
+  events    allocation events in FOLDED (all lines)
+  lost      of them, under [stack lost]
+"""
+import re
+import sys
+
+R = re.compile(r'\*r([0-3])<')
+
+
+def main(folded, truth_path):
+    truth = {}
+    with open(truth_path) as f:
+        for line in f:
+            k, nodes, bufs = line.split()
+            truth[(k, 'node')] = int(nodes)
+            truth[(k, 'buf')] = int(bufs)
+    got, stacks, events, lost = {}, 0, 0, 0
+    with open(folded) as f:
+        for line in f:
+            stack, _, n = line.rstrip('\n').rpartition(' ')
+            n = int(n)
+            events += n
+            if '[stack lost]' in stack:
+                lost += n
+            if '*leaf<' not in stack:
+                continue
+            stacks += 1
+            k = (''.join(R.findall(stack))[1:], 'buf' if '*buf<' in stack else 'node')
+            got[k] = got.get(k, 0) + n
+    wrong = [k for k in truth if got.get(k) != truth[k]]
+    for k in wrong[:5]:
+        print(f'path {k}: {got.get(k)} in the trace, {truth[k]} in the program',
+              file=sys.stderr)
+    print(f'paths={len(truth) // 2}')
+    print(f'stacks={stacks}')
+    print(f'exact={len(truth) - len(wrong)}')
+    print(f'wrong={len(wrong)}')
+    print(f'extra={sum(1 for k in got if k not in truth)}')
+    print(f'events={events}')
+    print(f'lost={lost}')
+
+
+if __name__ == '__main__':
+    main(sys.argv[1], sys.argv[2])
