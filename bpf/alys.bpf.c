@@ -110,8 +110,24 @@ static __always_inline void count(enum alys_counter c)
 
 struct key_ctx {
 	struct thread_state *st;
-	__u32 from, to;		/* checkpoints to remember: from..to-1 */
+	__u32 nr;		/* prefix_key_step: frames */
+	__u32 from, to;		/* remember_step: checkpoints from..to-1 */
 };
+
+/* keys[k] from keys[k - 1]: a bpf_loop step, so that the verifier checks
+ * one step, not 128 (the fp walk's unrolled loop leaves no room for that). */
+static long prefix_key_step(__u32 i, struct key_ctx *c)
+{
+	struct thread_state *st = c->st;
+	__u32 k = i + 1;
+
+	if (k > c->nr)
+		return 1;
+	st->keys[k & (2 * ALYS_MAX_FRAMES - 1)] =
+		alys_stack_child_key(st->keys[i & (2 * ALYS_MAX_FRAMES - 1)],
+				     st->scratch.ips[(c->nr - k) & (ALYS_MAX_FRAMES - 1)]);
+	return 0;
+}
 
 static long remember_step(__u32 i, struct key_ctx *c)
 {
@@ -139,22 +155,16 @@ static long remember_step(__u32 i, struct key_ctx *c)
 static __always_inline __u64 stack_key(struct thread_state *st)
 {
 	struct alys_rb_stack *s = &st->scratch;
-	struct key_ctx c = { .st = st };
+	struct key_ctx c = { .st = st, .nr = s->nr };
 	__u32 nr = s->nr, lo = 0, hi, mid;
-	__u64 size, leaf, h;
+	__u64 size, leaf;
 	__u8 one = 1;
 
 	if (nr > ALYS_MAX_FRAMES)
 		return 0;
-	h = alys_stack_root_key(s->flags);
-	st->keys[0] = h;
-	for (__u32 k = 1; k <= ALYS_MAX_FRAMES; k++) {
-		if (k > nr)
-			break;
-		h = alys_stack_child_key(h, s->ips[(nr - k) & (ALYS_MAX_FRAMES - 1)]);
-		st->keys[k] = h;
-	}
-	leaf = h;
+	st->keys[0] = alys_stack_root_key(s->flags);
+	bpf_loop(ALYS_MAX_FRAMES, prefix_key_step, &c, 0);
+	leaf = st->keys[nr & (2 * ALYS_MAX_FRAMES - 1)];
 	if (bpf_map_lookup_elem(&stack_cache, &leaf))
 		return leaf;
 	/* checkpoints 1..hi-1 lie strictly inside the stack */
