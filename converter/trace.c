@@ -312,9 +312,11 @@ static int parse_stack_nodes(const struct reader *r, const msgpack_object *f, ui
 	return 0;
 }
 
-/* The stack ending at node id, made once, when an event first names it:
- * its frames copied innermost first. -1 when no such node. */
-static int64_t node_stack(struct trace *t, uint32_t id)
+/* The index of the stack an event's stack_id names: a version 1 stack
+ * record's, or (version 2) the stack ending at that node, made once, when
+ * an event first names it, its frames copied innermost first. -1 when no
+ * such record or node (yet). */
+static int64_t stack_of_id(struct trace *t, uint32_t id)
 {
 	const struct u64_slot *known = u64_table_get(&t->stack_by_id, id);
 	struct trace_stack s;
@@ -455,13 +457,10 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 	}
 	e.gc_no = (uint32_t)gc_no;
 	if (stack_id) {
-		const struct u64_slot *s = u64_table_get(&t->stack_by_id, stack_id);
-		int64_t made = !s && t->hdr.version >= 2 ? node_stack(t, stack_id) : -1;
+		int64_t s = stack_of_id(t, stack_id);
 
-		if (s) {
-			e.stack = (uint32_t)s->a + 1;
-		} else if (made >= 0) {
-			e.stack = (uint32_t)made + 1;
+		if (s >= 0) {
+			e.stack = (uint32_t)s + 1;
 		} else {
 			t->late = grow_array(t->late, &t->cap_late, t->nr_late + 1,
 					     sizeof(*t->late));
@@ -911,9 +910,7 @@ static void resolve_late_stacks(struct trace *t)
 {
 	for (size_t i = 0; i < t->nr_late; i++) {
 		const struct trace_late_ref *l = &t->late[i];
-		int64_t s = t->hdr.version >= 2 ? node_stack(t, l->id) :
-			u64_table_get(&t->stack_by_id, l->id) ?
-			(int64_t)u64_table_get(&t->stack_by_id, l->id)->a : -1;
+		int64_t s = stack_of_id(t, l->id);
 
 		if (s >= 0) {
 			t->events[l->event].stack = (uint32_t)s + 1;

@@ -19,6 +19,8 @@ node. Prints key=value lines:
 import re
 import sys
 
+from stacks_truth import report
+
 R = re.compile(r'\*r([0-3])<')
 
 
@@ -42,18 +44,7 @@ def main(folded, truth_path):
             stacks += 1
             k = (''.join(R.findall(stack))[1:], 'buf' if '*buf<' in stack else 'node')
             got[k] = got.get(k, 0) + n
-    wrong = [k for k in truth if got.get(k) != truth[k]]
-    for k in wrong[:5]:
-        print(f'path {k}: {got.get(k)} in the trace, {truth[k]} in the program',
-              file=sys.stderr)
-    print(f'paths={len(truth) // 2}')
-    print(f'stacks={stacks}')
-    print(f'exact={len(truth) - len(wrong)}')
-    print(f'wrong={len(wrong)}')
-    print(f'extra={sum(1 for k in got if k not in truth)}')
-    print(f'events={events}')
-    print(f'lost={lost}')
-
+    report(truth, got, len(truth) // 2, stacks, events, lost)
 
 if __name__ == '__main__':
     main(sys.argv[1], sys.argv[2])

@@ -40,11 +40,16 @@ def main(folded, truth_path):
             stacks += 1
             k = ''.join(D.findall(stack)) or '-'
             got[k] = got.get(k, 0) + n
+    report(truth, got, len(truth), stacks, events, lost)
+
+
+def report(truth, got, paths, stacks, events, lost):
+    """Print the key=value lines (also deep_truth.py's)."""
     wrong = [k for k in truth if got.get(k) != truth[k]]
     for k in wrong[:5]:
         print(f'path {k}: {got.get(k)} in the trace, {truth[k]} in the program',
               file=sys.stderr)
-    print(f'paths={len(truth)}')
+    print(f'paths={paths}')
     print(f'stacks={stacks}')
     print(f'exact={len(truth) - len(wrong)}')
     print(f'wrong={len(wrong)}')

@@ -25,14 +25,14 @@ counter() {
 		json_query "$T/counters.json" "counters.get('$2', -1)"
 }
 
-# truth NAME: stacks_truth.py's key=value lines for $T/NAME.folded, as
-# variables truth_paths, truth_stacks, truth_exact, ...
+# truth NAME [CHECKER]: CHECKER's (default stacks_truth.py) key=value lines
+# for $T/NAME.folded, as variables truth_paths, truth_stacks, truth_exact, ...
 truth() {
 	local k v
 	for k in paths stacks exact wrong extra events lost; do unset "truth_$k"; done
 	while IFS== read -r k v; do
 		printf -v "truth_$k" '%s' "$v"
-	done < <("$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/stacks_truth.py" "$T/$1.folded" "$T/$1.truth")
+	done < <("$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/${2:-stacks_truth.py}" "$T/$1.folded" "$T/$1.truth")
 }
 
 # --- 320,000 distinct stacks, default settings -----------------------------
@@ -70,14 +70,6 @@ check_eq "--stack-cache 10: refused, exit 2" "$?" 2
 check_match "--stack-cache 10: says the range" "$out" 'takes a number of stacks from 1024 to 16777216'
 
 # --- compiler-sized stacks: a prefix tree ---------------------------------
-# deep_truth NAME: deep_truth.py's key=value lines, as variables truth_*
-deep_truth() {
-	local k v
-	for k in paths stacks exact wrong extra events lost; do unset "truth_$k"; done
-	while IFS== read -r k v; do
-		printf -v "truth_$k" '%s' "$v"
-	done < <("$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/deep_truth.py" "$T/$1.folded" "$T/$1.truth")
-}
 DEEP=$ALYS_PROGS/deep_stacks-release
 for cache in default 1024; do
 	opt=()
@@ -90,7 +82,7 @@ for cache in default 1024; do
 	check_eq "deep stacks, cache $cache: no warning" "$(grep -c 'warning' "$T/d$cache.err")" 0
 	"$BIN/alys_converter" -q -f folded-stacks -o "$T/d$cache.folded" "$T/d$cache.alys"
 	check_eq "deep stacks, cache $cache: converted" "$?" 0
-	deep_truth d$cache
+	truth d$cache deep_truth.py
 	check_eq "deep stacks, cache $cache: 131,072 distinct stacks through leaf" "${truth_stacks:-}" 131072
 	check_eq "deep stacks, cache $cache: every stack's count exact" "${truth_exact:-}" 131072
 	check_eq "deep stacks, cache $cache: none miscounted, none extra" "${truth_wrong:-}/${truth_extra:-}" 0/0
