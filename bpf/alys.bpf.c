@@ -292,7 +292,7 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 	if (!st)
 		return 1;
 	d = st->depth;
-	maybe_scan(bias_of(regs, probe_vaddr[kind & 7]), false);
+	maybe_scan(bias_of(regs, probe_vaddr[kind & 7]), SCAN_IMPLICIT);
 	/* GC_realloc frees and allocates through the same entry points: those
 	 * inner calls are part of the realloc event. Finalizers that allocate
 	 * inside a collection are real allocations and are kept. */
@@ -341,7 +341,7 @@ static __always_inline int on_return(struct pt_regs *regs)
 	/* The collection this allocation ran is judged before its block,
 	 * which may reuse a slot that collection freed, is tracked. */
 	if (c->gc_no_addr)
-		maybe_scan(bias, false);
+		maybe_scan(bias, SCAN_IMPLICIT);
 	if (c->skip)
 		return 0;
 	if (c->kind == ALYS_KIND_REALLOC)
@@ -401,7 +401,7 @@ int gc_refill(struct pt_regs *ctx)
 	__u32 n;
 	__u8 kind = ALYS_KIND_MALLOC;
 
-	maybe_scan(bias, false);
+	maybe_scan(bias, SCAN_IMPLICIT);
 	if (!in_duty_window())
 		return 0;
 	if (bpf_probe_read_user(&head, sizeof(head), (void *)reg_value(ctx, refill_fl_reg)) ||
@@ -458,7 +458,7 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
 	if (!addr)
 		return 0;
 	if (probe_vaddr[ALYS_KIND_FREE])
-		maybe_scan(bias_of(ctx, probe_vaddr[ALYS_KIND_FREE]), false);
+		maybe_scan(bias_of(ctx, probe_vaddr[ALYS_KIND_FREE]), SCAN_IMPLICIT);
 	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st)
@@ -518,9 +518,43 @@ int BPF_KPROBE(gc_collect_entry)
 	if (!collect_vaddr)
 		return 0;
 	bias = bias_of(ctx, collect_vaddr);
-	maybe_scan(bias, true);
+	maybe_scan(bias, SCAN_EXPLICIT);
 	if (gc_no_vaddr && read_u64(&cur, bias + gc_no_vaddr))
 		live_explicit_gc = (__u32)cur + 1;
+	return 0;
+}
+
+/*
+ * The program's exit: collections since the last scan (the time budget
+ * skips most) would go unread, and their dead reported as in use. Read the
+ * last collection's marks here, where the memory is still there. Not from
+ * inside a GC call (a collection may be half done): counted instead.
+ */
+__u32 target_tgid;			/* set by the daemon */
+
+SEC("tracepoint/syscalls/sys_enter_exit_group")
+int exit_group_enter(void *ctx)
+{
+	struct thread_state *st;
+
+	if (bpf_get_current_pid_tgid() >> 32 != target_tgid || !live_bias)
+		return 0;
+	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, 0);
+	if (st && st->depth) {
+		count(ALYS_CNT_LIVE_EXIT_IN_GC);
+		return 0;
+	}
+	maybe_scan(live_bias, SCAN_END);
+	return 0;
+}
+
+/* Detaching with --duty: the refill probes may be away. Attached at the
+ * allocation entries while the daemon waits for the end scan. */
+SEC("uprobe")
+int end_scan_entry(struct pt_regs *ctx)
+{
+	if (live_end_request && live_bias)
+		maybe_scan(live_bias, SCAN_IMPLICIT);
 	return 0;
 }
 

@@ -35,6 +35,17 @@ __u64 live_scanned_gc;			/* last collection whose marks were read */
 __u64 live_scans;
 __u64 live_next_scan_ns;		/* no implicit scan before this time */
 __u64 live_explicit_gc;			/* the collection GC_gcollect runs */
+__u64 live_bias;			/* libgc's load bias, for the exit scan */
+__u32 live_end_request;			/* the daemon, detaching: scan once more */
+
+/*
+ * Why a scan runs. The end scan reads the last collection's marks when the
+ * program exits (or the daemon detaches) whatever the time budget, even if
+ * that collection was read already: its record then counts what is still
+ * followed, so that no death before the last collection goes unreported
+ * and what could not be judged is counted, not lost.
+ */
+enum scan_why { SCAN_IMPLICIT, SCAN_EXPLICIT, SCAN_END };
 
 /*
  * A scan costs ~1 ms per 256K buckets of the tracked map whatever it holds,
@@ -157,7 +168,7 @@ static __always_inline bool emit_death(__u64 addr, __u8 cause, __u32 gc_no, __u3
 struct scan_ctx {
 	__u64 arrays;
 	__u32 cur, since;
-	__u64 judged, dead, unreadable;
+	__u64 followed, judged, dead, unreadable;
 };
 
 static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct scan_ctx *c)
@@ -165,6 +176,7 @@ static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct 
 	__u64 addr = *key;
 	int m;
 
+	c->followed++;
 	if (v->gc_no >= c->cur)	/* allocated after the collection */
 		return 0;
 	c->judged++;
@@ -186,7 +198,7 @@ static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct 
 }
 
 /* bias: runtime address minus ELF address of the object holding libgc. */
-static __always_inline void maybe_scan(__u64 bias, bool explicit)
+static __always_inline void maybe_scan(__u64 bias, enum scan_why why)
 {
 	struct alys_rb_collection *r;
 	struct scan_ctx c = { .arrays = bias + arrays_vaddr };
@@ -194,14 +206,18 @@ static __always_inline void maybe_scan(__u64 bias, bool explicit)
 
 	if (live_mode != ALYS_LIVE_MARKS || live_state != ALYS_LIVE_VERIFIED || !gc_no_vaddr)
 		return;
+	if (live_end_request && __sync_val_compare_and_swap(&live_end_request, 1, 0) == 1)
+		why = SCAN_END;
 	if (!read_u64(&cur, bias + gc_no_vaddr))
 		return;
+	if (live_bias != bias)
+		live_bias = bias;
 	cur = (__u32)cur;
 	last = live_scanned_gc;
-	if (cur == last)
+	if (!cur || (cur == last && why != SCAN_END))
 		return;
 	t0 = bpf_ktime_get_ns();
-	if (!explicit && t0 < live_next_scan_ns &&
+	if (why == SCAN_IMPLICIT && t0 < live_next_scan_ns &&
 	    !(last < live_explicit_gc && live_explicit_gc <= cur))
 		return;
 	/* One CPU scans each collection. */
@@ -210,7 +226,7 @@ static __always_inline void maybe_scan(__u64 bias, bool explicit)
 	if (cur > last + 1)
 		count_n(ALYS_CNT_LIVE_MERGED, cur - last - 1);
 	c.cur = (__u32)cur;
-	c.since = (__u32)last + 1;
+	c.since = cur > last ? (__u32)last + 1 : (__u32)cur;
 	bpf_for_each_map_elem(&tracked, scan_one, &c, 0);
 	live_scans++;
 	t1 = bpf_ktime_get_ns();
@@ -219,16 +235,18 @@ static __always_inline void maybe_scan(__u64 bias, bool explicit)
 	if (!r)
 		return;
 	r->type = ALYS_RB_COLLECTION;
-	r->pad[0] = r->pad[1] = r->pad[2] = 0;
+	r->at_end = why == SCAN_END;
+	r->pad[0] = r->pad[1] = 0;
 	r->gc_no = c.cur;
 	r->since = c.since;
 	r->pad2 = 0;
 	r->ts_ns = t1;
 	r->scan_ns = t1 - t0;
+	r->followed = c.followed;
 	r->judged = c.judged;
 	r->dead = c.dead;
 	r->unreadable = c.unreadable;
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(r, why == SCAN_END ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 /* At an allocation's return: check the layout on the first blocks, then

@@ -218,6 +218,9 @@ static void write_collections(struct json *j, const struct trace *t)
 		key_u64(j, "dead", true, c->dead);
 		key_u64(j, "unreadable", true, c->unreadable);
 		key_u64(j, "scan_ns", true, c->scan_ns);
+		key_u64(j, "followed", c->has_followed, c->followed);
+		key(j, "at_end");
+		outbuf_str(j->o, !c->has_followed ? "null" : c->at_end ? "true" : "false");
 		close_(j, '}');
 	}
 	close_(j, ']');

@@ -499,15 +499,16 @@ static int parse_death(const struct reader *r, const msgpack_object *f, uint32_t
 	return push_event(r, &e);
 }
 
-/* [7, ts, gc_no, since, judged, dead, unreadable, scan_ns] */
+/* [7, ts, gc_no, since, judged, dead, unreadable, scan_ns, followed, at_end];
+ * version 1 stops at scan_ns. */
 static int parse_collection(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
 	struct trace *t = r->t;
 	struct trace_collection c = { .first_event = t->nr_events };
+	uint32_t want = t->hdr.version >= 2 ? ALYS_COLLECTION_FIELDS : ALYS_COLLECTION_FIELDS_V1;
 
-	if (n < ALYS_COLLECTION_FIELDS)
-		return bad(r, "collection record has %u fields, expected %d", n,
-			   ALYS_COLLECTION_FIELDS);
+	if (n < want)
+		return bad(r, "collection record has %u fields, expected %u", n, want);
 	if (want_u64(r, &f[1], "collection ts", &c.ts_ns) ||
 	    want_u32(r, &f[2], "collection gc_no", &c.gc_no) ||
 	    want_u32(r, &f[3], "collection since", &c.since) ||
@@ -516,6 +517,19 @@ static int parse_collection(const struct reader *r, const msgpack_object *f, uin
 	    want_u64(r, &f[6], "collection unreadable", &c.unreadable) ||
 	    want_u64(r, &f[7], "collection scan_ns", &c.scan_ns))
 		return -1;
+	if (want >= ALYS_COLLECTION_FIELDS) {
+		uint32_t at_end;
+
+		if (want_u64(r, &f[8], "collection followed", &c.followed) ||
+		    want_u32(r, &f[9], "collection at_end", &at_end))
+			return -1;
+		if (c.followed < c.judged || at_end > 1)
+			return bad(r, "collection record: followed %llu below judged %llu, or "
+				   "at_end %u not 0 or 1", (unsigned long long)c.followed,
+				   (unsigned long long)c.judged, at_end);
+		c.has_followed = true;
+		c.at_end = at_end;
+	}
 	t->collections = grow_array(t->collections, &t->cap_collections,
 				    t->nr_collections + 1, sizeof(*t->collections));
 	t->collections[t->nr_collections++] = c;

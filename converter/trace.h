@@ -102,6 +102,9 @@ struct trace_collection {
 	uint64_t ts_ns;
 	uint32_t gc_no, since;
 	uint64_t judged, dead, unreadable, scan_ns;
+	uint64_t followed;		/* blocks followed, judged or not */
+	bool has_followed;		/* followed and at_end were in the record */
+	bool at_end;			/* read at the target's exit or the detach */
 	size_t first_event;		/* events[first_event..] come after it */
 };
 

@@ -70,6 +70,7 @@ enum alys_counter {
 	ALYS_CNT_REALLOC_IN_PLACE,	/* --sample refill: GC_realloc kept its block */
 	ALYS_CNT_DUTY_OUTSIDE,	/* --duty: probe hits outside a window (attaching, detaching) */
 	ALYS_CNT_STACK_FRAMES_SENT,	/* frames the stack records carried */
+	ALYS_CNT_LIVE_EXIT_IN_GC,	/* the program exited inside a GC call: no end scan */
 	ALYS_CNT_NR,
 };
 
@@ -102,12 +103,14 @@ struct alys_rb_death {
 
 struct alys_rb_collection {
 	__u8 type;		/* ALYS_RB_COLLECTION */
-	__u8 pad[3];
+	__u8 at_end;		/* read at the target's exit or the detach */
+	__u8 pad[2];
 	__u32 gc_no;		/* the collection whose marks were read */
 	__u32 since;		/* first collection this scan covers */
 	__u32 pad2;
 	__u64 ts_ns;
 	__u64 scan_ns;		/* time the scan took in the target */
+	__u64 followed;		/* tracked blocks, judged or not */
 	__u64 judged;		/* tracked blocks allocated before the collection */
 	__u64 dead;
 	__u64 unreadable;

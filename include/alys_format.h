@@ -80,7 +80,8 @@ enum alys_mapping_flags {
 #define ALYS_STACK_FLAG_TRUNCATED 1	/* cut at max_frames: the last frame is no root */
 #define ALYS_EVENT_FIELDS 11
 #define ALYS_DEATH_FIELDS 6
-#define ALYS_COLLECTION_FIELDS 8
+#define ALYS_COLLECTION_FIELDS 10
+#define ALYS_COLLECTION_FIELDS_V1 8	/* version 1: no followed, at_end */
 #define ALYS_HEAP_BLOCK_FIELDS 5
 #define ALYS_ROOT_FIELDS 5
 #define ALYS_SNAPSHOT_FIELDS 8

@@ -231,6 +231,8 @@ void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collec
 	msgpack_pack_uint64(pk, c->dead);
 	msgpack_pack_uint64(pk, c->unreadable);
 	msgpack_pack_uint64(pk, c->scan_ns);
+	msgpack_pack_uint64(pk, c->followed);
+	msgpack_pack_uint8(pk, c->at_end);
 }
 
 void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,

@@ -45,6 +45,8 @@
 #define TRACKED_ALL (1u << 20)		/* live blocks followed, all calls */
 #define TRACKED_SAMPLED (1u << 18)	/* sampled */
 #define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
+/* Detaching: how long the target's next GC call is waited for. */
+#define END_SCAN_WAIT_NS (200 * 1000000ULL)
 
 /* Counted by the daemon, after the BPF program's. */
 enum {
@@ -80,6 +82,7 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_REALLOC_IN_PLACE] = "realloc_in_place",
 	[ALYS_CNT_DUTY_OUTSIDE] = "duty_outside",
 	[ALYS_CNT_STACK_FRAMES_SENT] = "stack_frames_sent",
+	[ALYS_CNT_LIVE_EXIT_IN_GC] = "live_exit_in_gc",
 	[CNT_UNMAPPED_IP] = "unmapped_ip",
 	[CNT_STACK_RESENT] = "stack_resent",
 	[CNT_STACK_COLLISION] = "stack_collision",
@@ -119,6 +122,7 @@ struct tracer {
 	int sigfd;
 	bool launched;
 	bool exited;
+	bool end_scanned;	/* the last collection was read at exit or detach */
 	bool maps_gone;
 	int interrupted;	/* signal that stopped a launch before exec */
 	bool want_snapshot;	/* SIGUSR1: copy the heap into the trace */
@@ -272,6 +276,10 @@ static void choose_programs(struct tracer *t)
 	bpf_program__set_autoload(s->progs.gc_refill, t->refill && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.gc_realloc_inplace, t->refill && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.gc_collect_entry,
+				  t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
+	bpf_program__set_autoload(s->progs.exit_group_enter,
+				  t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
+	bpf_program__set_autoload(s->progs.end_scan_entry,
 				  t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
@@ -562,6 +570,19 @@ static int attach_probes(struct tracer *t)
 	if (t->live.mode == ALYS_LIVE_MARKS && t->gp.collect.found &&
 	    attach_one(t, s->progs.gc_collect_entry, &t->gp.collect, false))
 		return -1;
+	if (t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes) {
+		struct bpf_link *link;
+
+		s->bss->target_tgid = (__u32)t->pid;
+		link = bpf_program__attach(s->progs.exit_group_enter);
+		if (!link) {
+			fail("cannot attach to the exit_group tracepoint (for the liveness scan at "
+			     "exit): %s; is tracefs available (CONFIG_FTRACE_SYSCALLS)?\n",
+			     strerror(errno));
+			return -1;
+		}
+		t->links[t->nlinks++] = link;
+	}
 	return 0;
 }
 
@@ -736,6 +757,7 @@ static int on_record(void *ctx, void *data, size_t len)
 	} else if (type == ALYS_RB_COLLECTION && len >= sizeof(struct alys_rb_collection)) {
 		trace_writer_collection(&t->w, data);
 		t->collections++;
+		t->end_scanned |= ((const struct alys_rb_collection *)data)->at_end;
 		t->lr.gc_no = ((const struct alys_rb_collection *)data)->gc_no;
 	}
 	return 0;
@@ -1056,11 +1078,46 @@ static const char *duty_summary(struct tracer *t)
 	return buf;
 }
 
+/* Detaching: the collections since the last scan (the time budget skips
+ * most) would go unread and their dead show as in use. The target's next
+ * GC call reads the last one's marks: wait for it a little. */
+static void request_end_scan(struct tracer *t)
+{
+	const enum alys_kind kinds[] = { ALYS_KIND_MALLOC, ALYS_KIND_MALLOC_ATOMIC };
+	struct bpf_link *links[2];
+	uint64_t until;
+	int n = 0;
+
+	if (t->exited || t->live.mode != ALYS_LIVE_MARKS || t->o->empty_probes ||
+	    !t->collections)
+		return;
+	/* The probes in place may be between --duty windows. */
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (t->gp.funcs[kinds[i]].found &&
+		    (links[n] = attach_link(t, t->skel->progs.end_scan_entry,
+					    &t->gp.funcs[kinds[i]], false, false)))
+			n++;
+	t->skel->bss->live_end_request = 1;
+	until = clock_ns(CLOCK_MONOTONIC) + END_SCAN_WAIT_NS;
+	while (!t->end_scanned && clock_ns(CLOCK_MONOTONIC) < until)
+		ring_buffer__poll(t->rb, 10);
+	while (n > 0)
+		bpf_link__destroy(links[--n]);
+	if (!t->end_scanned) {
+		t->skel->bss->live_end_request = 0;
+		say(t, "note: the target made no GC call in the %d ms after the detach: "
+		    "collections after %llu were not read (blocks that died in them show as "
+		    "in use)\n", (int)(END_SCAN_WAIT_NS / 1000000),
+		    (unsigned long long)t->skel->bss->live_scanned_gc);
+	}
+}
+
 static void finish(struct tracer *t)
 {
 	const char *reason = t->exited ? "exit" : "signal";
 	struct stat st;
 
+	request_end_scan(t);
 	for (int i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
 	t->nlinks = 0;
@@ -1097,6 +1154,12 @@ static void finish(struct tracer *t)
 		     (unsigned long long)t->counters[CNT_STACK_ORPHAN],
 		     (unsigned long long)t->counters[CNT_STACK_UNKNOWN]);
 	stat(t->output, &st);
+	if (t->exited && t->live.mode == ALYS_LIVE_MARKS && !t->end_scanned && t->collections)
+		say(t, "note: the target %s: the collections after %llu were not read "
+		    "(blocks that died in them show as in use)\n",
+		    t->counters[ALYS_CNT_LIVE_EXIT_IN_GC] ? "exited inside a GC call" :
+		    "ended without exit (a signal?)",
+		    (unsigned long long)t->skel->bss->live_scanned_gc);
 	if (t->live.mode != ALYS_LIVE_OFF)
 		say(t, "liveness (%s): %llu blocks found dead over %llu collections read"
 		    " (%llu more read together with a later one)\n",

@@ -227,3 +227,18 @@ ALYS_JQ_OWNER=$$
 ALYS_JQ_DIR=$(mktemp -d "${TMPDIR:-/tmp}/alys-jq.XXXXXX") || ALYS_JQ_DIR=
 export ALYS_JQ_OWNER ALYS_JQ_DIR
 [ -z "$ALYS_JQ_DIR" ] || on_exit _alys_jq_stop
+
+# cpu_load: with ALYS_LOAD=N (N > 0), keep N CPUs busy until the script
+# exits (at most 20 minutes): production hosts and CI are never idle, and
+# liveness and sampling must hold on them (issue 23). The busy loops run at
+# the tests' own priority. Without ALYS_LOAD, nothing.
+cpu_load() {
+	local n=${ALYS_LOAD:-0} i pid
+	[ "$n" -gt 0 ] 2>/dev/null || return 0
+	for ((i = 0; i < n; i++)); do
+		timeout 1200 bash -c 'while :; do :; done' &
+		pid=$!
+		on_exit "kill $pid 2>/dev/null"
+	done
+	echo "note: $n busy loops running beside the test (ALYS_LOAD=$n)"
+}

@@ -11,6 +11,7 @@
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf
 make_tmpdir T
+cpu_load
 
 # off_pct EST TRUTH: |EST - TRUTH| / TRUTH in hundredths of a percent.
 off_pct() {
@@ -46,10 +47,32 @@ sites() {
 	fi
 	check_eq "$name: liveness from the collector's marks" \
 		"$(json_query "$T/$name.json" "header.get('liveness')")" marks
-	check_ge "$name: >= 99% of the sites' sampled blocks are reported freed" \
-		"$(json_query "$T/$name.json" "int(100 * len(set(e.get('prev_id') for e in events if e['kind'] == 'free') & set(e['id'] for e in select(frame='site_'))) / max(1, len(select(frame='site_'))))")" 99
+	freed_explained "$name" "$T/$name.json"
 }
 
+# freed_explained NAME JSON: the program drops every block at once, so every
+# sampled block allocated before its last collection is reported freed
+# (read at exit when the time budget skipped it), except those the
+# collector itself kept (conservative: a stale copy of the pointer), which
+# the scan at exit counts as marked. Blocks allocated after the last
+# collection cannot be judged: they are few (one collection's worth).
+freed_explained() {
+	local name=$1 json=$2 end_gc judged unfreed kept after all
+	end_gc=$(json_query "$json" "max([c['gc_no'] for c in d['collections'] if c.get('at_end')] or [0])")
+	check_ge "$name: the last collection read at exit (gc $end_gc)" "$end_gc" 1
+	judged=$(json_query "$json" "len([e for e in select(frame='site_') if e['gc_no'] < $end_gc])")
+	unfreed=$(json_query "$json" "(lambda fr: len([e for e in select(frame='site_') if e['gc_no'] < $end_gc and e['id'] not in fr]))(set(f.get('prev_id') for f in events if f['kind'] == 'free'))")
+	kept=$(json_query "$json" "[c['judged'] - c['dead'] - c['unreadable'] for c in d['collections'] if c.get('at_end')][-1]")
+	after=$(json_query "$json" "len([e for e in select(frame='site_') if e['gc_no'] >= $end_gc])")
+	all=$(json_query "$json" "len(select(frame='site_'))")
+	echo "note: $name: $all sampled blocks at the sites: $judged before the last collection ($unfreed of them kept by the collector), $after after it"
+	check_le "$name: sampled blocks not reported freed are kept by the collector at exit ($unfreed <= $kept)" "$unfreed" "$kept"
+	check_le "$name: >= 99.9% of the sampled blocks allocated before the last collection reported freed ($unfreed of $judged not)" \
+		$((unfreed * 1000)) "$judged"
+	check_le "$name: < 1% allocated after the last collection ($after of $all)" $((after * 100)) "$all"
+	check_ge "$name: >= 99% of the sites' sampled blocks are reported freed" \
+		"$(json_query "$json" "int(100 * len(set(e.get('prev_id') for e in events if e['kind'] == 'free') & set(e['id'] for e in select(frame='site_'))) / max(1, len(select(frame='site_'))))")" 99
+}
 sites small "$ALYS_PROGS/sample_sites-release" small 64
 check_ge "small: refills recorded" "$(json_query "$T/small.json" "counters['refill']")" 10000
 check_eq "small: no refill list longer than counted" \

@@ -8,6 +8,7 @@
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf
 make_tmpdir T
+cpu_load
 P=$ALYS_PROGS/sample_sites-release
 MIB=1536	# ~1.5 GiB: ~24000 samples at 64 KiB, so 5% is > 4 standard errors
 

@@ -330,7 +330,7 @@ f = [e for e in d['events'] if e['kind'] == 'free']
 got = [(e['cause'], e['collection'], e['since_collection'], e['prev_id'], e['prev_size'], e['addr'], e['tid'], e['stack']) for e in f]
 want = [('collected', 5, 5, 1, 32, '0x10000', 0, []), ('reused', 6, 5, 2, 64, '0x20000', 0, [])]
 c = d['collections']
-sys.exit(got != want or c != [{'time_ns': 15 - d['header']['start_ns'], 'gc_no': 5, 'since': 5, 'judged': 2, 'dead': 1, 'unreadable': 0, 'scan_ns': 1234}] and f'{got} {c}')"
+sys.exit(got != want or c != [{'time_ns': 15 - d['header']['start_ns'], 'gc_no': 5, 'since': 5, 'judged': 2, 'dead': 1, 'unreadable': 0, 'scan_ns': 1234, 'followed': None, 'at_end': None}] and f'{got} {c}')"
 run -f leaks -o - "$W/live.alys"
 [ $RC -eq 0 ] && grep -Eq "^ +32 +1 +64 +1\.0 +1  0x2000" "$W/out" && ! grep -q "0x3000" "$W/out" && grep -q "^liveness: off; 1 collections read" "$W/out"
 check_status "-f leaks: in-use bytes by site after the inferred frees" $?
@@ -352,6 +352,23 @@ check_status "short inferred-free record is malformed" $?
 run -o - "$W/short-coll.alys"
 [ $RC -eq 1 ] && err_has "collection record has 2 fields, expected 8"
 check_status "short collection record is malformed" $?
+# version 2: what the scan followed, and whether it was the one at exit
+{ header alys-bpf 2; echo "collection 15 5 5 2 1 0 1234 3 1"; echo "end exit 0 20 0"; } |
+	"$W/gen" >"$W/v2coll.alys"
+run -o - "$W/v2coll.alys"
+[ $RC -eq 0 ] && python3 -c "
+import json, sys
+c = json.load(open('$W/out'))['collections']
+sys.exit(c[0]['followed'] != 3 or c[0]['at_end'] is not True)"
+check_status "version 2 collection: followed and at_end" $?
+{ header alys-bpf 2; echo "collection 15 5 5 2 1 0 1234"; } | "$W/gen" >"$W/v2short.alys"
+run -o - "$W/v2short.alys"
+[ $RC -eq 1 ] && err_has "collection record has 8 fields, expected 10"
+check_status "version 2 collection without followed is malformed" $?
+{ header alys-bpf 2; echo "collection 15 5 5 2 1 0 1234 1 0"; } | "$W/gen" >"$W/followed.alys"
+run -o - "$W/followed.alys"
+[ $RC -eq 1 ] && err_has "followed 1 below judged 2"
+check_status "collection following fewer blocks than it judged is malformed" $?
 
 # ---- heap snapshot (records 9-11) -------------------------------------------
 # A registry (slot 0) holds two objects that both lead to a third (one by an

@@ -12,7 +12,7 @@
  *   counters NAME=VALUE...
  *   end REASON EXIT_STATUS STOP_NS EVENTS
  *   death TS ADDR GC_NO SINCE CAUSE              (an inferred free)
- *   collection TS GC_NO SINCE JUDGED DEAD UNREADABLE SCAN_NS
+ *   collection TS GC_NO SINCE JUDGED DEAD UNREADABLE SCAN_NS [FOLLOWED AT_END]
  *   heapblock ADDR OBJ_SIZE KIND WORD...         (a heap block: its 8-byte words)
  *   root KIND NAME ADDR WORD...                  (a root region: its 8-byte words)
  *   snapshot TS STOP_NS BLOCKS HEAP_BYTES ROOTS AIP BLOCK_SIZE
@@ -174,7 +174,8 @@ int main(int argc, char **argv)
 			str("stop_ns"); msgpack_pack_uint64(&pk, num(a[3]));
 			str("events"); msgpack_pack_uint64(&pk, num(a[4]));
 		} else if (!strcmp(a[0], "death") || !strcmp(a[0], "collection")) {
-			int nf = a[0][0] == 'd' ? 5 : 7;
+			/* a collection: 7 fields (version 1) or 9 */
+			int nf = a[0][0] == 'd' ? 5 : n > 8 ? 9 : 7;
 
 			msgpack_pack_array(&pk, (size_t)nf + 1);
 			msgpack_pack_uint8(&pk, a[0][0] == 'd' ? 6 : 7);
