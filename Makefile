@@ -25,8 +25,8 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CPPFLAGS := -Iinclude -Ilib -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 
-DAEMON_LIBS    := -lbpf -lelf -lz -lmsgpackc -lcapstone -ldw -lm -lpthread
-CONVERTER_LIBS := -ldw -lelf -lz -lmsgpackc -lcapstone -lm
+DAEMON_LIBS    := -lbpf -lelf -lz -lzstd -lmsgpackc -lcapstone -ldw -lm -lpthread
+CONVERTER_LIBS := -ldw -lelf -lz -lzstd -lmsgpackc -lcapstone -lm
 
 # lib/: code both programs use (one rule, one copy).
 LIB_SRCS       := $(wildcard lib/*.c)
@@ -87,7 +87,7 @@ $(BUILD)/tests/test_crystal_names: tests/unit/test_crystal_names.c lib/crystal_n
 # corpus): built like the programs, so the sanitizers watch it too.
 $(BUILD)/tests/test_converter_gen: tests/unit/test_converter_gen.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -lmsgpackc
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -lmsgpackc -lzstd
 
 unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names \
 	$(BUILD)/tests/test_converter_gen

@@ -281,6 +281,33 @@ static int by_node_retained(const void *a, const void *b, void *arg)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* What the roots were: the snapshot says which regions the collector
+ * scans, and a user checking for a missed root starts here. */
+static void roots_by_kind(struct outbuf *o, const struct trace *t)
+{
+	static const char *const names[] = {
+		[ALYS_ROOT_DATA] = "data", [ALYS_ROOT_STACK] = "stack",
+		[ALYS_ROOT_REGISTERS] = "registers", [ALYS_ROOT_FIBER] = "fiber",
+		[ALYS_ROOT_REGISTERED] = "registered",
+	};
+	uint64_t n[sizeof(names) / sizeof(names[0])] = { 0 };
+	const char *sep = "";
+
+	for (size_t i = 0; i < t->snapshot.nr_roots; i++) {
+		uint32_t k = t->roots[t->snapshot.first_root + i].kind;
+
+		if (k < sizeof(names) / sizeof(names[0]) && names[k])
+			n[k]++;
+	}
+	outbuf_printf(o, "Roots by kind:");
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (names[k]) {
+			outbuf_printf(o, "%s %s %" PRIu64, sep, names[k], n[k]);
+			sep = ",";
+		}
+	outbuf_printf(o, "\n");
+}
+
 void write_heap(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
 	const struct trace *t = m->t;
@@ -303,6 +330,7 @@ void write_heap(struct model *m, struct outbuf *o, const struct output_options *
 	outbuf_printf(o, "Heap snapshot of pid %" PRIu64 " (%s): stopped %.1f ms; %" PRIu64
 		      " blocks, %zu roots\n", t->hdr.pid, t->hdr.exe.ptr ? t->hdr.exe.ptr : "?",
 		      s->stop_ns / 1e6, s->blocks, s->nr_roots);
+	roots_by_kind(o, t);
 	outbuf_printf(o, "Reachable from the roots: %" PRIu64 " objects, %" PRIu64 " bytes (the heap "
 		      "holds %" PRIu64 " slots, %" PRIu64 " bytes); interior pointers %s\n",
 		      h.reached_objs, h.reached_bytes, h.heap_objs, h.heap_bytes,

@@ -198,6 +198,9 @@ static void write_end(struct json *j, const struct trace *t)
 	key_u64(j, "stop_ns", e->present & END_STOP_NS, e->stop_ns);
 	key_u64(j, "events", e->present & END_EVENTS, e->events);
 	key_str(j, "liveness", &e->liveness);
+	key_u64(j, "file_bytes", e->present & END_BYTES, e->file_bytes);
+	key_u64(j, "raw_bytes", e->present & END_BYTES, e->raw_bytes);
+	key_u64(j, "blocks", e->present & END_BYTES, e->blocks);
 	close_(j, '}');
 }
 

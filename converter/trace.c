@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "alys_format.h"
 #include "mp_scan.h"
@@ -27,10 +28,20 @@
 
 _Static_assert(sizeof(struct trace_event) == 64, "keep events compact: 10M of them");
 
+/* Where blocks are inflated (one at a time). */
+struct inflater {
+	ZSTD_DCtx *ctx;
+	char *buf;
+	size_t cap;
+};
+
 /* Record currently being decoded, for error messages. */
 struct reader {
 	struct trace *t;
-	uint64_t rec_off;
+	uint64_t rec_off;		/* in the file; a block's when in_block */
+	bool in_block;
+	size_t blk_off;			/* the record's offset in the inflated block */
+	struct inflater *inf;
 };
 
 static int bad(const struct reader *r, const char *fmt, ...)
@@ -44,7 +55,11 @@ static int bad(const struct reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	errx_msg("%s: byte %" PRIu64 ": %s", r->t->path, r->rec_off, msg);
+	if (r->in_block)
+		errx_msg("%s: byte %" PRIu64 " (the block there, at its inflated byte %zu): %s",
+			 r->t->path, r->rec_off, r->blk_off, msg);
+	else
+		errx_msg("%s: byte %" PRIu64 ": %s", r->t->path, r->rec_off, msg);
 	return -1;
 }
 
@@ -735,12 +750,99 @@ static int parse_end(const struct reader *r, const msgpack_object *f, uint32_t n
 		} else if (key_is(k, "liveness")) {
 			err = want_str(r, v, "end liveness", &end->liveness);
 			end->present |= END_LIVENESS;
+		} else if (key_is(k, "file_bytes")) {
+			err = want_u64(r, v, "end file_bytes", &end->file_bytes);
+			end->present |= END_BYTES;
+		} else if (key_is(k, "raw_bytes")) {
+			err = want_u64(r, v, "end raw_bytes", &end->raw_bytes);
+		} else if (key_is(k, "blocks")) {
+			err = want_u64(r, v, "end blocks", &end->blocks);
 		}
 		if (err)
 			return -1;
 	}
 	r->t->has_end = true;
 	return 0;
+}
+
+static int parse_record(const struct reader *r, const msgpack_object *o);
+
+/* [12, codec, raw_len, records, bin]: inflated whole (the writer keeps
+ * blocks small), then its records read as if they stood in the file. */
+static int parse_block(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct reader in = *r;
+	struct inflater *inf = r->inf;
+	uint64_t codec = 0, raw_len = 0, records = 0, nrec = 0;
+	unsigned long long frame;
+	const msgpack_object *bin;
+	msgpack_unpacked up;
+	size_t got, off = 0;
+	int ret = -1;
+
+	if (r->in_block)
+		return bad(r, "a block inside a block");
+	if (n < ALYS_BLOCK_FIELDS)
+		return bad(r, "block record has %u fields, expected %d", n, ALYS_BLOCK_FIELDS);
+	if (want_u64(r, &f[1], "block codec", &codec) ||
+	    want_u64(r, &f[2], "block raw_len", &raw_len) ||
+	    want_u64(r, &f[3], "block records", &records))
+		return -1;
+	bin = &f[4];
+	if (bin->type != MSGPACK_OBJECT_BIN)
+		return bad(r, "block data is %s, expected binary data", type_name(bin));
+	if (codec != ALYS_CODEC_ZSTD)
+		return bad(r, "block codec %" PRIu64 " unknown (this converter reads 1, zstd); "
+			   "use a newer alys_converter", codec);
+	if (raw_len > ALYS_BLOCK_RAW_MAX)
+		return bad(r, "block of %" PRIu64 " bytes, more than the %u a writer makes",
+			   raw_len, ALYS_BLOCK_RAW_MAX);
+	frame = ZSTD_getFrameContentSize(bin->via.bin.ptr, bin->via.bin.size);
+	if (frame != raw_len)
+		return bad(r, "block says %" PRIu64 " bytes, its zstd frame %s", raw_len,
+			   frame == ZSTD_CONTENTSIZE_ERROR ? "is not one" :
+			   frame == ZSTD_CONTENTSIZE_UNKNOWN ? "does not say" : "another size");
+	if (!inf->ctx)
+		inf->ctx = ZSTD_createDCtx();
+	if (raw_len > inf->cap) {
+		inf->buf = xrealloc_array(inf->buf, raw_len, 1);
+		inf->cap = raw_len;
+	}
+	got = inf->ctx ? ZSTD_decompressDCtx(inf->ctx, inf->buf, inf->cap, bin->via.bin.ptr,
+					     bin->via.bin.size) : (size_t)-1;
+	if (!inf->ctx || ZSTD_isError(got) || got != raw_len)
+		return bad(r, "block does not inflate: %s",
+			   !inf->ctx ? "out of memory" : ZSTD_isError(got) ?
+			   ZSTD_getErrorName(got) : "fewer bytes than it says");
+	in.in_block = true;
+	msgpack_unpacked_init(&up);
+	while (off < raw_len) {
+		const char *why;
+		size_t span, pos = off;
+
+		in.blk_off = off;
+		if (mp_scan_object((const uint8_t *)inf->buf + off, raw_len - off, &span, &why) != MP_SCAN_OK) {
+			bad(&in, "the block's records end inside one, or are no MessagePack");
+			goto out;
+		}
+		if (msgpack_unpack_next(&up, inf->buf, off + span, &pos) != MSGPACK_UNPACK_SUCCESS ||
+		    pos != off + span) {
+			bad(&in, "msgpack-c cannot decode this object (out of memory?)");
+			goto out;
+		}
+		if (parse_record(&in, &up.data))
+			goto out;
+		off = pos;
+		nrec++;
+	}
+	if (nrec != records) {
+		bad(r, "block says %" PRIu64 " records, holds %" PRIu64, records, nrec);
+		goto out;
+	}
+	ret = 0;
+out:
+	msgpack_unpacked_destroy(&up);
+	return ret;
 }
 
 static int parse_record(const struct reader *r, const msgpack_object *o)
@@ -772,6 +874,7 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 	case ALYS_REC_HEAP_BLOCK: return parse_heap_block(r, f, n);
 	case ALYS_REC_ROOT: return parse_root(r, f, n);
 	case ALYS_REC_SNAPSHOT: return parse_snapshot(r, f, n);
+	case ALYS_REC_BLOCK: return parse_block(r, f, n);
 	}
 	return 0;	/* a record type from a later minor version: skip */
 }
@@ -959,7 +1062,8 @@ static void report_read_warnings(const struct trace *t)
 
 static int read_records(struct trace *t)
 {
-	struct reader r = { .t = t };
+	struct inflater inf = { 0 };
+	struct reader r = { .t = t, .inf = &inf };
 	struct progress bar;
 	msgpack_unpacked up;
 	size_t off = 0;
@@ -1013,6 +1117,8 @@ out:
 	if (!ret)
 		report_read_warnings(t);
 	msgpack_unpacked_destroy(&up);
+	ZSTD_freeDCtx(inf.ctx);
+	free(inf.buf);
 	return ret;
 }
 

@@ -159,6 +159,7 @@ enum end_field {
 	END_STOP_NS = 1 << 2,
 	END_EVENTS = 1 << 3,
 	END_LIVENESS = 1 << 4,
+	END_BYTES = 1 << 5,		/* file_bytes, raw_bytes and blocks */
 };
 
 struct trace_end {
@@ -167,6 +168,7 @@ struct trace_end {
 	int64_t exit_status;
 	uint64_t stop_ns;
 	uint64_t events;
+	uint64_t file_bytes, raw_bytes, blocks;	/* END_BYTES: what the trace cost */
 };
 
 /* Which frees the tracer inferred (FORMAT.md header and end "liveness"). */

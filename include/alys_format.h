@@ -24,14 +24,26 @@ enum alys_record {
 	ALYS_REC_END = 5,	/* [5, {reason, exit_status, stop_ns, ...}] */
 	ALYS_REC_DEATH = 6,	/* [6, ts, addr, gc_no, since, cause] */
 	ALYS_REC_COLLECTION = 7,	/* [7, ts, gc_no, since, judged, dead, unreadable,
-				 *  scan_ns] */
+				 *  scan_ns, followed, at_end] */
 	ALYS_REC_CENSUS = 8,	/* [8, ts, gc_no, blocks, unreadable, walk_ns,
 				 *  [[type_id, objects, bytes, example_addr]...]] */
 	ALYS_REC_HEAP_BLOCK = 9,	/* [9, addr, obj_size, kind, bytes] */
 	ALYS_REC_ROOT = 10,	/* [10, kind, name, addr, bytes] */
 	ALYS_REC_SNAPSHOT = 11,	/* [11, ts, stop_ns, blocks, heap_bytes, roots,
 				 *  all_interior_pointers, block_size] */
+	ALYS_REC_BLOCK = 12,	/* [12, codec, raw_len, records, bin]: records
+				 * compressed together (version 2) */
 };
+
+/* Blocks (record 12): independent compressed runs of records, so that a
+ * file cut short still yields every complete block. */
+#define ALYS_BLOCK_FIELDS 5
+#define ALYS_CODEC_ZSTD 1
+#define ALYS_BLOCK_TARGET (1u << 20)	/* raw bytes the writer gathers */
+/* The most a reader inflates: the writer closes a block at the first record
+ * that starts past the target, and writes any record bigger than the
+ * target bare, so its blocks stay under twice the target. */
+#define ALYS_BLOCK_RAW_MAX (4u << 20)
 
 /* A heap block's kind (record 9): the collector's object kinds. */
 enum alys_block_kind {

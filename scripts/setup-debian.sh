@@ -29,7 +29,7 @@ fi
 PACKAGES=(
 	# C toolchain, BPF compiler and loader, libraries of alys-bpf itself
 	build-essential pkg-config clang llvm bpftool libbpf-dev
-	libelf-dev libdw-dev zlib1g-dev libmsgpack-dev libcapstone-dev
+	libelf-dev libdw-dev zlib1g-dev libzstd-dev libmsgpack-dev libcapstone-dev
 	binutils
 	# Crystal and what `crystal build` links. Depends: libgc-dev,
 	# libevent-dev, libpcre3-dev, pkg-config, gcc. Recommends (not pulled

@@ -6,21 +6,120 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "alys_format.h"
 #include "census.h"
 #include "heap_snapshot.h"
 
-static int write_cb(void *data, const char *buf, size_t len)
-{
-	struct trace_writer *w = data;
+/* zstd's fastest level: the daemon shares the CPUs with its target, and
+ * stronger levels gain little on these records (bench/RESULTS.md). */
+#define ALYS_ZSTD_LEVEL 1
 
+static int write_file(struct trace_writer *w, const void *buf, size_t len)
+{
 	if (len && fwrite(buf, 1, len, w->fp) != len) {
 		if (!w->error)
 			w->error = errno ? errno : EIO;
 		return -1;
 	}
+	w->file_bytes += len;
 	return 0;
+}
+
+static void *grow(void *p, size_t *cap, size_t need)
+{
+	size_t n = *cap ? *cap : 1 << 16;
+
+	while (n < need)
+		n *= 2;
+	if (n != *cap) {
+		void *q = realloc(p, n);
+
+		if (!q)
+			return NULL;
+		p = q;
+		*cap = n;
+	}
+	return p;
+}
+
+static int write_cb(void *data, const char *buf, size_t len)
+{
+	struct trace_writer *w = data;
+	char *b;
+
+	w->raw_bytes += len;
+	if (w->bare)
+		return write_file(w, buf, len);
+	b = grow(w->blk, &w->blk_cap, w->blk_len + len);
+	if (!b) {
+		if (!w->error)
+			w->error = ENOMEM;
+		return -1;
+	}
+	w->blk = b;
+	memcpy(w->blk + w->blk_len, buf, len);
+	w->blk_len += len;
+	return 0;
+}
+
+/* The records gathered so far, compressed, as one block record. */
+static void emit_block(struct trace_writer *w)
+{
+	msgpack_packer *pk = &w->pk;
+	size_t bound, z;
+	uint64_t raw;
+	char *zb;
+
+	if (!w->blk_len)
+		return;
+	bound = ZSTD_compressBound(w->blk_len);
+	zb = grow(w->zbuf, &w->zbuf_cap, bound);
+	if (!zb) {
+		if (!w->error)
+			w->error = ENOMEM;
+		return;
+	}
+	w->zbuf = zb;
+	z = ZSTD_compressCCtx(w->zctx, w->zbuf, bound, w->blk, w->blk_len, ALYS_ZSTD_LEVEL);
+	if (ZSTD_isError(z)) {
+		if (!w->error)
+			w->error = EIO;
+		return;
+	}
+	raw = w->raw_bytes;	/* the records were counted as they were gathered */
+	w->bare = true;
+	msgpack_pack_array(pk, ALYS_BLOCK_FIELDS);
+	msgpack_pack_uint8(pk, ALYS_REC_BLOCK);
+	msgpack_pack_uint8(pk, ALYS_CODEC_ZSTD);
+	msgpack_pack_uint64(pk, w->blk_len);
+	msgpack_pack_uint32(pk, w->blk_records);
+	msgpack_pack_bin(pk, z);
+	msgpack_pack_bin_body(pk, w->zbuf, z);
+	w->raw_bytes = raw;
+	w->bare = false;
+	w->blk_len = 0;
+	w->blk_records = 0;
+	w->blocks++;
+}
+
+/* Every record starts here: a full block goes out first, so that blocks
+ * hold whole records. A record of size bytes or more beyond a block's
+ * target (a heap block's contents) goes out bare, uncompressed. */
+static msgpack_packer *record(struct trace_writer *w, size_t size)
+{
+	if (w->bare_once)
+		w->bare = w->bare_once = false;
+	if (w->bare)
+		return &w->pk;
+	if (w->blk_len >= ALYS_BLOCK_TARGET || size > ALYS_BLOCK_TARGET)
+		emit_block(w);
+	if (size > ALYS_BLOCK_TARGET)
+		w->bare = w->bare_once = true;
+	else
+		w->blk_records++;
+	return &w->pk;
 }
 
 /*
@@ -97,7 +196,15 @@ int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
 		return -1;
 	}
 	setvbuf(w->fp, NULL, _IOFBF, 1 << 20);
+	w->zctx = ZSTD_createCCtx();
+	if (!w->zctx) {
+		fclose(w->fp);
+		w->fp = NULL;
+		snprintf(err, errlen, "cannot set up zstd compression: out of memory");
+		return -1;
+	}
 	msgpack_packer_init(&w->pk, w, write_cb);
+	w->bare = true;		/* the header: readable without inflating */
 	return 0;
 }
 
@@ -116,7 +223,7 @@ static void pack_key(msgpack_packer *pk, const char *k)
 
 void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, 0);
 	char host[256] = "";
 	size_t argc = 0;
 
@@ -150,13 +257,14 @@ void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 	pack_str(pk, h->sample);
 	pack_key(pk, "liveness");
 	pack_str(pk, h->liveness);
+	w->bare = false;
 }
 
 void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 			  uint64_t offset, const char *path,
 			  const uint8_t *build_id, size_t build_id_len, uint32_t flags)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, 0);
 
 	msgpack_pack_array(pk, ALYS_MAPPING_FIELDS_FLAGS);
 	msgpack_pack_uint8(pk, ALYS_REC_MAPPING);
@@ -172,7 +280,7 @@ void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 void trace_writer_stack(struct trace_writer *w, uint32_t first, uint32_t parent,
 			const uint64_t *ips, uint32_t nr, uint32_t flags)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, 0);
 
 	msgpack_pack_array(pk, ALYS_STACK_NODES_FIELDS);
 	msgpack_pack_uint8(pk, ALYS_REC_STACK);
@@ -188,7 +296,7 @@ void trace_writer_stack(struct trace_writer *w, uint32_t first, uint32_t parent,
 void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 			uint32_t stack_id, uint64_t old_size, uint64_t weight)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, 0);
 
 	msgpack_pack_array(pk, ALYS_EVENT_FIELDS);
 	msgpack_pack_uint8(pk, ALYS_REC_EVENT);
@@ -207,7 +315,7 @@ void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 
 void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, 0);
 
 	msgpack_pack_array(pk, ALYS_DEATH_FIELDS);
 	msgpack_pack_uint8(pk, ALYS_REC_DEATH);
@@ -220,7 +328,7 @@ void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d)
 
 void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collection *c)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, 0);
 
 	msgpack_pack_array(pk, ALYS_COLLECTION_FIELDS);
 	msgpack_pack_uint8(pk, ALYS_REC_COLLECTION);
@@ -238,7 +346,7 @@ void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collec
 void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 			 const struct census *c)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, 0);
 
 	msgpack_pack_array(pk, ALYS_CENSUS_FIELDS);
 	msgpack_pack_uint8(pk, ALYS_REC_CENSUS);
@@ -264,7 +372,7 @@ void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 void trace_writer_heap_block(struct trace_writer *w, uint64_t addr, uint64_t obj_size,
 			     unsigned kind, const void *bytes, size_t len)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, len);
 
 	msgpack_pack_array(pk, ALYS_HEAP_BLOCK_FIELDS);
 	msgpack_pack_uint8(pk, ALYS_REC_HEAP_BLOCK);
@@ -278,7 +386,7 @@ void trace_writer_heap_block(struct trace_writer *w, uint64_t addr, uint64_t obj
 void trace_writer_root(struct trace_writer *w, unsigned kind, const char *name, uint64_t addr,
 		       const void *bytes, size_t len)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, len);
 
 	msgpack_pack_array(pk, ALYS_ROOT_FIELDS);
 	msgpack_pack_uint8(pk, ALYS_REC_ROOT);
@@ -292,7 +400,7 @@ void trace_writer_root(struct trace_writer *w, unsigned kind, const char *name, 
 
 void trace_writer_snapshot(struct trace_writer *w, const struct heap_snapshot_stats *s)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, 0);
 
 	msgpack_pack_array(pk, ALYS_SNAPSHOT_FIELDS);
 	msgpack_pack_uint8(pk, ALYS_REC_SNAPSHOT);
@@ -308,7 +416,7 @@ void trace_writer_snapshot(struct trace_writer *w, const struct heap_snapshot_st
 void trace_writer_counters(struct trace_writer *w, const char *const *names,
 			   const uint64_t *counts, size_t n)
 {
-	msgpack_packer *pk = &w->pk;
+	msgpack_packer *pk = record(w, 0);
 
 	msgpack_pack_array(pk, 2);
 	msgpack_pack_uint8(pk, ALYS_REC_COUNTERS);
@@ -323,10 +431,14 @@ void trace_writer_end(struct trace_writer *w, const char *reason, int exit_statu
 		      uint64_t stop_ns, const char *liveness)
 {
 	msgpack_packer *pk = &w->pk;
+	uint64_t file_bytes;
 
+	emit_block(w);
+	w->bare = true;
+	file_bytes = w->file_bytes;
 	msgpack_pack_array(pk, 2);
 	msgpack_pack_uint8(pk, ALYS_REC_END);
-	msgpack_pack_map(pk, 5);
+	msgpack_pack_map(pk, 8);
 	pack_key(pk, "liveness");
 	pack_str(pk, liveness);
 	pack_key(pk, "reason");
@@ -337,10 +449,19 @@ void trace_writer_end(struct trace_writer *w, const char *reason, int exit_statu
 	msgpack_pack_uint64(pk, stop_ns);
 	pack_key(pk, "events");
 	msgpack_pack_uint64(pk, w->events);
+	/* What the trace cost, stacks included: the file before this record,
+	 * and its records before compression. */
+	pack_key(pk, "file_bytes");
+	msgpack_pack_uint64(pk, file_bytes);
+	pack_key(pk, "raw_bytes");
+	msgpack_pack_uint64(pk, w->raw_bytes);
+	pack_key(pk, "blocks");
+	msgpack_pack_uint64(pk, w->blocks);
 }
 
 int trace_writer_flush(struct trace_writer *w)
 {
+	emit_block(w);
 	if (fflush(w->fp) && !w->error)
 		w->error = errno;
 	return w->error ? -1 : 0;
@@ -355,5 +476,10 @@ int trace_writer_close(struct trace_writer *w)
 		ret = -1;
 	}
 	w->fp = NULL;
+	ZSTD_freeCCtx(w->zctx);
+	free(w->blk);
+	free(w->zbuf);
+	w->zctx = NULL;
+	w->blk = w->zbuf = NULL;
 	return ret;
 }

@@ -4,6 +4,7 @@
 #define ALYS_TRACE_WRITER_H
 
 #include <msgpack.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -29,6 +30,16 @@ struct trace_writer {
 	uint64_t events;
 	uint64_t stack_nodes;	/* frames written as stack nodes */
 	int error;		/* errno of the first failed write */
+	/* Records gather in blk and go out compressed as one block record
+	 * (FORMAT.md record 12); bare ones (header, end) while bare is set. */
+	bool bare, bare_once;
+	char *blk, *zbuf;
+	size_t blk_len, blk_cap, zbuf_cap;
+	uint32_t blk_records;
+	void *zctx;		/* ZSTD_CCtx */
+	uint64_t raw_bytes;	/* records' bytes before compression */
+	uint64_t file_bytes;	/* bytes written to the file */
+	uint64_t blocks;
 };
 
 /*

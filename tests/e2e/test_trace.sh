@@ -165,13 +165,43 @@ check_match "command not found: says so" "$out" 'no-such-command-xyz: command no
 out=$("$BIN/alys-bpf" 2>&1)
 check_eq "no command: usage error" "$?" 2
 
-# --- a trace cut short is readable up to its last complete record ----------
-size=$(stat -c %s "$T/alloc_known.alys")
-head -c $((size / 2)) "$T/alloc_known.alys" >"$T/cut.alys"
-out=$("$BIN/alys_converter" -f json -o "$T/cut.json" "$T/cut.alys" 2>&1)
-check_eq "cut trace converts" "$?" 0
-check_match "cut trace: warns with the byte offset" "$out" 'cut short at byte [0-9]+'
-check_ge "cut trace: keeps the events before the cut" \
-	"$(json_query "$T/cut.json" "len(events)")" $((N / 4))
+# --- a trace cut short: every complete block before the cut is used ----------
+# Records travel in compressed blocks (FORMAT.md record 12). Cut at random
+# bytes, a trace must convert with exactly the events of the records that
+# end before the cut (their ends found by tests/e2e/record_bounds.py, a
+# reader of its own), and say where the usable part ends.
+"$BIN/alys-bpf" -q -o "$T/blocks.alys" -- "$ALYS_PROGS/deep_stacks-release" 16384 60 1 >/dev/null
+"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/record_bounds.py" "$T/blocks.alys" >"$T/bounds"
+check_ge "cut trace: many blocks to cut" "$(awk '$2 == 12' "$T/bounds" | wc -l)" 5
+size=$(stat -c %s "$T/blocks.alys")
+first=$(awk 'NR == 1 { print $1 }' "$T/bounds")
+# events N: the count the converter reports using, for a file cut at N bytes
+events_at() {
+	head -c "$1" "$T/blocks.alys" >"$T/cut.alys"
+	"$BIN/alys_converter" -q -f folded-stacks -o /dev/null "$T/cut.alys" 2>&1 |
+		sed -n 's/.*cut short at byte \([0-9]*\) .*using the \([0-9]*\) events.*/\1 \2/p'
+}
+
+prev_events=-1
+bad_cuts=()
+for cut in $("$ALYS_PYTHON" -c "import random; print(*sorted(random.sample(range($first, $size - 1), 12)))"); do
+	bound=$(awk -v c="$cut" '$1 <= c { b = $1 } END { print b }' "$T/bounds")
+	read -r at_cut n_cut <<<"$(events_at "$cut")"
+	read -r at_bound n_bound <<<"$(events_at "$bound")"
+	# the usable part ends at the last record end before the cut; cutting
+	# exactly there gives the same events; later cuts never give fewer
+	if [ "$at_cut" != "$bound" ] || [ "$n_cut" != "$n_bound" ] ||
+	   [ "$at_bound" != "$bound" ] || [ "$n_cut" -lt "$prev_events" ]; then
+		bad_cuts+=("$cut (said byte $at_cut with $n_cut events; record end $bound: $n_bound)")
+	fi
+	prev_events=$n_cut
+done
+check_eq "cut trace: 12 random cuts each use every record before them and name the byte" \
+	"${bad_cuts[*]:-}" ""
+last=$(awk '$2 == 12 { b = $1 } END { print b }' "$T/bounds")
+# the last block complete: every event, only the end record missing
+check_eq "cut trace: cut after the last block, every event kept" \
+	"$(events_at "$last" | cut -d' ' -f2)" \
+	"$("$BIN/alys_converter" -q -f json -o - "$T/blocks.alys" | "$ALYS_PYTHON" -c 'import json,sys; print(len(json.load(sys.stdin)["events"]))')"
 
 summary

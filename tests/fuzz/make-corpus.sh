@@ -89,6 +89,20 @@ counters ringbuf_drop_event=3 ringbuf_drop_stack=1 later_counter=9
 end exit -1 3000 11
 raw c0c3a1ff
 R
+# version 2: stack nodes and events in compressed blocks, one cut short
+gen blocks <<R
+header alys-bpf 2 4242 /bin/true 1000
+block
+nodes 1 0 0 0x401000 0x401100 0x401200
+event 1 1100 7 32 0x10000 0 0 3 32 1
+collection 1200 1 1 1 1 0 50 2 0
+endblock
+block
+nodes 4 2 0 0x401300
+event 2 1300 7 64 0x20000 0 0 4 64 1
+endblock
+end exit 0 2000 2
+R
 gen nested <<R
 $H
 raw 93639191910191a0

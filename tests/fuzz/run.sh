@@ -53,7 +53,7 @@ build() {
 		objs+=("$o")
 	done
 	"$CLANG" "${flags[@]}" -fsanitize=fuzzer,address,undefined \
-		tests/fuzz/fuzz_trace.c "${objs[@]}" -o "$FUZZER.tmp" -lmsgpackc -ldw -lelf -lcapstone &&
+		tests/fuzz/fuzz_trace.c "${objs[@]}" -o "$FUZZER.tmp" -lmsgpackc -lzstd -ldw -lelf -lcapstone &&
 		mv "$FUZZER.tmp" "$FUZZER"
 }
 

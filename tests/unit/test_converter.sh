@@ -128,7 +128,8 @@ eq("header exe", doc["header"]["exe"], prog)
 eq("header argv", doc["header"]["argv"], [prog, "--test"])
 eq("mappings", len(doc["mappings"]), 4)
 eq("counters (last record wins)", doc["counters"], {"ringbuf_drop_event": 0, "stack_map_full": 5})
-eq("end", doc["end"], {"reason": "exit", "exit_status": 0, "stop_ns": 1000009000, "events": 8, "liveness": None})
+eq("end", doc["end"], {"reason": "exit", "exit_status": 0, "stop_ns": 1000009000, "events": 8, "liveness": None,
+                       "file_bytes": None, "raw_bytes": None, "blocks": None})
 eq("event count", len(ev), 8)
 eq("ids", [e["id"] for e in ev], list(range(1, 9)))
 eq("kinds", [e["kind"] for e in ev],
@@ -369,6 +370,61 @@ check_status "version 2 collection without followed is malformed" $?
 run -o - "$W/followed.alys"
 [ $RC -eq 1 ] && err_has "followed 1 below judged 2"
 check_status "collection following fewer blocks than it judged is malformed" $?
+
+# ---- compressed blocks (record 12) -------------------------------------------
+blocks() {
+	header alys-bpf 2
+	echo "block"
+	echo "nodes 1 0 0 0x1000 0x2000"
+	echo "event 1 10 7 32 0x10000 0 0 1 32 4"
+	echo "endblock ${1:-}"
+	echo "block"
+	echo "event 1 11 7 64 0x20000 0 0 1 64 4"
+	echo "event 2 12 7 16 0x30000 0 0 1 16 4"
+	echo "endblock"
+	echo "end exit 0 20 3"
+}
+blocks | "$W/gen" -i "$W/blocks.idx" >"$W/blocks.alys"
+run -f json -o - "$W/blocks.alys"
+[ $RC -eq 0 ] && python3 -c "
+import json, sys
+d = json.load(open('$W/out'))
+sys.exit([e['size'] for e in d['events']] != [32, 64, 16] or d['end']['events'] != 3)"
+check_status "blocks: the records of every block read in order" $?
+# 5 bytes before the end record: inside the second block
+head -c $(($(awk '$2 == "end" { print $1 }' "$W/blocks.idx") - 5)) "$W/blocks.alys" >"$W/blocks-cut.alys"
+run -f json -o - "$W/blocks-cut.alys"
+[ $RC -eq 0 ] && err_has "cut short at byte" && err_has "using the 1 events before it"
+check_status "blocks: cut inside the second block, the first one's event kept" $?
+blocks "3" | "$W/gen" >"$W/blocks-count.alys"
+run -o - "$W/blocks-count.alys"
+[ $RC -eq 1 ] && err_has "block says 3 records, holds 2"
+check_status "block with a wrong record count is malformed" $?
+blocks "2 7" | "$W/gen" >"$W/blocks-codec.alys"
+run -o - "$W/blocks-codec.alys"
+[ $RC -eq 1 ] && err_has "block codec 7 unknown"
+check_status "block with an unknown codec is malformed" $?
+blocks "2 1 999" | "$W/gen" >"$W/blocks-len.alys"
+run -o - "$W/blocks-len.alys"
+[ $RC -eq 1 ] && err_has "block says 999 bytes, its zstd frame another size"
+check_status "block whose length is not its frame's is malformed" $?
+blocks "2 1 4294967296" | "$W/gen" >"$W/blocks-huge.alys"
+run -o - "$W/blocks-huge.alys"
+[ $RC -eq 1 ] && err_has "block of 4294967296 bytes, more than the"
+check_status "block bigger than a writer makes is refused before inflating" $?
+{ header alys-bpf 2; echo block; echo "raw 9403"; echo "endblock 1"; } | "$W/gen" >"$W/blocks-inner-cut.alys"
+run -o - "$W/blocks-inner-cut.alys"
+[ $RC -eq 1 ] && err_has "the block's records end inside one"
+check_status "block holding a cut record is malformed, not a cut file" $?
+{ header alys-bpf 2; echo block; echo "raw 95"; echo "raw 0c010000c400"; echo "endblock 1"; } |
+	"$W/gen" >"$W/blocks-nested.alys"
+run -o - "$W/blocks-nested.alys"
+[ $RC -eq 1 ] && err_has "a block inside a block"
+check_status "block inside a block is malformed" $?
+{ header alys-bpf 2; echo "raw 950c010100c40400000000"; } | "$W/gen" >"$W/blocks-junk.alys"
+run -o - "$W/blocks-junk.alys"
+[ $RC -eq 1 ] && err_has "its zstd frame is not one"
+check_status "block of junk bytes is malformed" $?
 
 # ---- heap snapshot (records 9-11) -------------------------------------------
 # A registry (slot 0) holds two objects that both lead to a third (one by an

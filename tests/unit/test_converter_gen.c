@@ -8,6 +8,7 @@
  *   mappingf FLAGS START END OFFSET PATH BUILDID (with the optional flags field)
  *   stack ID IP...
  *   stackf FLAGS ID IP...                       (with the optional flags field)
+ *   nodes FIRST PARENT FLAGS IP...              (version 2: stack nodes)
  *   event KIND TS TID SIZE ADDR OLD_ADDR OLD_SIZE STACK_ID WEIGHT GC_NO
  *   counters NAME=VALUE...
  *   end REASON EXIT_STATUS STOP_NS EVENTS
@@ -18,12 +19,16 @@
  *   snapshot TS STOP_NS BLOCKS HEAP_BYTES ROOTS AIP BLOCK_SIZE
  *   future                                       (a record type 99)
  *   raw HEX                                      (bytes as they are)
+ *   block                                        (what follows goes in a block...)
+ *   endblock [RECORDS CODEC RAW_LEN]             (...compressed with zstd; the
+ *                                                 fields as given, else true)
  *
  * Numbers take C syntax (0x...). A string written x:HEX is decoded from hex.
  * With -i FILE, the byte offset of every record is written to FILE, one
  * "OFFSET KIND" line per record, for tests that cut traces.
  */
 #include <msgpack.h>
+#include <zstd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,6 +37,11 @@
 
 static msgpack_packer pk;
 static msgpack_sbuffer sb;
+/* Between "block" and "endblock": records gather here (cur), compressed
+ * into one block record at the end. */
+static msgpack_sbuffer blk;
+static msgpack_sbuffer *cur = &sb;
+static unsigned blk_records;
 
 static unsigned long long num(const char *s)
 {
@@ -106,6 +116,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "-i"))
 		index = fopen(argv[2], "w");
 	msgpack_sbuffer_init(&sb);
+	msgpack_sbuffer_init(&blk);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	while (fgets(line, sizeof(line), stdin)) {
 		char *a[300] = { 0 };
@@ -149,6 +160,15 @@ int main(int argc, char **argv)
 				str("1");	/* a flags field of the wrong type */
 			else if (f)
 				msgpack_pack_uint64(&pk, num(a[1]));
+		} else if (!strcmp(a[0], "nodes")) {
+			msgpack_pack_array(&pk, 5);
+			msgpack_pack_uint8(&pk, 2);
+			msgpack_pack_uint64(&pk, num(a[1]));
+			msgpack_pack_uint64(&pk, num(a[2]));
+			msgpack_pack_array(&pk, (size_t)(n > 4 ? n - 4 : 0));
+			for (int i = 4; i < n; i++)
+				msgpack_pack_uint64(&pk, num(a[i]));
+			msgpack_pack_uint64(&pk, num(a[3]));
 		} else if (!strcmp(a[0], "event")) {
 			msgpack_pack_array(&pk, 11);
 			msgpack_pack_uint8(&pk, 3);
@@ -217,11 +237,35 @@ int main(int argc, char **argv)
 			unsigned char buf[32768];
 			size_t len = unhex(a[1], buf, sizeof(buf));
 
-			msgpack_sbuffer_write(&sb, (const char *)buf, len);
+			msgpack_sbuffer_write(cur, (const char *)buf, len);
+		} else if (!strcmp(a[0], "block")) {
+			msgpack_sbuffer_clear(&blk);
+			cur = &blk;
+			blk_records = 0;
+			msgpack_packer_init(&pk, cur, msgpack_sbuffer_write);
+			continue;
+		} else if (!strcmp(a[0], "endblock")) {
+			size_t bound = ZSTD_compressBound(blk.size), z;
+			char *zb = malloc(bound);
+
+			z = ZSTD_compress(zb, bound, blk.data, blk.size, 1);
+			cur = &sb;
+			msgpack_packer_init(&pk, cur, msgpack_sbuffer_write);
+			msgpack_pack_array(&pk, 5);
+			msgpack_pack_uint8(&pk, 12);
+			msgpack_pack_uint64(&pk, a[2] ? num(a[2]) : 1);
+			msgpack_pack_uint64(&pk, a[3] ? num(a[3]) : blk.size);
+			msgpack_pack_uint64(&pk, a[1] ? num(a[1]) : blk_records);
+			msgpack_pack_bin(&pk, z);
+			msgpack_pack_bin_body(&pk, zb, z);
+			free(zb);
+			continue;
 		} else {
 			fprintf(stderr, "gen: unknown line '%s'\n", a[0]);
 			return 2;
 		}
+		if (cur == &blk)
+			blk_records++;
 	}
 	fwrite(sb.data, 1, sb.size, stdout);
 	if (index)

@@ -81,6 +81,24 @@ check_match "fresh machine: says none was installed" "$out" "\($npkg not yet ins
 check "fresh machine: apt-get update ran" grep -qx 'apt-get update -q' "$STATE/log"
 check_match "fresh machine: ends with done" "$(printf '%s\n' "$out" | tail -n 1)" '^setup-debian: done'
 
+# Every library the Makefile links (and the fuzz harness) comes from a
+# package the script installs: a library added to the build without its
+# package would pass on machines that kept it from earlier sessions.
+declare -A lib_pkg=([bpf]=libbpf-dev [elf]=libelf-dev [dw]=libdw-dev [z]=zlib1g-dev
+	[zstd]=libzstd-dev [msgpackc]=libmsgpack-dev [capstone]=libcapstone-dev [m]=libc6-dev
+	[pthread]=libc6-dev)
+missing=()
+for l in $(cat "$ALYS_ROOT/Makefile" "$ALYS_ROOT/tests/fuzz/run.sh" | grep -v '^[[:space:]]*#' |
+	grep -oE -- '(^|[[:space:]])-l[a-z0-9_]+' | tr -d ' \t' | sort -u); do
+	p=${lib_pkg[${l#-l}]:-}
+	if [ -z "$p" ]; then
+		missing+=("$l (no package known to this test: add it here and to the script)")
+	elif [ "$p" != libc6-dev ] && ! grep -qx "$p" "$STATE/installed"; then
+		missing+=("$l ($p not installed)")
+	fi
+done
+check_eq "fresh machine: every library linked has its package installed" "${missing[*]:-}" ""
+
 # Run again on the same machine: nothing missing any more.
 out=$(env STATE="$STATE" PATH="$STUBS:$PATH" bash "$SCRIPT" </dev/null 2>&1)
 check_eq "second run: exits 0" "$?" 0
