@@ -114,18 +114,26 @@ struct key_ctx {
 	__u32 from, to;		/* remember_step: checkpoints from..to-1 */
 };
 
-/* keys[k] from keys[k - 1]: a bpf_loop step, so that the verifier checks
- * one step, not 128 (the fp walk's unrolled loop leaves no room for that). */
+/* keys[k] from keys[k - 1], ALYS_KEYS_PER_STEP at a time: a bpf_loop
+ * step, so that the verifier checks one step, not 128 (the fp walk's
+ * unrolled loop leaves no room for that), and few enough calls that short
+ * stacks pay little for them. */
+#define ALYS_KEYS_PER_STEP 4
+
 static long prefix_key_step(__u32 i, struct key_ctx *c)
 {
 	struct thread_state *st = c->st;
-	__u32 k = i + 1;
 
-	if (k > c->nr)
-		return 1;
-	st->keys[k & (2 * ALYS_MAX_FRAMES - 1)] =
-		alys_stack_child_key(st->keys[i & (2 * ALYS_MAX_FRAMES - 1)],
-				     st->scratch.ips[(c->nr - k) & (ALYS_MAX_FRAMES - 1)]);
+#pragma unroll
+	for (__u32 j = 0; j < ALYS_KEYS_PER_STEP; j++) {
+		__u32 k = i * ALYS_KEYS_PER_STEP + j + 1;
+
+		if (k > c->nr)
+			return 1;
+		st->keys[k & (2 * ALYS_MAX_FRAMES - 1)] =
+			alys_stack_child_key(st->keys[(k - 1) & (2 * ALYS_MAX_FRAMES - 1)],
+					     st->scratch.ips[(c->nr - k) & (ALYS_MAX_FRAMES - 1)]);
+	}
 	return 0;
 }
 
@@ -163,7 +171,7 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 	if (nr > ALYS_MAX_FRAMES)
 		return 0;
 	st->keys[0] = alys_stack_root_key(s->flags);
-	bpf_loop(ALYS_MAX_FRAMES, prefix_key_step, &c, 0);
+	bpf_loop(ALYS_MAX_FRAMES / ALYS_KEYS_PER_STEP + 1, prefix_key_step, &c, 0);
 	leaf = st->keys[nr & (2 * ALYS_MAX_FRAMES - 1)];
 	if (bpf_map_lookup_elem(&stack_cache, &leaf))
 		return leaf;

@@ -135,6 +135,47 @@ static __always_inline struct alys_unwind_row *find_row(__u32 first, __u32 count
 	return bpf_map_lookup_elem(&unwind_rows, &idx);
 }
 
+/*
+ * The rows found last, by return address: a deep stack repeats a few
+ * functions' call sites, and each binary search over a big program's rows
+ * costs ~20 cache misses (~100 ns a frame). Per CPU, so no other CPU
+ * writes an entry being read; the tag mixes the process entry's epoch,
+ * the pc and the row itself, so that an entry half written by a program
+ * that preempted this one, or left by another process, does not match.
+ */
+#define UNWIND_MEMO_SLOTS 8192
+
+struct memo_entry {
+	__u64 tag;
+	__u64 row;		/* struct alys_unwind_row without its pc */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNWIND_MEMO_SLOTS);
+	__type(key, __u32);
+	__type(value, struct memo_entry);
+} unwind_memo SEC(".maps");
+
+static __always_inline __u64 memo_tag(__u32 epoch, __u64 pc, __u64 row)
+{
+	return alys_stack_child_key(alys_stack_child_key(epoch, pc), row);
+}
+
+static __always_inline __u64 row_pack(const struct alys_unwind_row *r)
+{
+	return (__u64)(__u32)r->cfa_offset | (__u64)(__u16)r->rbp_offset << 32 |
+	       (__u64)r->cfa_type << 48 | (__u64)r->rbp_type << 56;
+}
+
+static __always_inline void row_unpack(__u64 v, struct alys_unwind_row *r)
+{
+	r->cfa_offset = (__s32)(__u32)v;
+	r->rbp_offset = (__s16)(__u16)(v >> 32);
+	r->cfa_type = (__u8)(v >> 48);
+	r->rbp_type = (__u8)(v >> 56);
+}
+
 /* Source of a new process's empty cache: too big for the BPF stack. */
 const struct alys_proc empty_proc = {};
 
@@ -149,11 +190,17 @@ struct unwind_ctx {
 static long unwind_step(__u32 i, struct unwind_ctx *c)
 {
 	struct alys_proc_mapping found, *m;
-	struct alys_unwind_row *row;
+	struct alys_unwind_row *row, memo_row;
 	__u64 lookup = i == 0 ? c->pc : c->pc - 1;
 	__u64 cfa, ra = 0, rel;
-	__u32 nr = c->s->nr;
+	__u32 nr = c->s->nr, slot = (__u32)(lookup ^ lookup >> 13) & (UNWIND_MEMO_SLOTS - 1);
+	struct memo_entry *me = bpf_map_lookup_elem(&unwind_memo, &slot);
 
+	if (me && me->tag == memo_tag(c->proc->epoch, lookup, me->row)) {
+		row_unpack(me->row, &memo_row);
+		row = &memo_row;
+		goto have_row;
+	}
 	m = cached_mapping(c->proc, lookup);
 	if (!m) {
 		if (!discover_mapping(c->proc, lookup, &found)) {
@@ -172,6 +219,13 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
 		count(ALYS_CNT_UNWIND_NO_TABLE);
 		return 1;
 	}
+	if (me) {
+		__u64 packed = row_pack(row);
+
+		me->row = packed;
+		me->tag = memo_tag(c->proc->epoch, lookup, packed);
+	}
+have_row:
 	switch (row->cfa_type) {
 	case ALYS_CFA_RSP:
 		cfa = c->sp + row->cfa_offset;
@@ -238,6 +292,8 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct alys_rb_st
 		if (!c.proc)
 			return;
 	}
+	if (!c.proc->epoch)
+		c.proc->epoch = bpf_get_prandom_u32() | 1;
 	/* One step more than frames: it tells a cut stack from a full one. */
 	bpf_loop(ALYS_MAX_FRAMES + 1, unwind_step, &c, 0);
 }

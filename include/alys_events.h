@@ -182,7 +182,7 @@ struct alys_proc_mapping {
 
 struct alys_proc {
 	__u32 n;
-	__u32 pad;
+	__u32 epoch;		/* random, nonzero: names this entry in unwind_memo */
 	struct alys_proc_mapping m[ALYS_PROC_MAPPINGS];
 };
 
