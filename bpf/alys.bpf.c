@@ -63,6 +63,8 @@ struct pending_call {
 	__u8 skip;
 };
 
+#define ALYS_STACK_PAGES 8
+
 struct thread_state {
 	__u32 depth;
 	__u32 sampling_started;
@@ -72,6 +74,10 @@ struct thread_state {
 	 * per-task rather than per-CPU because uprobe programs can be
 	 * preempted. */
 	struct alys_rb_stack scratch;
+	/* The stack's pages from the walk's first sp up (unwind_dwarf.h),
+	 * copied whole on first use: one read for a page holds dozens of
+	 * frames' return addresses. */
+	__u8 stack_pages[ALYS_STACK_PAGES][4096];
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
 };
 
@@ -220,7 +226,7 @@ static __always_inline __u64 collect_stack(struct pt_regs *regs,
 	s->nr = 0;
 	s->flags = 0;
 	if (unwind_mode == ALYS_UNWIND_DWARF)
-		unwind_dwarf(regs, s);
+		unwind_dwarf(regs, st);
 	else
 		unwind_fp(regs, s);
 	if (s->nr == 0)

@@ -184,8 +184,40 @@ const struct alys_proc empty_proc = {};
 struct unwind_ctx {
 	struct alys_rb_stack *s;
 	struct alys_proc *proc;
+	struct thread_state *st;
 	__u64 pc, sp, bp;
+	__u64 page0;		/* the first sp's page number */
+	__u32 loaded, bad;	/* pages of st->stack_pages copied, unreadable */
 };
+
+/*
+ * A user read costs ~60 ns whatever its size up to a few hundred bytes,
+ * and a walk makes one or two a frame: read the stack a page at a time
+ * instead, on first use. A page that cannot be read whole (past the
+ * stack's end) and a value across a page boundary are read directly.
+ */
+static __always_inline int stack_read(struct unwind_ctx *c, __u64 addr, __u64 *v)
+{
+	__u64 pg = (addr >> 12) - c->page0;
+	__u32 off = addr & 4095;
+	__u8 *page;
+
+	if (pg >= ALYS_STACK_PAGES || off > 4096 - 8 || (c->bad & (1u << pg)))
+		return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
+	page = c->st->stack_pages[pg & (ALYS_STACK_PAGES - 1)];
+	if (!(c->loaded & (1u << pg))) {
+		if (bpf_probe_read_user(page, 4096, (void *)(addr & ~4095ULL))) {
+			c->bad |= 1u << pg;
+			return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
+		}
+		c->loaded |= 1u << pg;
+	}
+	off &= 4095;
+	if (off > 4096 - 8)
+		return -1;
+	*v = *(__u64 *)(page + off);
+	return 0;
+}
 
 static long unwind_step(__u32 i, struct unwind_ctx *c)
 {
@@ -244,13 +276,12 @@ have_row:
 		count(ALYS_CNT_UNWIND_NO_TABLE);
 		return 1;
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+	if (stack_read(c, cfa - 8, &ra)) {
 		count(ALYS_CNT_UNWIND_BAD_READ);
 		return 1;
 	}
 	if (row->rbp_type == ALYS_RBP_OFFSET) {
-		if (bpf_probe_read_user(&c->bp, sizeof(c->bp),
-					(void *)(cfa + row->rbp_offset))) {
+		if (stack_read(c, cfa + row->rbp_offset, &c->bp)) {
 			count(ALYS_CNT_UNWIND_BAD_READ);
 			return 1;
 		}
@@ -273,14 +304,17 @@ have_row:
 	return 0;
 }
 
-static __always_inline void unwind_dwarf(struct pt_regs *regs, struct alys_rb_stack *s)
+static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_state *st)
 {
 	__u64 mm = (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm);
+	struct alys_rb_stack *s = &st->scratch;
 	struct unwind_ctx c = {
 		.s = s,
+		.st = st,
 		.pc = PT_REGS_IP(regs),
 		.sp = PT_REGS_SP(regs),
 		.bp = PT_REGS_FP(regs),
+		.page0 = PT_REGS_SP(regs) >> 12,
 	};
 
 	s->ips[0] = c.pc;
