@@ -64,7 +64,24 @@ struct tracked {
 	__u32 pad;
 };
 
-/* Blocks being followed (all, or the sampled ones), by address. */
+/*
+ * Blocks being followed (all, or the sampled ones), by address, in two
+ * maps. A scan walks every bucket of a hash map whatever it holds (~20 ns
+ * a bucket: 20 ms for the 1M of a full trace), so blocks go to a small map
+ * while it has room and to the big one (sized by the daemon) only beyond,
+ * and the big one is walked, and looked in, only when it holds any.
+ */
+#define TRACKED_SMALL (1 << 16)
+#define TRACKED_SMALL_FILL (TRACKED_SMALL / 4 * 3)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, TRACKED_SMALL);
+	__type(key, __u64);
+	__type(value, struct tracked);
+} tracked_small SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -72,6 +89,58 @@ struct {
 	__type(key, __u64);
 	__type(value, struct tracked);
 } tracked SEC(".maps");
+
+__s64 tracked_small_n, tracked_big_n;	/* blocks in each */
+/* Tests lower it (ALYS_BPF_TRACKED_SMALL_FILL) to reach the big map. */
+const volatile __s64 tracked_small_fill = TRACKED_SMALL_FILL;
+
+static __always_inline struct tracked *tracked_lookup(__u64 *addr)
+{
+	struct tracked *v = bpf_map_lookup_elem(&tracked_small, addr);
+
+	if (!v && tracked_big_n > 0)
+		v = bpf_map_lookup_elem(&tracked, addr);
+	return v;
+}
+
+/* A block not followed yet (no allocator hands out one address twice at
+ * once: two CPUs never insert the same one). */
+static __always_inline int tracked_insert(__u64 *addr, struct tracked *v)
+{
+	if (tracked_small_n < tracked_small_fill &&
+	    !bpf_map_update_elem(&tracked_small, addr, v, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&tracked_small_n, 1);
+		return 0;
+	}
+	if (!bpf_map_update_elem(&tracked, addr, v, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&tracked_big_n, 1);
+		return 0;
+	}
+	return -1;
+}
+
+/* Follow addr from now on: the entry updated where it is, or a new one. */
+static __always_inline int tracked_set(__u64 *addr, struct tracked *v, struct tracked *old)
+{
+	if (old) {
+		*old = *v;
+		return 0;
+	}
+	return tracked_insert(addr, v);
+}
+
+static __always_inline bool tracked_delete(__u64 *addr)
+{
+	if (!bpf_map_delete_elem(&tracked_small, addr)) {
+		__sync_fetch_and_add(&tracked_small_n, -1);
+		return true;
+	}
+	if (tracked_big_n > 0 && !bpf_map_delete_elem(&tracked, addr)) {
+		__sync_fetch_and_add(&tracked_big_n, -1);
+		return true;
+	}
+	return false;
+}
 
 #define HDR_HOPS 6
 
@@ -168,6 +237,7 @@ static __always_inline bool emit_death(__u64 addr, __u8 cause, __u32 gc_no, __u3
 struct scan_ctx {
 	__u64 arrays;
 	__u32 cur, since;
+	bool big;			/* walking the big map */
 	__u64 followed, judged, dead, unreadable;
 };
 
@@ -192,7 +262,12 @@ static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct 
 	if (!emit_death(addr, ALYS_CAUSE_MARKS, c->cur,
 			v->gc_no + 1 > c->since ? v->gc_no + 1 : c->since))
 		return 0;
-	bpf_map_delete_elem(&tracked, &addr);
+	if (c->big) {
+		if (!bpf_map_delete_elem(&tracked, &addr))
+			__sync_fetch_and_add(&tracked_big_n, -1);
+	} else if (!bpf_map_delete_elem(&tracked_small, &addr)) {
+		__sync_fetch_and_add(&tracked_small_n, -1);
+	}
 	c->dead++;
 	return 0;
 }
@@ -227,7 +302,11 @@ static __always_inline void maybe_scan(__u64 bias, enum scan_why why)
 		count_n(ALYS_CNT_LIVE_MERGED, cur - last - 1);
 	c.cur = (__u32)cur;
 	c.since = cur > last ? (__u32)last + 1 : (__u32)cur;
-	bpf_for_each_map_elem(&tracked, scan_one, &c, 0);
+	bpf_for_each_map_elem(&tracked_small, scan_one, &c, 0);
+	if (tracked_big_n > 0) {
+		c.big = true;
+		bpf_for_each_map_elem(&tracked, scan_one, &c, 0);
+	}
 	live_scans++;
 	t1 = bpf_ktime_get_ns();
 	live_next_scan_ns = t1 + (t1 - t0) * ALYS_LIVE_SCAN_GAP;
@@ -264,7 +343,7 @@ static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool
 	v.gc_no = (__u32)cur;
 	if (live_mode == ALYS_LIVE_OFF) {
 		/* Sampled: the frees of sampled blocks are still recorded. */
-		if (sampled_trace && bpf_map_update_elem(&tracked, &addr, &v, BPF_ANY))
+		if (sampled_trace && tracked_set(&addr, &v, tracked_lookup(&addr)))
 			count(ALYS_CNT_TRACKED_FULL);
 		return;
 	}
@@ -276,7 +355,7 @@ static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool
 			__sync_val_compare_and_swap(&live_state, ALYS_LIVE_VERIFYING,
 						    ALYS_LIVE_VERIFIED);
 	}
-	old = bpf_map_lookup_elem(&tracked, &addr);
+	old = tracked_lookup(&addr);
 	if (old) {
 		if (live_mode == ALYS_LIVE_MARKS && live_state == ALYS_LIVE_VERIFIED)
 			count(ALYS_CNT_LIVE_REUSED);
@@ -285,14 +364,14 @@ static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool
 		emit_death(addr, ALYS_CAUSE_REUSE, v.gc_no,
 			   old->gc_no < v.gc_no ? old->gc_no + 1 : v.gc_no);
 	}
-	if (bpf_map_update_elem(&tracked, &addr, &v, BPF_ANY))
+	if (tracked_set(&addr, &v, old))
 		count(ALYS_CNT_TRACKED_FULL);
 }
 
 /* Whether addr was tracked (and is no more): GC_free, realloc's old block. */
 static __always_inline bool untrack_block(__u64 addr)
 {
-	return addr && bpf_map_delete_elem(&tracked, &addr) == 0;
+	return addr && tracked_delete(&addr);
 }
 
 #endif

@@ -403,6 +403,9 @@ static int open_bpf(struct tracer *t)
 	 * than the blocks it must hold (~4 ms per 1M buckets). */
 	bpf_map__set_max_entries(t->skel->maps.tracked,
 				 t->sample_bytes || t->refill ? TRACKED_SAMPLED : TRACKED_ALL);
+	/* Tests: blocks beyond this many go to the big tracked map. */
+	if (getenv("ALYS_BPF_TRACKED_SMALL_FILL") && *getenv("ALYS_BPF_TRACKED_SMALL_FILL"))
+		t->skel->rodata->tracked_small_fill = atoll(getenv("ALYS_BPF_TRACKED_SMALL_FILL"));
 	err = alys_bpf__load(t->skel);
 	if (err && t->session) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */

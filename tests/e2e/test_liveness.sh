@@ -163,6 +163,19 @@ check_eq "reuse fallback: still none freed while referenced" "$(truth reuse prem
 check_ge "reuse fallback misses what marks find ($(truth reuse never) dropped objects never reported)" \
 	"$(truth reuse never)" 1
 
+# More blocks followed than the small tracked map takes (lowered to 200 for
+# the test; 49,152 by default): the rest go to the big map, which scans,
+# GC_free and reuse then search too. The same verdict.
+ALYS_BPF_TRACKED_SMALL_FILL=200 run overflow "$ALYS_PROGS/liveness"
+check_ge "overflow: more blocks followed than the small map takes" \
+	"$(json_query "$T/overflow.json" "max(c['followed'] for c in d['collections'])")" 1000
+check_ge "overflow: $(truth overflow ontime) of $(truth overflow dropped) dropped objects freed at the first collection after the drop (>= 99%)" \
+	"$(truth overflow pct_ontime)" 9900
+check_eq "overflow: none reported freed while still referenced, none of the leaked" \
+	"$(truth overflow premature) $(truth overflow kept_freed)" "0 0"
+check_eq "overflow: as many never reported (kept by the collector at exit) as with one map" \
+	"$(truth overflow never)" "$(truth liveness never)"
+
 ALYS_BPF_LAYOUT_TEST=bad run bad "$ALYS_PROGS/liveness"
 check_match "wrong layout: caught by the run-time check and announced" "$(tr '\n' ' ' <"$T/bad.err")" \
 	'notice: the block headers of .* do not match the layout derived from its code'
