@@ -92,5 +92,5 @@ for mode in $MODES; do
 	awk -v m="$mode" -v ms="$ms" -v f="$floor" -v s="$size" -v e="$events" -v en="$entry" \
 		-v r="$ret" -v n="$nodes" -v st=$((2 * PATHS)) 'BEGIN {
 		printf "%-16s %9d %8.2f %11s %12s %11s %11s\n", m, ms, ms / f,
-			s ? sprintf("%.1f", s / e) : "-", en, r, n != "-" && n > 0 ? sprintf("%.1f", n / st) : "-" }'
+			(s ? sprintf("%.1f", s / e) : "-"), en, r, ((n != "-" && n > 0) ? sprintf("%.1f", n / st) : "-") }'
 done
