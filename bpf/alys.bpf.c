@@ -303,8 +303,10 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 
 	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st)
+	if (!st) {
+		count(ALYS_CNT_NO_THREAD_STATE);
 		return 1;
+	}
 	d = st->depth;
 	maybe_scan(bias_of(regs, probe_vaddr[kind & 7]), SCAN_IMPLICIT);
 	/* GC_realloc frees and allocates through the same entry points: those
@@ -423,8 +425,10 @@ int gc_refill(struct pt_regs *ctx)
 		return 0;	/* out of memory: the collector's oom handler runs */
 	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st)
+	if (!st) {
+		count(ALYS_CNT_NO_THREAD_STATE);
 		return 0;
+	}
 	n = list_length(head);
 	size = reg_value(ctx, refill_size_reg);
 	if (refill_kind_reg >= 0)
@@ -454,8 +458,10 @@ int BPF_KPROBE(gc_realloc_inplace, __u64 p, __u64 lb)
 		return 0;
 	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st)
+	if (!st) {
+		count(ALYS_CNT_NO_THREAD_STATE);
 		return 0;
+	}
 	count(ALYS_CNT_REALLOC_IN_PLACE);
 	submit_event(ALYS_KIND_REALLOC, 0, lb, p, p, collect_stack(ctx, st),
 		     gc_no_vaddr ? bias + gc_no_vaddr : 0);
@@ -475,8 +481,10 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
 		maybe_scan(bias_of(ctx, probe_vaddr[ALYS_KIND_FREE]), SCAN_IMPLICIT);
 	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st)
+	if (!st) {
+		count(ALYS_CNT_NO_THREAD_STATE);
 		return 0;
+	}
 	d = st->depth;
 	if (d > 0 && d <= ALYS_MAX_DEPTH &&
 	    st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind == ALYS_KIND_REALLOC)

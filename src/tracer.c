@@ -83,6 +83,7 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_DUTY_OUTSIDE] = "duty_outside",
 	[ALYS_CNT_STACK_FRAMES_SENT] = "stack_frames_sent",
 	[ALYS_CNT_LIVE_EXIT_IN_GC] = "live_exit_in_gc",
+	[ALYS_CNT_NO_THREAD_STATE] = "no_thread_state",
 	[CNT_UNMAPPED_IP] = "unmapped_ip",
 	[CNT_STACK_RESENT] = "stack_resent",
 	[CNT_STACK_COLLISION] = "stack_collision",
@@ -1147,6 +1148,10 @@ static void finish(struct tracer *t)
 		     "(counted in the trace)\n",
 		     (unsigned long long)t->counters[ALYS_CNT_RB_DROP_EVENT],
 		     (unsigned long long)t->counters[ALYS_CNT_RB_DROP_STACK]);
+	if (t->counters[ALYS_CNT_NO_THREAD_STATE])
+		fail("warning: %llu allocation calls were not traced: the kernel could not allocate "
+		     "their thread's state (memory short? counted in the trace)\n",
+		     (unsigned long long)t->counters[ALYS_CNT_NO_THREAD_STATE]);
 	if (t->counters[CNT_STACK_COLLISION])
 		fail("warning: %llu stack nodes shared a 64-bit key with another: their events "
 		     "are attributed to the first (counted in the trace)\n",
