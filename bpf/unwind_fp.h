@@ -13,41 +13,50 @@ struct fp_frame {
 	__u64 ret;
 };
 
+struct fp_ctx {
+	struct alys_rb_stack *s;
+	__u64 sp, bp;
+};
+
+/* Frame i (from 2): a bpf_loop step, so that the verifier checks one
+ * step rather than 128 unrolled ones beside the rest of the program. */
+static long fp_step(__u32 j, struct fp_ctx *c)
+{
+	__u32 i = j + 2;
+	struct fp_frame f;
+
+	/* Frames live above the probe's sp; anything else is not a frame
+	 * pointer. */
+	if (c->bp <= c->sp || c->bp & 7)
+		return 1;
+	if (bpf_probe_read_user(&f, sizeof(f), (void *)c->bp) || !f.ret)
+		return 1;
+	/* Only a caller found past the limit makes the stack truncated. */
+	if (i >= max_frames || i >= ALYS_MAX_FRAMES) {
+		c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
+		count(ALYS_CNT_STACK_TRUNCATED);
+		return 1;
+	}
+	c->s->ips[i & (ALYS_MAX_FRAMES - 1)] = f.ret;
+	c->s->nr = i + 1;
+	if (f.next_bp <= c->bp)
+		return 1;
+	c->bp = f.next_bp;
+	return 0;
+}
+
 static __always_inline void unwind_fp(struct pt_regs *regs, struct alys_rb_stack *s)
 {
-	__u64 sp = PT_REGS_SP(regs);
-	__u64 bp = PT_REGS_FP(regs);
+	struct fp_ctx c = { .s = s, .sp = PT_REGS_SP(regs), .bp = PT_REGS_FP(regs) };
 	__u64 ret = 0;
-	__u32 nr = 0;
 
-	s->ips[nr++] = PT_REGS_IP(regs);
-	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp) || !ret) {
-		s->nr = nr;
+	s->ips[0] = PT_REGS_IP(regs);
+	s->nr = 1;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)c.sp) || !ret)
 		return;
-	}
-	s->ips[nr++] = ret;
-	for (__u32 i = 2; i <= ALYS_MAX_FRAMES; i++) {
-		struct fp_frame f;
-
-		/* Frames live above the probe's sp; anything else is not a
-		 * frame pointer. */
-		if (bp <= sp || bp & 7)
-			break;
-		if (bpf_probe_read_user(&f, sizeof(f), (void *)bp) || !f.ret)
-			break;
-		/* Only a caller found past the limit makes the stack truncated. */
-		if (i >= max_frames || i >= ALYS_MAX_FRAMES) {
-			s->flags |= ALYS_STACK_FLAG_TRUNCATED;
-			count(ALYS_CNT_STACK_TRUNCATED);
-			break;
-		}
-		s->ips[i & (ALYS_MAX_FRAMES - 1)] = f.ret;
-		nr = i + 1;
-		if (f.next_bp <= bp)
-			break;
-		bp = f.next_bp;
-	}
-	s->nr = nr;
+	s->ips[1] = ret;
+	s->nr = 2;
+	bpf_loop(ALYS_MAX_FRAMES - 1, fp_step, &c, 0);
 }
 
 #endif

@@ -49,6 +49,8 @@ static int write_cb(void *data, const char *buf, size_t len)
 	struct trace_writer *w = data;
 	char *b;
 
+	if (!len)
+		return 0;
 	w->raw_bytes += len;
 	if (w->bare)
 		return write_file(w, buf, len);
