@@ -121,9 +121,9 @@ struct key_ctx {
 };
 
 /* keys[k] from keys[k - 1], ALYS_KEYS_PER_STEP at a time: a bpf_loop
- * step, so that the verifier checks one step, not 128 (the fp walk's
- * unrolled loop leaves no room for that), and few enough calls that short
- * stacks pay little for them. */
+ * step, so that the verifier checks one step, not 128 (the programs are
+ * near its limit of a million instructions processed), and few enough
+ * calls that short stacks pay little for them. */
 #define ALYS_KEYS_PER_STEP 4
 
 static long prefix_key_step(__u32 i, struct key_ctx *c)
