@@ -6,7 +6,8 @@
 #      "# run-all-arg: PROGRAM", e.g. "# run-all-arg: alys_converter")
 #   3. builds the test programs (tests/build-programs.sh tests/build/programs)
 #   4. runs every tests/e2e/test_*.sh against each build (argument: bin dir;
-#      needs root with BPF and uprobes)
+#      needs root with BPF and uprobes), or against the one its line
+#      "# run-all-builds: NAME" names
 # Each test script prints "N passed, M failed" as its last line (tests/lib.sh
 # summary). This script adds them up and prints the grand total as its own
 # last line, "N passed, M failed"; it exits 1 if anything failed, if a
@@ -165,8 +166,18 @@ if [ -n "$e2e_files" ]; then
 fi
 
 # --- 4. end-to-end tests ---------------------------------------------------
+# A test with a line "# run-all-builds: NAME" runs against that build only
+# (its header says why), e.g. a timing test whose subject is not memory
+# safety: the sanitizers' build only makes it slower.
+only_build() { sed -n 's/^# run-all-builds:[[:space:]]*\([^[:space:]]*\).*/\1/p' "$1" | head -n 1; }
 for b in "${good_builds[@]}"; do
 	for f in $e2e_files; do
+		only=$(only_build "$f")
+		if [ -n "$only" ] && [ "$only" != "$(basename "$b")" ]; then
+			echo
+			echo "=== $f [$(basename "$b")]: not run, this test runs against $only only (its header says why)"
+			continue
+		fi
 		run_test "$f" "$b"
 		e2e_ran=$((e2e_ran + 1))
 	done

@@ -191,7 +191,7 @@ events_at() {
 
 prev_events=-1
 bad_cuts=()
-for cut in $("$ALYS_PYTHON" -c "import random; print(*sorted(random.sample(range($first, $size - 1), 12)))"); do
+for cut in $("$ALYS_PYTHON" -c "import random; print(*sorted(random.sample(range($first, $size - 1), 6)))"); do
 	bound=$(awk -v c="$cut" '$1 <= c { b = $1 } END { print b }' "$T/bounds")
 	read -r at_cut n_cut <<<"$(events_at "$cut")"
 	read -r at_bound n_bound <<<"$(events_at "$bound")"
@@ -203,7 +203,7 @@ for cut in $("$ALYS_PYTHON" -c "import random; print(*sorted(random.sample(range
 	fi
 	prev_events=$n_cut
 done
-check_eq "cut trace: 12 random cuts each use every record before them and name the byte" \
+check_eq "cut trace: 6 random cuts each use every record before them and name the byte" \
 	"${bad_cuts[*]:-}" ""
 last=$(awk '$2 == 12 { b = $1 } END { print b }' "$T/bounds")
 # the last block complete: every event, only the end record missing
