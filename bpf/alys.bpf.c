@@ -78,6 +78,7 @@ struct thread_state {
 	 * copied whole on first use: one read for a page holds dozens of
 	 * frames' return addresses. */
 	__u8 stack_pages[ALYS_STACK_PAGES][4096];
+	__u32 pages_loaded, pages_bad;	/* of stack_pages: copied, unreadable */
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
 };
 

@@ -187,7 +187,6 @@ struct unwind_ctx {
 	struct thread_state *st;
 	__u64 pc, sp, bp;
 	__u64 page0;		/* the first sp's page number */
-	__u32 loaded, bad;	/* pages of st->stack_pages copied, unreadable */
 };
 
 /*
@@ -202,15 +201,15 @@ static __always_inline int stack_read(struct unwind_ctx *c, __u64 addr, __u64 *v
 	__u32 off = addr & 4095;
 	__u8 *page;
 
-	if (pg >= ALYS_STACK_PAGES || off > 4096 - 8 || (c->bad & (1u << pg)))
+	if (pg >= ALYS_STACK_PAGES || off > 4096 - 8 || (c->st->pages_bad & (1u << pg)))
 		return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
 	page = c->st->stack_pages[pg & (ALYS_STACK_PAGES - 1)];
-	if (!(c->loaded & (1u << pg))) {
+	if (!(c->st->pages_loaded & (1u << pg))) {
 		if (bpf_probe_read_user(page, 4096, (void *)(addr & ~4095ULL))) {
-			c->bad |= 1u << pg;
+			c->st->pages_bad |= 1u << pg;
 			return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
 		}
-		c->loaded |= 1u << pg;
+		c->st->pages_loaded |= 1u << pg;
 	}
 	off &= 4095;
 	if (off > 4096 - 8)
@@ -316,6 +315,10 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 		.bp = PT_REGS_FP(regs),
 		.page0 = PT_REGS_SP(regs) >> 12,
 	};
+
+	/* In the thread's state, not here: the verifier would track every
+	 * bit pattern of a mask on the stack through the loop. */
+	st->pages_loaded = st->pages_bad = 0;
 
 	s->ips[0] = c.pc;
 	s->nr = 1;
