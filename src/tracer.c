@@ -1095,8 +1095,10 @@ static void request_end_scan(struct tracer *t)
 	if (t->exited || t->live.mode != ALYS_LIVE_MARKS || t->o->empty_probes ||
 	    !t->collections)
 		return;
-	/* The probes in place may be between --duty windows. */
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+	/* With --sample refill only the slow paths are probed (and, with
+	 * --duty, maybe not now): the allocation entries call maybe_scan for
+	 * the wait. Other modes probe them already. */
+	for (size_t i = 0; t->refill && i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (t->gp.funcs[kinds[i]].found &&
 		    (links[n] = attach_link(t, t->skel->progs.end_scan_entry,
 					    &t->gp.funcs[kinds[i]], false, false)))

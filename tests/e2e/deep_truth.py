@@ -19,7 +19,7 @@ node. Prints key=value lines:
 import re
 import sys
 
-from stacks_truth import report
+from stacks_truth import count_folded, report
 
 R = re.compile(r'\*r([0-3])<')
 
@@ -31,20 +31,8 @@ def main(folded, truth_path):
             k, nodes, bufs = line.split()
             truth[(k, 'node')] = int(nodes)
             truth[(k, 'buf')] = int(bufs)
-    got, stacks, events, lost = {}, 0, 0, 0
-    with open(folded) as f:
-        for line in f:
-            stack, _, n = line.rstrip('\n').rpartition(' ')
-            n = int(n)
-            events += n
-            if '[stack lost]' in stack:
-                lost += n
-            if '*leaf<' not in stack:
-                continue
-            stacks += 1
-            k = (''.join(R.findall(stack))[1:], 'buf' if '*buf<' in stack else 'node')
-            got[k] = got.get(k, 0) + n
-    report(truth, got, len(truth) // 2, stacks, events, lost)
+    report(truth, len(truth) // 2, *count_folded(folded, lambda stack: (
+        ''.join(R.findall(stack))[1:], 'buf' if '*buf<' in stack else 'node')))
 
 if __name__ == '__main__':
     main(sys.argv[1], sys.argv[2])

@@ -27,6 +27,13 @@ def main(folded, truth_path):
         for line in f:
             k, v = line.split()
             truth[k] = int(v)
+    report(truth, len(truth),
+           *count_folded(folded, lambda stack: ''.join(D.findall(stack)) or '-'))
+
+
+def count_folded(folded, key_of):
+    """Counts per key_of(stack) of the stacks through leaf, their number,
+    all events and those under [stack lost] (also deep_truth.py's)."""
     got, stacks, events, lost = {}, 0, 0, 0
     with open(folded) as f:
         for line in f:
@@ -38,12 +45,12 @@ def main(folded, truth_path):
             if '*leaf<' not in stack:
                 continue
             stacks += 1
-            k = ''.join(D.findall(stack)) or '-'
+            k = key_of(stack)
             got[k] = got.get(k, 0) + n
-    report(truth, got, len(truth), stacks, events, lost)
+    return got, stacks, events, lost
 
 
-def report(truth, got, paths, stacks, events, lost):
+def report(truth, paths, got, stacks, events, lost):
     """Print the key=value lines (also deep_truth.py's)."""
     wrong = [k for k in truth if got.get(k) != truth[k]]
     for k in wrong[:5]:
