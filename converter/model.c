@@ -59,24 +59,24 @@ size_t model_bucket_of(const struct model *m, const struct trace_event *e)
 
 /* Frame k (flattened, innermost first, whole stack) of a stack. */
 struct frame_walk {
-	const struct trace *t;
 	struct symbolizer *sym;
-	const struct trace_stack *st;
+	struct frame_iter it;
+	const struct sym_entry *e;	/* of address i */
 	uint32_t i, k;
 };
 
 static const struct sym_frame *next_frame(struct frame_walk *w)
 {
-	while (w->i < w->st->nr) {
-		const struct sym_entry *e = symbolizer_entry(
-			w->sym, symbolizer_resolve(w->sym, w->t->ips[w->st->first + w->i], w->i));
+	uint64_t ip;
 
-		if (w->k < e->nr_frames)
-			return &e->frames[w->k++];
-		w->i++;
+	for (;;) {
+		if (w->e && w->k < w->e->nr_frames)
+			return &w->e->frames[w->k++];
+		if (!frames_next(&w->it, &ip))
+			return NULL;
+		w->e = symbolizer_entry(w->sym, symbolizer_resolve(w->sym, ip, w->i++));
 		w->k = 0;
 	}
-	return NULL;
 }
 
 /* The site frame of a stack by the one rule (lib/crystal_names.h), and the
@@ -87,11 +87,15 @@ static const struct sym_frame *stack_site(const struct trace *t, struct symboliz
 					  const struct trace_stack *st, char *type, size_t type_len,
 					  char *block, size_t block_len)
 {
-	/* ips[0] is the probed GC function itself, whatever its name says. */
-	struct frame_walk w = { .t = t, .sym = sym, .st = st, .i = 1 };
+	struct frame_walk w = { .sym = sym };
 	const struct sym_frame *f;
 	struct site_rule rule;
+	uint64_t ip;
 
+	/* frame 0 is the probed GC function itself, whatever its name says */
+	frames_begin(&w.it, t, st, 0);
+	frames_next(&w.it, &ip);
+	w.i = 1;
 	site_rule_init(&rule);
 	while ((f = next_frame(&w)) && !site_rule_is_site(&rule, f->name))
 		;
@@ -124,8 +128,13 @@ static void site_name(struct outbuf *o, const struct sym_frame *f, bool lost)
 static void code_type(const struct model *m, const struct trace_stack *st, char *type,
 		      size_t type_len)
 {
-	for (uint32_t i = 1; i < st->nr && i <= 3; i++) {
-		const char *name = type_ids_call(&m->code_types, m->t->ips[st->first + i]);
+	struct frame_iter it;
+	uint64_t ip;
+
+	frames_begin(&it, m->t, st, 4);
+	frames_next(&it, &ip);
+	while (frames_next(&it, &ip)) {
+		const char *name = type_ids_call(&m->code_types, ip);
 
 		if (name) {
 			snprintf(type, type_len, "%s", name);
@@ -216,13 +225,36 @@ static void classify(struct model *m)
 
 /* ---- the pass over the events ---- */
 
+/* A counted allocation not given back yet: all the pass needs of it. */
+struct model_block {
+	uint64_t weight, objects;
+	uint32_t bucket, tid, gc_no;
+};
+
 struct build {
 	struct model *m;
+	/* a replay (model_each_shown) only selects, and hands out what it
+	 * selects: the model is built already */
+	bool replay;
+	trace_event_fn *fn;
+	void *ctx;
+
+	struct u64_table counted;	/* event id -> index in blocks (a) */
+	struct model_block *blocks;
+	size_t nr_blocks, cap_blocks;
+	uint32_t *free_blocks;		/* indexes in blocks to reuse */
+	size_t nr_free, cap_free;
+
 	struct u64_table thread_of;	/* tid + 1 -> index in threads */
 	size_t cap_threads;
 	uint32_t *dirty;		/* sites changed since the last snapshot */
 	size_t nr_dirty;
 	uint64_t alloc_space, inuse_space;	/* running totals */
+
+	size_t next_coll;
+	uint32_t last_gc;		/* without collection records */
+	uint64_t last_ts;
+	struct progress bar;
 };
 
 static void add_stats(struct alloc_stats *s, uint64_t objects, uint64_t space)
@@ -316,45 +348,71 @@ static bool in_time(const struct model *m, const struct trace_event *e)
 	       (!m->filter.has_to || rel <= m->filter.to_ns);
 }
 
+static void shown(struct build *bd, const struct trace_event *e)
+{
+	if (bd->replay)
+		bd->fn(bd->ctx, e);
+	else if (e->stack)
+		bd->m->stack_shown[e->stack - 1] = 1;
+}
+
 /* The allocation e gives back, if it was counted and not given back yet. */
 static void give_back(struct build *bd, const struct trace_event *e)
 {
 	struct model *m = bd->m;
-	const struct trace_event *old;
+	struct u64_slot *sl = u64_table_get(&bd->counted, e->prev_id);
+	const struct model_block *old;
 	struct model_bucket *bk;
 	struct model_thread *th;
-	uint64_t objs;
-	size_t oi;
+	uint32_t at;
 
-	if (!e->prev_id || e->prev_id > m->t->nr_events)
+	if (!sl)
 		return;
-	oi = e->prev_id - 1;
-	old = &m->t->events[oi];
-	if (m->selected[oi] != SEL_COUNTED || !event_allocates(old))
+	at = (uint32_t)sl->a;
+	u64_table_remove(&bd->counted, e->prev_id);
+	if (bd->replay)
 		return;
-	m->selected[oi] = SEL_GIVEN_BACK;
-	objs = event_objects(old);
-	bk = &m->buckets[model_bucket_of(m, old)];
+	bd->free_blocks = grow_array(bd->free_blocks, &bd->cap_free, bd->nr_free + 1,
+				     sizeof(*bd->free_blocks));
+	bd->free_blocks[bd->nr_free++] = at;
+	old = &bd->blocks[at];
+	bk = &m->buckets[old->bucket];
 	th = thread_of(bd, old->tid);
-	drop_stats(&bk->s, objs, old->weight);
-	drop_stats(&m->sites[bk->site].s, objs, old->weight);
+	drop_stats(&bk->s, old->objects, old->weight);
+	drop_stats(&m->sites[bk->site].s, old->objects, old->weight);
 	m->sites[bk->site].frees++;
-	th->inuse_objects -= objs;
+	th->inuse_objects -= old->objects;
 	th->inuse_space -= old->weight;
 	bd->inuse_space -= old->weight;
 	touch(bd, bk->site);
 	m->frees_matched++;
 }
 
-static void count_alloc(struct build *bd, size_t i, size_t b)
+static void count_alloc(struct build *bd, const struct trace_event *e, size_t b)
 {
 	struct model *m = bd->m;
-	const struct trace_event *e = &m->t->events[i];
 	struct model_bucket *bk = &m->buckets[b];
-	struct model_thread *th = thread_of(bd, e->tid);
+	struct model_thread *th;
 	uint64_t objs = event_objects(e);
+	uint32_t at;
 
-	m->selected[i] = SEL_COUNTED;
+	shown(bd, e);
+	if (bd->replay) {
+		u64_table_put(&bd->counted, e->id, 0, 0);
+		return;
+	}
+	if (bd->nr_free) {
+		at = bd->free_blocks[--bd->nr_free];
+	} else {
+		bd->blocks = grow_array(bd->blocks, &bd->cap_blocks, bd->nr_blocks + 1,
+					sizeof(*bd->blocks));
+		at = (uint32_t)bd->nr_blocks++;
+	}
+	bd->blocks[at] = (struct model_block){ .weight = e->weight, .objects = objs,
+					       .bucket = (uint32_t)b, .tid = e->tid,
+					       .gc_no = e->gc_no };
+	u64_table_put(&bd->counted, e->id, at, 0);
+	th = thread_of(bd, e->tid);
 	add_stats(&bk->s, objs, e->weight);
 	add_stats(&m->sites[bk->site].s, objs, e->weight);
 	m->sites[bk->site].allocs++;
@@ -368,88 +426,112 @@ static void count_alloc(struct build *bd, size_t i, size_t b)
 	m->alloc_events++;
 }
 
+/* Snapshots: after each collection read; without those, when allocations
+ * start carrying a new gc_no. */
+static void snapshots_before(struct build *bd, const struct trace_event *e)
+{
+	struct model *m = bd->m;
+	const struct trace *t = m->t;
+
+	for (; bd->next_coll < t->nr_collections &&
+	       t->collections[bd->next_coll].first_event < e->id; bd->next_coll++)
+		snapshot(bd, t->collections[bd->next_coll].ts_ns, false);
+	if (!t->nr_collections && e->kind != ALYS_KIND_FREE && e->gc_no > bd->last_gc) {
+		if (bd->last_gc)
+			snapshot(bd, e->ts_ns, false);
+		bd->last_gc = e->gc_no;
+	}
+	if (e->ts_ns > bd->last_ts)
+		bd->last_ts = e->ts_ns;
+	if (e->gc_no > m->last_gc && e->gc_no != UINT32_MAX)
+		m->last_gc = e->gc_no;
+}
+
 /*
  * Events outside --time are ignored altogether: a block freed after the
  * window is still in use at its end. With --type, a free or realloc is
  * shown when the block it gives back was selected.
  */
+static void on_event(void *ctx, const struct trace_event *e)
+{
+	struct build *bd = ctx;
+	struct model *m = bd->m;
+	bool prev_selected = e->prev_id && u64_table_get(&bd->counted, e->prev_id);
+	size_t b;
+
+	progress_tick(&bd->bar, e->id);
+	if (!bd->replay)
+		snapshots_before(bd, e);
+	if (!in_time(m, e))
+		return;
+	if (event_releases(e)) {
+		if (e->kind == ALYS_KIND_FREE && !bd->replay)
+			m->free_events++;
+		give_back(bd, e);
+	}
+	if (!event_allocates(e)) {
+		if (!m->filter.type || prev_selected)
+			shown(bd, e);
+		return;
+	}
+	b = model_bucket_of(m, e);
+	if (m->filter.type && strcmp(model_type(m, b), m->filter.type))
+		return;
+	count_alloc(bd, e, b);
+}
+
 static void event_pass(struct build *bd)
 {
 	struct model *m = bd->m;
 	const struct trace *t = m->t;
-	size_t next_coll = 0;
-	uint32_t last_gc = 0;
-	uint64_t last_ts = t->hdr.start_ns;
-	struct progress bar;
 
-	progress_begin(&bar, "analysing", t->nr_events);
-	for (size_t i = 0; i < t->nr_events; i++) {
-		const struct trace_event *e = &t->events[i];
-		bool prev_selected = e->prev_id && e->prev_id <= t->nr_events &&
-				     m->selected[e->prev_id - 1];
-		size_t b;
-
-		progress_tick(&bar, i);
-		/* Snapshots: after each collection read; without those, when
-		 * allocations start carrying a new gc_no. */
-		for (; next_coll < t->nr_collections &&
-		       t->collections[next_coll].first_event <= i; next_coll++)
-			snapshot(bd, t->collections[next_coll].ts_ns, false);
-		if (!t->nr_collections && e->kind != ALYS_KIND_FREE && e->gc_no > last_gc) {
-			if (last_gc)
-				snapshot(bd, e->ts_ns, false);
-			last_gc = e->gc_no;
-		}
-		if (e->ts_ns > last_ts)
-			last_ts = e->ts_ns;
-		if (e->gc_no > m->last_gc && e->gc_no != UINT32_MAX)
-			m->last_gc = e->gc_no;
-
-		if (!in_time(m, e))
-			continue;
-		if (event_releases(e)) {
-			if (e->kind == ALYS_KIND_FREE)
-				m->free_events++;
-			give_back(bd, e);
-		}
-		if (!event_allocates(e)) {
-			if (!m->filter.type || prev_selected)
-				m->selected[i] = SEL_SHOWN;
-			continue;
-		}
-		b = model_bucket_of(m, e);
-		if (m->filter.type && strcmp(model_type(m, b), m->filter.type))
-			continue;
-		count_alloc(bd, i, b);
-	}
-	progress_end(&bar);
-	for (; next_coll < t->nr_collections; next_coll++) {
-		snapshot(bd, t->collections[next_coll].ts_ns, false);
+	u64_table_init(&bd->counted);
+	progress_begin(&bd->bar, bd->replay ? "writing" : "analysing", t->nr_events);
+	if (trace_each_event(t, on_event, bd))
+		exit(1);
+	progress_end(&bd->bar);
+	if (bd->replay)
+		return;
+	bd->last_ts = bd->last_ts > t->hdr.start_ns ? bd->last_ts : t->hdr.start_ns;
+	for (; bd->next_coll < t->nr_collections; bd->next_coll++) {
+		snapshot(bd, t->collections[bd->next_coll].ts_ns, false);
 		/* a collection read after the last event: the end comes after it */
-		if (t->collections[next_coll].ts_ns > last_ts)
-			last_ts = t->collections[next_coll].ts_ns;
+		if (t->collections[bd->next_coll].ts_ns > bd->last_ts)
+			bd->last_ts = t->collections[bd->next_coll].ts_ns;
 	}
 	for (size_t c = 0; c < t->nr_collections; c++)
 		if (t->collections[c].gc_no > m->last_gc)
 			m->last_gc = t->collections[c].gc_no;
 	/* The last point of the series is the end of the trace. */
-	snapshot(bd, last_ts, true);
+	snapshot(bd, bd->last_ts, true);
+}
+
+void model_each_shown(const struct model *m, trace_event_fn *fn, void *ctx)
+{
+	struct build bd = { .m = (struct model *)m, .replay = true, .fn = fn, .ctx = ctx };
+
+	event_pass(&bd);
+	u64_table_free(&bd.counted);
 }
 
 /* ---- what needs the whole trace: ages, each type's totals and top site ---- */
 
-static void ages(struct model *m)
+/* The age of what is in use at the end: the blocks counted and not given
+ * back. */
+static void ages(struct model *m, const struct build *bd)
 {
-	for (size_t i = 0; i < m->t->nr_events; i++) {
-		const struct trace_event *e = &m->t->events[i];
+	for (size_t i = 0; i <= bd->counted.mask && bd->counted.slots; i++) {
+		const struct u64_slot *sl = &bd->counted.slots[i];
+		const struct model_block *blk;
 		struct model_site *s;
 		uint32_t age;
 
-		if (m->selected[i] != SEL_COUNTED)
+		if (!sl->key)
 			continue;
-		s = &m->sites[m->buckets[model_bucket_of(m, e)].site];
-		age = m->last_gc > e->gc_no ? m->last_gc - e->gc_no : 0;
-		s->age_sum += (uint64_t)age * event_objects(e);
+		blk = &bd->blocks[sl->a];
+		s = &m->sites[m->buckets[blk->bucket].site];
+		age = m->last_gc > blk->gc_no ? m->last_gc - blk->gc_no : 0;
+		s->age_sum += (uint64_t)age * blk->objects;
 		if (age > s->age_max)
 			s->age_max = age;
 	}
@@ -511,16 +593,19 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 	/* stacks, then lost stacks of kinds 1..3 */
 	m->nr_buckets = t->nr_stacks + 1 + ALYS_KIND_REALLOC;
 	m->buckets = xcalloc(m->nr_buckets, sizeof(*m->buckets));
-	m->selected = xcalloc(t->nr_events ? t->nr_events : 1, 1);
+	m->stack_shown = xcalloc(t->nr_stacks ? t->nr_stacks : 1, 1);
 	classify(m);
 
 	u64_table_init(&bd.thread_of);
 	bd.dirty = xcalloc(m->nr_sites ? m->nr_sites : 1, sizeof(*bd.dirty));
 	event_pass(&bd);
+	ages(m, &bd);
 	free(bd.dirty);
+	free(bd.blocks);
+	free(bd.free_blocks);
+	u64_table_free(&bd.counted);
 	u64_table_free(&bd.thread_of);
 
-	ages(m);
 	sum_types(m);
 	for (size_t i = 0; i < m->nr_sites; i++) {
 		struct model_site *s = &m->sites[i];
@@ -543,7 +628,7 @@ void model_free(struct model *m)
 	free(m->threads);
 	free(m->snaps);
 	free(m->changes);
-	free(m->selected);
+	free(m->stack_shown);
 	free(m->frames);
 	if (m->has_code_types)
 		type_ids_free(&m->code_types);
@@ -583,13 +668,13 @@ size_t model_frames(struct model *m, size_t b, const struct sym_frame ***frames)
 		return 2;
 	}
 	const struct trace_stack *st = &t->stacks[b - 1];
-	uint32_t nr = st->nr;
+	struct frame_iter it;
+	uint64_t ip;
 
-	if (m->depth && nr > m->depth)
-		nr = m->depth;
-	for (uint32_t i = 0; i < nr; i++) {
+	frames_begin(&it, t, st, m->depth);
+	for (uint32_t i = 0; frames_next(&it, &ip); i++) {
 		const struct sym_entry *e =
-			symbolizer_entry(m->sym, symbolizer_resolve(m->sym, t->ips[st->first + i], i));
+			symbolizer_entry(m->sym, symbolizer_resolve(m->sym, ip, i));
 
 		for (uint32_t k = 0; k < e->nr_frames; k++)
 			push_frame(m, n++, &e->frames[k]);

@@ -104,13 +104,6 @@ struct model_change {
 	uint64_t alloc_space, inuse_space;
 };
 
-enum selection {
-	SEL_NO,
-	SEL_SHOWN,		/* passes the filters, allocates nothing */
-	SEL_COUNTED,		/* an allocation counted in stats */
-	SEL_GIVEN_BACK,		/* ... and freed or reallocated since */
-};
-
 struct model {
 	const struct trace *t;
 	struct symbolizer *sym;
@@ -134,7 +127,7 @@ struct model {
 
 	struct alloc_stats total;
 	uint64_t alloc_events, free_events, frees_matched;
-	uint8_t *selected;		/* per event: enum selection */
+	uint8_t *stack_shown;		/* per stack: an event shown refers to it */
 
 	struct str_table names;		/* site and type names */
 	/* Type ids named from the program's code (with_code_types), which
@@ -153,11 +146,10 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 		 const struct event_filter *filter, uint32_t depth, bool with_code_types);
 void model_free(struct model *m);
 
-/* Whether event i passes the filters. */
-static inline bool model_selected(const struct model *m, size_t i)
-{
-	return m->selected[i];
-}
+/* Reads the events again and calls fn for each that passes the filters:
+ * an allocation counted, or a free or realloc of such an allocation (with
+ * --type; any, without). */
+void model_each_shown(const struct model *m, trace_event_fn *fn, void *ctx);
 
 /* Whether e adds a block: malloc, malloc_atomic, a realloc that did not
  * fail and was not to size 0. */

@@ -26,26 +26,33 @@ static int by_bytes(const void *a, const void *b)
 	return x->type_id < y->type_id ? -1 : x->type_id > y->type_id;
 }
 
-/* What the last allocation of addr before the census was, by its stack
- * (the model's): an object of a type, or a Pointer(X) buffer; NULL if
- * unknown or not recorded. */
-static const char *example_name(const struct model *m, const struct trace_census *c,
-				uint64_t addr)
+/* The last allocation of each example address before a census, by its
+ * stack (the model's): an object of a type, or a Pointer(X) buffer. */
+struct examples {
+	const struct model *m;
+	uint64_t before;		/* events with ids up to this one */
+	struct u64_table at;		/* addr -> 0: none; 1: no stack; 2 + bucket */
+};
+
+static void find_example(void *ctx, const struct trace_event *e)
 {
-	const struct trace *t = m->t;
+	struct examples *x = ctx;
+	struct u64_slot *sl;
 
-	for (size_t i = c->first_event; i-- > 0;) {
-		const struct trace_event *e = &t->events[i];
-		size_t b;
+	if (e->id > x->before || e->kind == ALYS_KIND_FREE ||
+	    !(sl = u64_table_get(&x->at, e->addr)))
+		return;
+	sl->a = e->stack ? 2 + model_bucket_of(x->m, e) : 1;
+}
 
-		if (e->kind == ALYS_KIND_FREE || e->addr != addr)
-			continue;
-		if (!e->stack)
-			return NULL;
-		b = model_bucket_of(m, e);
-		return model_block_type(m, b)[0] ? model_block_type(m, b) : NULL;
-	}
-	return NULL;
+/* NULL if unknown or not recorded. */
+static const char *example_name(const struct examples *x, uint64_t addr)
+{
+	uint64_t b = u64_table_get_a(&x->at, addr);
+
+	if (b < 2)
+		return NULL;
+	return model_block_type(x->m, b - 2)[0] ? model_block_type(x->m, b - 2) : NULL;
 }
 
 void write_census(struct model *m, struct outbuf *o, const struct output_options *opt)
@@ -55,6 +62,7 @@ void write_census(struct model *m, struct outbuf *o, const struct output_options
 	struct trace_census_type *v;
 	const struct type_ids *ti = &m->code_types;
 	uint64_t objs = 0, bytes = 0;
+	struct examples x = { .m = m };
 
 	(void)opt;
 	if (!t->nr_censuses) {
@@ -77,17 +85,23 @@ void write_census(struct model *m, struct outbuf *o, const struct output_options
 			      c->unreadable ? " (some blocks unreadable)" : "");
 	}
 	last = &t->censuses[t->nr_censuses - 1];
+	x.before = last->first_event;
 	v = malloc((last->nr_types ? last->nr_types : 1) * sizeof(*v));
 	if (!v)
 		return;
 	memcpy(v, &t->census_types[last->first_type], last->nr_types * sizeof(*v));
 	qsort(v, last->nr_types, sizeof(*v), by_bytes);
+	u64_table_init(&x.at);
+	for (size_t k = 0; k < last->nr_types; k++)
+		u64_table_put(&x.at, v[k].example, 0, 0);
+	if (trace_each_event(t, find_example, &x))
+		exit(1);
 	outbuf_printf(o, "\nLast census, after collection %" PRIu32 ", by bytes:\n", last->gc_no);
 	outbuf_printf(o, "%10s %12s %14s  %-40s  %s\n", "type_id", "objects", "bytes", "type",
 		      "allocated as");
 	for (size_t k = 0; k < last->nr_types; k++) {
 		const char *name = type_ids_name(ti, v[k].type_id);
-		const char *example = example_name(m, last, v[k].example);
+		const char *example = example_name(&x, v[k].example);
 
 		objs += v[k].objects;
 		bytes += v[k].bytes;
@@ -98,5 +112,6 @@ void write_census(struct model *m, struct outbuf *o, const struct output_options
 	outbuf_printf(o, "%10s %12" PRIu64 " %14" PRIu64 "\n", "total", objs, bytes);
 	outbuf_printf(o, "(types named from the program's code: %zu of %zu allocation calls "
 		      "store a type id, %zu ids named)\n", ti->stores, ti->allocations, ti->named);
+	u64_table_free(&x.at);
 	free(v);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "output.h"
+#include "name_tree.h"
 #include "util.h"
 
 #define IMAGE_WIDTH 1200
@@ -26,68 +27,6 @@
 #define TOP_PAD 60	/* title, details and search lines */
 #define BOTTOM_PAD 30
 #define MIN_WIDTH 0.1	/* pixels: narrower frames are left out */
-
-struct node {
-	const char *name;
-	uint64_t value;
-	uint32_t first_child, next_sibling;	/* indexes; 0: none */
-};
-
-struct tree {
-	struct node *n;
-	size_t nr, cap;
-	uint32_t max_depth;
-};
-
-static uint32_t add_node(struct tree *t, const char *name)
-{
-	t->n = grow_array(t->n, &t->cap, t->nr + 1, sizeof(*t->n));
-	t->n[t->nr] = (struct node){ .name = name };
-	return (uint32_t)t->nr++;
-}
-
-static uint32_t child(struct tree *t, uint32_t parent, const char *name)
-{
-	uint32_t c;
-
-	for (c = t->n[parent].first_child; c; c = t->n[c].next_sibling)
-		if (!strcmp(t->n[c].name, name))
-			return c;
-	c = add_node(t, name);
-	t->n[c].next_sibling = t->n[parent].first_child;
-	t->n[parent].first_child = c;
-	return c;
-}
-
-static int by_name(const void *a, const void *b, void *arg)
-{
-	const struct tree *t = arg;
-
-	return strcmp(t->n[*(const uint32_t *)a].name, t->n[*(const uint32_t *)b].name);
-}
-
-/* Reorder every child list by name (iteratively: trees can be deep). */
-static void sort_children(struct tree *t)
-{
-	uint32_t *kids = NULL;
-	size_t cap = 0;
-
-	for (size_t i = 0; i < t->nr; i++) {
-		size_t k = 0;
-
-		for (uint32_t c = t->n[i].first_child; c; c = t->n[c].next_sibling) {
-			kids = grow_array(kids, &cap, k + 1, sizeof(*kids));
-			kids[k++] = c;
-		}
-		if (k < 2)
-			continue;
-		qsort_r(kids, k, sizeof(*kids), by_name, t);
-		t->n[i].first_child = kids[0];
-		for (size_t j = 0; j < k; j++)
-			t->n[kids[j]].next_sibling = j + 1 < k ? kids[j + 1] : 0;
-	}
-	free(kids);
-}
 
 /* Text for XML: escaped, control bytes and invalid UTF-8 as '?'. */
 static void xml_text(struct outbuf *o, const char *s, size_t max_chars)
@@ -220,7 +159,7 @@ static const char script[] =
 
 struct layout {
 	struct outbuf *o;
-	const struct tree *t;
+	const struct name_tree *t;
 	double scale;		/* pixels per unit of value */
 	uint64_t total;
 	const char *unit;
@@ -229,7 +168,7 @@ struct layout {
 
 static void frame(struct layout *l, uint32_t i, uint32_t depth, double x)
 {
-	const struct node *n = &l->t->n[i];
+	const struct name_node *n = &l->t->n[i];
 	struct outbuf *o = l->o;
 	double w = (double)n->value * l->scale;
 	double y = l->height - BOTTOM_PAD - (double)(depth + 1) * FRAME_HEIGHT;
@@ -298,30 +237,23 @@ void write_flamegraph(struct model *m, struct outbuf *o, const struct output_opt
 {
 	bool bytes = opt->value == VALUE_BYTES;
 	const struct trace *t = m->t;
-	struct tree tree = { 0 };
+	struct name_tree tree;
 	struct layout l = { .o = o, .t = &tree, .unit = bytes ? "bytes" : "objects" };
 	const char *exe = t->hdr.exe.ptr ? t->hdr.exe.ptr : t->path;
 
-	add_node(&tree, "all");
+	name_tree_init(&tree, "all", NULL);
 	for (size_t b = 1; b < m->nr_buckets; b++) {
 		const struct alloc_stats *st = &m->buckets[b].s;
 		uint64_t v = bytes ? st->alloc_space : st->alloc_objects;
 		const struct sym_frame **f;
-		uint32_t at = 0;
 		size_t n;
 
 		if (!st->alloc_objects || st->alloc_space < opt->min_bytes || !v)
 			continue;
 		n = model_frames(m, b, &f);
-		tree.n[0].value += v;
-		for (size_t i = n; i-- > 0;) {
-			at = child(&tree, at, f[i]->name);
-			tree.n[at].value += v;
-		}
-		if (n > tree.max_depth)
-			tree.max_depth = (uint32_t)n;
+		name_tree_add(&tree, f, n, v);
 	}
-	sort_children(&tree);
+	name_tree_sort(&tree);
 	l.total = tree.n[0].value;
 	l.scale = l.total ? (double)(IMAGE_WIDTH - 2 * XPAD) / (double)l.total : 0;
 	l.height = TOP_PAD + BOTTOM_PAD + (tree.max_depth + 1) * FRAME_HEIGHT;
@@ -376,5 +308,5 @@ void write_flamegraph(struct model *m, struct outbuf *o, const struct output_opt
 	if (l.total)
 		frames(&l);
 	outbuf_str(o, "</g>\n</svg>\n");
-	free(tree.n);
+	name_tree_free(&tree);
 }

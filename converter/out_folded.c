@@ -9,17 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "name_tree.h"
 #include "output.h"
 #include "util.h"
 
-struct folded_line {
-	char *text;
-	uint64_t value;
-};
-
 /* ';' separates frames and a newline ends the line: neither may appear
  * inside a name. */
-static void append_name(struct outbuf *mem, const char *name)
+static void clean_name(struct outbuf *mem, const char *name)
 {
 	for (const char *p = name; *p; p++) {
 		char c = *p;
@@ -32,61 +28,111 @@ static void append_name(struct outbuf *mem, const char *name)
 	}
 }
 
-static char *stack_text(struct model *m, size_t b)
-{
-	const struct sym_frame **f;
-	size_t n = model_frames(m, b, &f);
-	struct outbuf mem;
-
-	outbuf_init(&mem, -1);
-	for (size_t i = n; i-- > 0;) {
-		append_name(&mem, f[i]->name);
-		if (i)
-			outbuf_char(&mem, ';');
-	}
-	outbuf_char(&mem, '\0');
-	return mem.buf;
-}
+/*
+ * The lines come out in strcmp order of their text, as sorting the texts
+ * would give, without making them: under a node, a child's own line
+ * ("...;name") and its subtree's lines ("...;name;...") are two items,
+ * ordered as their text would be by the name followed by NUL or ';'.
+ */
+struct item {
+	const char *name;
+	uint32_t node;
+	char term;			/* '\0': the node's own line; ';': its children */
+};
 
 static int by_text(const void *a, const void *b)
 {
-	return strcmp(((const struct folded_line *)a)->text,
-		      ((const struct folded_line *)b)->text);
+	const struct item *x = a, *y = b;
+
+	for (size_t i = 0;; i++) {
+		unsigned char cx = x->name[i] ? (unsigned char)x->name[i] : (unsigned char)x->term;
+		unsigned char cy = y->name[i] ? (unsigned char)y->name[i] : (unsigned char)y->term;
+
+		if (cx != cy)
+			return cx < cy ? -1 : 1;
+		if (!x->name[i] || !y->name[i])
+			return 0;
+	}
 }
+
+/* A level of the walk: its items, sorted, and the next one to emit. */
+struct level {
+	size_t first, nr, next;
+	size_t path_len;		/* of the path text down to this level */
+};
 
 void write_folded(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
-	struct folded_line *lines = xcalloc(m->nr_buckets, sizeof(*lines));
 	bool bytes = opt->value == VALUE_BYTES;
-	size_t nr = 0;
+	struct name_tree tree;
+	struct item *items = NULL;
+	struct level *levels = NULL;
+	size_t nr_items = 0, cap_items = 0, nr_levels = 0, cap_levels = 0;
+	struct outbuf path;
 
+	name_tree_init(&tree, "", clean_name);
 	for (size_t b = 1; b < m->nr_buckets; b++) {
 		const struct alloc_stats *st = &m->buckets[b].s;
+		const struct sym_frame **f;
+		size_t n;
 
 		if (!st->alloc_objects || st->alloc_space < opt->min_bytes)
 			continue;
-		lines[nr].text = stack_text(m, b);
-		lines[nr++].value = bytes ? st->alloc_space : st->alloc_objects;
+		n = model_frames(m, b, &f);
+		name_tree_add(&tree, f, n, bytes ? st->alloc_space : st->alloc_objects);
 	}
 
-	/* sorted output is reproducible, and equal texts become neighbours */
-	qsort(lines, nr, sizeof(*lines), by_text);
-	for (size_t i = 0; i < nr;) {
-		uint64_t sum = 0;
-		size_t j = i;
+	/* depth first; items pushed per level on one stack of items */
+	outbuf_init(&path, -1);
+	for (uint32_t node = 0;;) {
+		struct level *lv;
 
-		for (; j < nr && !strcmp(lines[j].text, lines[i].text); j++)
-			sum += lines[j].value;
-		if (sum) {
-			outbuf_str(o, lines[i].text);
+		levels = grow_array(levels, &cap_levels, nr_levels + 1, sizeof(*levels));
+		lv = &levels[nr_levels++];
+		lv->first = nr_items;
+		lv->path_len = path.len;
+		for (uint32_t c = tree.n[node].first_child; c; c = tree.n[c].next_sibling) {
+			items = grow_array(items, &cap_items, nr_items + 2, sizeof(*items));
+			if (tree.n[c].own)
+				items[nr_items++] = (struct item){ tree.n[c].name, c, '\0' };
+			if (tree.n[c].first_child)
+				items[nr_items++] = (struct item){ tree.n[c].name, c, ';' };
+		}
+		lv->nr = nr_items - lv->first;
+		lv->next = 0;
+		if (lv->nr > 1)
+			qsort(items + lv->first, lv->nr, sizeof(*items), by_text);
+
+		/* the next item to descend into, emitting own lines on the way */
+		node = 0;
+		while (nr_levels && !node) {
+			struct item *it;
+
+			lv = &levels[nr_levels - 1];
+			if (lv->next == lv->nr) {
+				nr_items = lv->first;
+				nr_levels--;
+				continue;
+			}
+			it = &items[lv->first + lv->next++];
+			path.len = lv->path_len;
+			if (nr_levels > 1)
+				outbuf_char(&path, ';');
+			outbuf_str(&path, it->name);
+			if (it->term == ';') {
+				node = it->node;
+				continue;
+			}
+			outbuf_write(o, path.buf, path.len);
 			outbuf_char(o, ' ');
-			outbuf_u64(o, sum);
+			outbuf_u64(o, tree.n[it->node].own);
 			outbuf_char(o, '\n');
 		}
-		i = j;
+		if (!node)
+			break;
 	}
-
-	for (size_t i = 0; i < nr; i++)
-		free(lines[i].text);
-	free(lines);
+	outbuf_release(&path);
+	free(items);
+	free(levels);
+	name_tree_free(&tree);
 }

@@ -318,12 +318,12 @@ static void render_frames(struct json *j, const struct trace *t, const struct tr
 			  struct symbolizer *sym, struct frame_cache *fc,
 			  const struct output_options *opt)
 {
-	uint32_t n = st->nr;
+	struct frame_iter it;
+	uint64_t ip;
 
-	if (opt->depth && n > opt->depth)
-		n = opt->depth;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t idx = symbolizer_resolve(sym, t->ips[st->first + i], i);
+	frames_begin(&it, t, st, opt->depth);
+	for (uint32_t i = 0; frames_next(&it, &ip); i++) {
+		uint32_t idx = symbolizer_resolve(sym, ip, i);
 		const char *text;
 		uint32_t len;
 
@@ -369,7 +369,7 @@ static void write_event(struct json *j, const struct trace *t, const struct trac
 
 	elem(j);
 	open_(j, '{');
-	key_u64(j, "id", true, trace_event_id(t, e));
+	key_u64(j, "id", true, e->id);
 	key(j, "time_ns");
 	outbuf_i64(j->o, (int64_t)(e->ts_ns - start));
 	key(j, "kind");
@@ -413,22 +413,15 @@ static void write_stacks(struct json *j, struct model *m, struct frame_cache *fc
 			 const struct output_options *opt)
 {
 	const struct trace *t = m->t;
-	uint8_t *used = xcalloc(t->nr_stacks ? t->nr_stacks : 1, 1);
 	struct u64_table written;
 
 	u64_table_init(&written);
-	for (size_t i = 0; i < t->nr_events; i++) {
-		const struct trace_stack *st = trace_event_stack(t, &t->events[i]);
-
-		if (st && model_selected(m, i))
-			used[st - t->stacks] = 1;
-	}
 	key(j, "stacks");
 	open_(j, '[');
 	for (size_t si = 0; si < t->nr_stacks; si++) {
 		const struct trace_stack *st = &t->stacks[si];
 
-		if (!used[si] || u64_table_get(&written, st->id))
+		if (!m->stack_shown[si] || u64_table_get(&written, st->id))
 			continue;
 		u64_table_put(&written, st->id, 1, 0);
 		elem(j);
@@ -446,7 +439,21 @@ static void write_stacks(struct json *j, struct model *m, struct frame_cache *fc
 	}
 	close_(j, ']');
 	u64_table_free(&written);
-	free(used);
+}
+
+struct event_writer {
+	struct json *j;
+	const struct trace *t;
+	struct symbolizer *sym;
+	struct frame_cache *fc;
+	const struct output_options *opt;
+};
+
+static void write_shown(void *ctx, const struct trace_event *e)
+{
+	struct event_writer *w = ctx;
+
+	write_event(w->j, w->t, e, w->sym, w->fc, w->opt);
 }
 
 void write_json(struct model *m, struct outbuf *o, const struct output_options *opt)
@@ -455,7 +462,7 @@ void write_json(struct model *m, struct outbuf *o, const struct output_options *
 	struct json j = { .o = o, .pretty = opt->indent };
 	struct frame_cache fc = { 0 };
 	struct stack_cache sc = { 0 };
-	struct progress bar;
+	struct event_writer w = { .j = &j, .t = t, .sym = m->sym, .fc = &fc, .opt = opt };
 
 	sc.text = xcalloc(t->nr_stacks ? t->nr_stacks : 1, sizeof(*sc.text));
 	sc.len = xcalloc(t->nr_stacks ? t->nr_stacks : 1, sizeof(*sc.len));
@@ -471,13 +478,7 @@ void write_json(struct model *m, struct outbuf *o, const struct output_options *
 		write_stacks(&j, m, &fc, opt);
 	key(&j, "events");
 	open_(&j, '[');
-	progress_begin(&bar, "writing", t->nr_events);
-	for (size_t i = 0; i < t->nr_events; i++) {
-		progress_tick(&bar, i);
-		if (model_selected(m, i))
-			write_event(&j, t, &t->events[i], m->sym, &fc, opt);
-	}
-	progress_end(&bar);
+	model_each_shown(m, write_shown, &w);
 	close_(&j, ']');
 	close_(&j, '}');
 	outbuf_char(o, '\n');

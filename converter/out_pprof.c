@@ -177,9 +177,13 @@ static uint32_t plumbing_frames(const struct sym_entry *e)
 static uint32_t allocator_frames(struct model *m, const struct trace_stack *stk,
 				 uint32_t depth, uint32_t *skip)
 {
-	for (uint32_t k = 0; k < depth; k++) {
-		const struct sym_entry *e = symbolizer_entry(
-			m->sym, symbolizer_resolve(m->sym, m->t->ips[stk->first + k], k));
+	struct frame_iter it;
+	uint64_t ip;
+
+	frames_begin(&it, m->t, stk, depth);
+	for (uint32_t k = 0; frames_next(&it, &ip); k++) {
+		const struct sym_entry *e = symbolizer_entry(m->sym,
+							     symbolizer_resolve(m->sym, ip, k));
 		uint32_t n = plumbing_frames(e);
 
 		if (n < e->nr_frames) {
@@ -348,10 +352,16 @@ void write_pprof(struct model *m, struct outbuf *o, const struct output_options 
 	put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "inuse_space", "bytes");
 
 	/* resolve every address first: the entry count sizes the tables */
-	for (size_t b = 1; b <= t->nr_stacks; b++)
-		if (bucket_shown(m, b, opt))
-			for (uint32_t i = 0; i < bucket_depth(m, b); i++)
-				symbolizer_resolve(m->sym, t->ips[t->stacks[b - 1].first + i], i);
+	for (size_t b = 1; b <= t->nr_stacks; b++) {
+		struct frame_iter it;
+		uint64_t ip;
+
+		if (!bucket_shown(m, b, opt))
+			continue;
+		frames_begin(&it, t, &t->stacks[b - 1], bucket_depth(m, b));
+		for (uint32_t i = 0; frames_next(&it, &ip); i++)
+			symbolizer_resolve(m->sym, ip, i);
+	}
 	first_free_id = (uint64_t)symbolizer_nr_entries(m->sym) + 1;
 	loc.written = xcalloc(first_free_id, 1);
 	loc.written_trimmed = xcalloc(first_free_id, 1);
@@ -367,15 +377,23 @@ void write_pprof(struct model *m, struct outbuf *o, const struct output_options 
 			continue;
 		if (b <= t->nr_stacks) {
 			const struct trace_stack *stk = &t->stacks[b - 1];
-			uint32_t depth = bucket_depth(m, b), i = 0, skip = 0;
+			uint32_t depth = bucket_depth(m, b), first = 0, skip = 0;
+			struct frame_iter it;
+			uint64_t ip;
 
 			if (!opt->keep_allocator_frames)
-				i = allocator_frames(m, stk, depth, &skip);
-			for (; i < depth; i++, skip = 0) {
-				uint32_t idx = symbolizer_resolve(m->sym, t->ips[stk->first + i], i);
+				first = allocator_frames(m, stk, depth, &skip);
+			frames_begin(&it, t, stk, depth);
+			for (uint32_t i = 0; frames_next(&it, &ip); i++) {
+				uint32_t idx;
+
+				if (i < first)
+					continue;
+				idx = symbolizer_resolve(m->sym, ip, i);
 
 				put_varint(&ids, location_id(m, idx, i > 0, skip, &loc,
 							     &fn, &st, &msg));
+				skip = 0;
 			}
 			if (model_truncated(m, b))
 				put_varint(&ids, synthetic_location(first_free_id, SYNTH_TRUNCATED,

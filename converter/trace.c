@@ -26,13 +26,21 @@
 #include "progress.h"
 #include "util.h"
 
-_Static_assert(sizeof(struct trace_event) == 64, "keep events compact: 10M of them");
-
 /* Where blocks are inflated (one at a time). */
 struct inflater {
 	ZSTD_DCtx *ctx;
 	char *buf;
 	size_t cap;
+};
+
+/* trace_each_event's state: the events are read a second time. */
+struct event_stream {
+	trace_event_fn *fn;
+	void *ctx;
+	struct u64_table live;		/* addr -> size (a) and id (b) of its allocation */
+	struct u64_table v1_ids;	/* version 1: stack id -> index, so far */
+	uint32_t v1_stacks;		/* version 1 stack records so far */
+	uint32_t next_id;
 };
 
 /* Record currently being decoded, for error messages. */
@@ -42,6 +50,7 @@ struct reader {
 	bool in_block;
 	size_t blk_off;			/* the record's offset in the inflated block */
 	struct inflater *inf;
+	struct event_stream *es;	/* NULL: the first reading */
 };
 
 static int bad(const struct reader *r, const char *fmt, ...)
@@ -329,26 +338,20 @@ static int parse_stack_nodes(const struct reader *r, const msgpack_object *f, ui
 
 /* The index of the stack an event's stack_id names: a version 1 stack
  * record's, or (version 2) the stack ending at that node, made once, when
- * an event first names it, its frames copied innermost first. -1 when no
- * such record or node (yet). */
+ * an event first names it. -1 when no such record or node (yet). */
 static int64_t stack_of_id(struct trace *t, uint32_t id)
 {
 	const struct u64_slot *known = u64_table_get(&t->stack_by_id, id);
 	struct trace_stack s;
-	uint32_t i = 0;
 
 	if (known)
 		return (int64_t)known->a;
-	if (!id || id > t->nr_nodes)
+	if (!id || id > t->nr_nodes || t->hdr.version < 2)
 		return -1;
 	s.id = id;
 	s.nr = t->nodes[id - 1].depth;
 	s.flags = t->nodes[id - 1].flags;
-	s.first = t->nr_ips;
-	t->ips = grow_array(t->ips, &t->cap_ips, t->nr_ips + s.nr, sizeof(*t->ips));
-	for (uint32_t n = id; n && i < s.nr; n = t->nodes[n - 1].parent)
-		t->ips[s.first + i++] = t->nodes[n - 1].ip;
-	t->nr_ips += s.nr;
+	s.leaf = id;
 	t->stacks = grow_array(t->stacks, &t->cap_stacks, t->nr_stacks + 1,
 			       sizeof(*t->stacks));
 	t->stacks[t->nr_stacks] = s;
@@ -356,11 +359,33 @@ static int64_t stack_of_id(struct trace *t, uint32_t id)
 	return (int64_t)t->nr_stacks++;
 }
 
+/* Version 1: the node of frame ip called from parent, shared with every
+ * stack that has the same outer frames. */
+static uint32_t v1_node(struct trace *t, uint32_t parent, uint64_t ip)
+{
+	uint64_t key = hash_u64(ip ^ hash_u64(parent)) | 1;
+	struct u64_slot *sl = u64_table_get(&t->v1_child, key);
+	struct trace_node *nd;
+
+	if (sl && t->nodes[sl->b - 1].ip == ip && t->nodes[sl->b - 1].parent == parent)
+		return sl->b;
+	t->nodes = grow_array(t->nodes, &t->cap_nodes, t->nr_nodes + 1, sizeof(*t->nodes));
+	nd = &t->nodes[t->nr_nodes++];
+	nd->ip = ip;
+	nd->parent = parent;
+	nd->depth = (uint16_t)(parent ? t->nodes[parent - 1].depth + 1 : 1);
+	nd->flags = 0;
+	if (!sl)	/* a 64-bit key collision keeps the first: the other is unshared */
+		u64_table_put(&t->v1_child, key, 0, (uint32_t)t->nr_nodes);
+	return (uint32_t)t->nr_nodes;
+}
+
 static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
 	struct trace *t = r->t;
 	const msgpack_object *ips;
 	struct trace_stack s;
+	uint32_t leaf = 0;
 
 	if (n < ALYS_STACK_FIELDS)
 		return bad(r, "stack record has %u fields, expected %d", n,
@@ -369,6 +394,10 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 		return -1;
 	if (!s.id)
 		return bad(r, "stack id is 0; ids of stack records are non-zero");
+	if (r->es) {	/* the second reading: which stack the id names from here */
+		u64_table_put(&r->es->v1_ids, s.id, r->es->v1_stacks++, 0);
+		return 0;
+	}
 	s.flags = 0;
 	if (n >= ALYS_STACK_FIELDS_FLAGS && want_u32(r, &f[3], "stack flags", &s.flags))
 		return -1;
@@ -380,12 +409,20 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 		return bad(r, "more than %u stacks; this converter stops there",
 			   UINT32_MAX - 2);
 	s.nr = ips->via.array.size;
-	s.first = t->nr_ips;
-	t->ips = grow_array(t->ips, &t->cap_ips, t->nr_ips + s.nr, sizeof(*t->ips));
-	for (uint32_t i = 0; i < s.nr; i++)
-		if (want_u64(r, &ips->via.array.ptr[i], "stack frame", &t->ips[s.first + i]))
+	if (s.nr > TRACE_MAX_FRAMES)
+		return bad(r, "stack %u has %u frames; this converter reads at most %d", s.id,
+			   s.nr, TRACE_MAX_FRAMES);
+	if (s.nr > UINT32_MAX - 1 - t->nr_nodes)
+		return bad(r, "more than %u stack nodes; this converter stops there",
+			   UINT32_MAX - 1);
+	for (uint32_t i = s.nr; i-- > 0;) {
+		uint64_t ip = 0;
+
+		if (want_u64(r, &ips->via.array.ptr[i], "stack frame", &ip))
 			return -1;
-	t->nr_ips += s.nr;
+		leaf = v1_node(t, leaf, ip);
+	}
+	s.leaf = leaf;
 	t->stacks = grow_array(t->stacks, &t->cap_stacks, t->nr_stacks + 1,
 			       sizeof(*t->stacks));
 	t->stacks[t->nr_stacks] = s;
@@ -400,7 +437,7 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
  * table current. old_size is the writer's (FORMAT.md) for called frees and
  * reallocs; an inferred free's record has none: the size of the block it
  * ends. */
-static void link_event(struct trace *t, struct trace_event *e, uint32_t id)
+static void link_event(struct u64_table *live, struct trace_event *e)
 {
 	uint64_t replaced = 0;
 	struct u64_slot *s;
@@ -409,32 +446,60 @@ static void link_event(struct trace *t, struct trace_event *e, uint32_t id)
 		replaced = e->old_addr;
 	else if (e->kind == ALYS_KIND_FREE)
 		replaced = e->addr;
-	if (replaced && (s = u64_table_get(&t->live, replaced))) {
+	if (replaced && (s = u64_table_get(live, replaced))) {
 		e->prev_id = s->b;
 		if (e->kind == ALYS_KIND_FREE && e->cause != ALYS_CAUSE_CALL)
-			e->old_size = t->events[s->b - 1].size;
+			e->old_size = s->a;
 		/* A failed GC_realloc (NULL for a non-zero size) leaves the old
 		 * block allocated; realloc to 0 frees it. */
 		if (!(e->kind == ALYS_KIND_REALLOC && !e->addr && e->size))
-			u64_table_remove(&t->live, replaced);
+			u64_table_remove(live, replaced);
 	}
 	/* The collector reuses blocks without a GC_free: an allocation at a
 	 * known address simply replaces the older entry. */
 	if (e->kind != ALYS_KIND_FREE && e->addr)
-		u64_table_put(&t->live, e->addr, 0, id);
+		u64_table_put(live, e->addr, e->size, e->id);
 }
 
-static int push_event(const struct reader *r, struct trace_event *e)
+/* The weight of an event of a --duty trace, as an estimate of the whole
+ * run (apply_duty_share). */
+static uint64_t duty_weight(const struct trace *t, const struct trace_event *e)
+{
+	double share = e->kind == ALYS_KIND_REALLOC ? t->duty_share_realloc : t->duty_share;
+	double w;
+
+	if (!t->duty_share || !e->weight)
+		return e->weight;
+	w = (double)e->weight / share;
+	/* A hostile share cannot overflow the sums. */
+	return w < 1e15 ? (uint64_t)llround(w) : (uint64_t)1e15;
+}
+
+/* The first reading counts an event; the second hands it out. */
+static int push_event(const struct reader *r, struct trace_event *e, uint32_t stack_id)
 {
 	struct trace *t = r->t;
+	struct event_stream *es = r->es;
 
-	if (t->nr_events >= UINT32_MAX - 1)
-		return bad(r, "more than %u events; this converter stops there",
-			   UINT32_MAX - 2);
-	link_event(t, e, (uint32_t)t->nr_events + 1);
-	t->events = grow_array(t->events, &t->cap_events, t->nr_events + 1,
-			       sizeof(*t->events));
-	t->events[t->nr_events++] = *e;
+	if (!es) {
+		if (t->nr_events >= UINT32_MAX - 1)
+			return bad(r, "more than %u events; this converter stops there",
+				   UINT32_MAX - 2);
+		t->nr_events++;
+		return 0;
+	}
+	e->id = ++es->next_id;
+	if (stack_id) {
+		const struct u64_slot *sl = t->hdr.version < 2 ?
+			u64_table_get(&es->v1_ids, stack_id) : NULL;
+
+		if (!sl)	/* version 2, or a stack record that came later */
+			sl = u64_table_get(&t->stack_by_id, stack_id);
+		e->stack = sl ? (uint32_t)sl->a + 1 : 0;
+	}
+	link_event(&es->live, e);
+	e->weight = duty_weight(t, e);
+	es->fn(es->ctx, e);
 	return 0;
 }
 
@@ -467,23 +532,15 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 	e.kind = (uint32_t)kind;
 	e.tid = (uint32_t)tid;
 	if (gc_no > UINT32_MAX) {
-		t->gc_no_saturated++;
+		t->gc_no_saturated += !r->es;
 		gc_no = UINT32_MAX;
 	}
 	e.gc_no = (uint32_t)gc_no;
-	if (stack_id) {
-		int64_t s = stack_of_id(t, stack_id);
-
-		if (s >= 0) {
-			e.stack = (uint32_t)s + 1;
-		} else {
-			t->late = grow_array(t->late, &t->cap_late, t->nr_late + 1,
-					     sizeof(*t->late));
-			t->late[t->nr_late++] = (struct trace_late_ref){
-				.at = r->rec_off, .event = (uint32_t)t->nr_events, .id = stack_id };
-		}
+	if (stack_id && !r->es && stack_of_id(t, stack_id) < 0) {
+		t->late = grow_array(t->late, &t->cap_late, t->nr_late + 1, sizeof(*t->late));
+		t->late[t->nr_late++] = (struct trace_late_ref){ .at = r->rec_off, .id = stack_id };
 	}
-	return push_event(r, &e);
+	return push_event(r, &e, stack_id);
 }
 
 /* [6, ts, addr, gc_no, since, cause]: a free the tracer inferred. */
@@ -511,7 +568,7 @@ static int parse_death(const struct reader *r, const msgpack_object *f, uint32_t
 	e.cause = (uint32_t)cause;
 	e.gc_no = gc_no;
 	e.old_addr = since;
-	return push_event(r, &e);
+	return push_event(r, &e, 0);
 }
 
 /* [7, ts, gc_no, since, judged, dead, unreadable, scan_ns, followed, at_end];
@@ -861,6 +918,16 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 		return bad(r, "record type is %s, expected an unsigned integer",
 			   type_name(&f[0]));
 	type = f[0].via.u64;
+	if (r->es) {	/* the second reading: events only */
+		switch (type) {
+		case ALYS_REC_STACK:
+			return r->t->hdr.version >= 2 ? 0 : parse_stack(r, f, n);
+		case ALYS_REC_EVENT: return parse_event(r, f, n);
+		case ALYS_REC_DEATH: return parse_death(r, f, n);
+		case ALYS_REC_BLOCK: return parse_block(r, f, n);
+		}
+		return 0;
+	}
 	switch (type) {
 	case ALYS_REC_MAPPING: return parse_mapping(r, f, n);
 	case ALYS_REC_STACK:
@@ -971,7 +1038,8 @@ static uint64_t counter_value(const struct trace *t, const char *name)
  * daemon counted the collector's bytes allocated in all (gc_bytes) and
  * inside the windows (gc_bytes_sampled). Dividing each weight by that
  * share makes totals estimates of the whole run, by the program's own
- * count rather than by time (tracing slows the program inside windows).
+ * count rather than by time (tracing slows the program inside windows):
+ * trace_each_event does, with the shares found here.
  */
 static void apply_duty_share(struct trace *t)
 {
@@ -994,16 +1062,6 @@ static void apply_duty_share(struct trace *t)
 	in_realloc = counter_value(t, "gc_bytes_sampled_realloc");
 	t->duty_share_realloc = in_realloc && in_realloc <= all ?
 				(double)in_realloc / (double)all : t->duty_share;
-	for (size_t i = 0; i < t->nr_events; i++) {
-		struct trace_event *e = &t->events[i];
-		double share = e->kind == ALYS_KIND_REALLOC ? t->duty_share_realloc
-							     : t->duty_share;
-		double w = (double)e->weight / share;
-
-		/* A hostile share cannot overflow the sums. */
-		if (e->weight)
-			e->weight = w < 1e15 ? (uint64_t)llround(w) : (uint64_t)1e15;
-	}
 }
 
 /* The end record's mode when there is one: the tracer may have fallen
@@ -1027,11 +1085,8 @@ static void resolve_late_stacks(struct trace *t)
 {
 	for (size_t i = 0; i < t->nr_late; i++) {
 		const struct trace_late_ref *l = &t->late[i];
-		int64_t s = stack_of_id(t, l->id);
 
-		if (s >= 0) {
-			t->events[l->event].stack = (uint32_t)s + 1;
-		} else if (!t->undefined_stack_refs++) {
+		if (stack_of_id(t, l->id) < 0 && !t->undefined_stack_refs++) {
 			t->first_undefined_stack = l->id;
 			t->first_undefined_stack_at = l->at;
 		}
@@ -1091,6 +1146,7 @@ static int read_records(struct trace *t)
 		if (nr == NEXT_EOF || nr == NEXT_SHORT) {
 			t->cut_short = true;
 			t->cut_at = r.rec_off;
+			t->read_end = r.rec_off;
 			warnx_msg("%s: cut short at byte %" PRIu64 " (%s): using the %zu events before it",
 				  t->path, t->cut_at,
 				  nr == NEXT_EOF ? "no end record"
@@ -1101,6 +1157,7 @@ static int read_records(struct trace *t)
 		if (parse_record(&r, &up.data))
 			goto out;
 		progress_tick(&bar, off);
+		t->read_end = off;
 		if (t->has_end) {
 			if (off < t->size)
 				warnx_msg("%s: ignoring %zu bytes after the end record at byte %" PRIu64,
@@ -1109,6 +1166,7 @@ static int read_records(struct trace *t)
 		}
 	}
 	resolve_late_stacks(t);
+	u64_table_free(&t->v1_child);
 	apply_duty_share(t);
 	t->liveness = liveness_mode(t);
 	ret = 0;
@@ -1127,18 +1185,40 @@ int trace_load(struct trace *t, const char *path)
 	memset(t, 0, sizeof(*t));
 	t->path = path;
 	u64_table_init(&t->stack_by_id);
-	u64_table_init(&t->live);
+	u64_table_init(&t->v1_child);
 	if (map_file(t))
 		return -1;
-	/* An event record takes 30 to 40 bytes; most blocks stay live (the
-	 * collector frees without telling), so the live table ends up about
-	 * as large as the event count. */
-	u64_table_reserve(&t->live, t->size / 40);
-	if (read_records(t))
-		return -1;
-	/* Only needed while linking events. */
-	u64_table_free(&t->live);
-	return 0;
+	return read_records(t);
+}
+
+int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
+{
+	struct event_stream es = { .fn = fn, .ctx = ctx };
+	struct inflater inf = { 0 };
+	/* the records trace_load read, which were all good: nothing here
+	 * changes t (parse_record's second reading writes nowhere else) */
+	struct reader r = { .t = (struct trace *)t, .inf = &inf, .es = &es };
+	msgpack_unpacked up;
+	size_t off = 0;
+	int ret = 0;
+
+	u64_table_init(&es.live);
+	u64_table_init(&es.v1_ids);
+	msgpack_unpacked_init(&up);
+	if (next_object(&r, &up, &off) != NEXT_OK)	/* the header */
+		ret = -1;
+	while (!ret && off < t->read_end)
+		if (next_object(&r, &up, &off) != NEXT_OK || parse_record(&r, &up.data))
+			ret = -1;
+	msgpack_unpacked_destroy(&up);
+	ZSTD_freeDCtx(inf.ctx);
+	free(inf.buf);
+	u64_table_free(&es.live);
+	u64_table_free(&es.v1_ids);
+	if (ret)
+		errx_msg("%s: cannot read the events again (the file changed, or out of memory)",
+			 t->path);
+	return ret;
 }
 
 static void free_bstr(struct bstr *s)
@@ -1166,10 +1246,8 @@ void trace_free(struct trace *t)
 	free(t->maps);
 	free(t->stacks);
 	free(t->nodes);
-	free(t->ips);
 	u64_table_free(&t->stack_by_id);
-	free(t->events);
-	u64_table_free(&t->live);
+	u64_table_free(&t->v1_child);
 	free(t->late);
 	free_counters(t);
 	free_bstr(&t->end.reason);

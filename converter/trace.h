@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * In-memory model of one .alys trace (docs/FORMAT.md) and its reader.
- *
- * Sized for ~10 million events: events are a flat array of 64-byte structs,
- * stack frames live in one shared ip array, strings are copied out of the
- * mapped file once per header/mapping, never per event.
+ * One .alys trace (docs/FORMAT.md) and its reader, in memory that grows
+ * with distinct stacks and blocks live at a time, not with events:
+ * trace_load keeps everything but the events (stacks as nodes of a prefix
+ * tree, whatever the version), and trace_each_event reads the events again,
+ * in order, each linked to the allocation it frees through a table of the
+ * blocks live at that point only.
  */
 #ifndef ALYS_CONV_TRACE_H
 #define ALYS_CONV_TRACE_H
@@ -70,18 +71,20 @@ struct trace_node {
 	uint16_t flags;			/* ALYS_STACK_FLAG_* */
 };
 
-/* A stack events refer to; version 2: the stack ending at node id. */
+/* A stack events refer to: its frames are the nodes from leaf to the root
+ * (version 1 stacks are made nodes too, sharing their common outer frames).
+ * Version 2: the stack ending at node id. */
 struct trace_stack {
 	uint32_t id;
-	uint32_t nr;			/* frames, innermost first */
+	uint32_t nr;			/* frames */
 	uint32_t flags;			/* ALYS_STACK_FLAG_* */
-	size_t first;			/* index of frame 0 in trace.ips */
+	uint32_t leaf;			/* node id of the innermost frame; 0: none */
 };
 
-/* 64 bytes. The id of events[i] is i + 1. An inferred free (cause not
- * ALYS_CAUSE_CALL) has tid 0, no stack, gc_no the collection after which the
- * block was found dead and old_addr the first collection it may have died
- * in (trace_free_since). */
+/* An event as trace_each_event hands it out; id is its place in the file
+ * (1, 2, ...). An inferred free (cause not ALYS_CAUSE_CALL) has tid 0, no
+ * stack, gc_no the collection after which the block was found dead and
+ * old_addr the first collection it may have died in (trace_free_since). */
 struct trace_event {
 	uint64_t ts_ns;
 	uint64_t addr;
@@ -95,6 +98,7 @@ struct trace_event {
 	uint32_t cause : 4;		/* enum alys_free_cause, frees only */
 	uint32_t stack;			/* index into trace.stacks + 1; 0: no stack */
 	uint32_t prev_id;		/* event whose block this one replaces; 0: unknown */
+	uint32_t id;
 };
 
 /* A collection whose marks the tracer read (FORMAT.md record 7). */
@@ -105,7 +109,7 @@ struct trace_collection {
 	uint64_t followed;		/* blocks followed, judged or not */
 	bool has_followed;		/* followed and at_end were in the record */
 	bool at_end;			/* read at the target's exit or the detach */
-	size_t first_event;		/* events[first_event..] come after it */
+	size_t first_event;		/* events with id > first_event come after it */
 };
 
 /* A heap census (FORMAT.md record 8); its types are
@@ -115,7 +119,7 @@ struct trace_census {
 	uint32_t gc_no;
 	uint64_t blocks, unreadable, walk_ns;
 	size_t first_type, nr_types;
-	size_t first_event;		/* events[first_event..] come after it */
+	size_t first_event;		/* events with id > first_event come after it */
 };
 
 struct trace_census_type {
@@ -190,15 +194,13 @@ struct trace {
 
 	struct trace_stack *stacks;
 	size_t nr_stacks, cap_stacks;
-	uint64_t *ips;
-	size_t nr_ips, cap_ips;
 	struct u64_table stack_by_id;	/* id -> index into stacks */
-	struct trace_node *nodes;	/* version 2: node id - 1 -> node */
+	struct trace_node *nodes;	/* node id - 1 -> node */
 	size_t nr_nodes, cap_nodes;
+	struct u64_table v1_child;	/* version 1, while reading: (parent, ip) -> node */
 
-	struct trace_event *events;
-	size_t nr_events, cap_events;
-	struct u64_table live;		/* addr -> event id (b) of its allocation */
+	size_t nr_events;		/* counted; trace_each_event reads them */
+	size_t read_end;		/* byte after the last record read */
 
 	struct trace_collection *collections;
 	size_t nr_collections, cap_collections;
@@ -237,7 +239,7 @@ struct trace {
 
 	/* events whose stack record came later (written by two CPUs at once):
 	 * resolved once the whole file is read */
-	struct trace_late_ref { uint64_t at; uint32_t event, id; } *late;
+	struct trace_late_ref { uint64_t at; uint32_t id; } *late;
 	size_t nr_late, cap_late;
 
 	/* diagnostics collected while reading, reported once */
@@ -251,21 +253,47 @@ struct trace {
 int trace_load(struct trace *t, const char *path);
 void trace_free(struct trace *t);
 
+/* Calls fn for each event of the trace (and inferred free), in file order,
+ * with its stack, prev_id and the weight of a --duty trace scaled (the
+ * records trace_load read: the same ones every time). Returns -1, with a
+ * message, if the file cannot be read again. */
+typedef void trace_event_fn(void *ctx, const struct trace_event *e);
+int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx);
+
 static inline const struct trace_stack *
 trace_event_stack(const struct trace *t, const struct trace_event *e)
 {
 	return e->stack ? &t->stacks[e->stack - 1] : NULL;
 }
 
+/* A stack's frames, innermost first, up to max (0: all):
+ *	for (frames_begin(&it, t, st, 0); frames_next(&it, &ip);) ... */
+struct frame_iter {
+	const struct trace_node *nodes;
+	uint32_t node, left;
+};
+
+static inline void frames_begin(struct frame_iter *it, const struct trace *t,
+				const struct trace_stack *st, uint32_t max)
+{
+	it->nodes = t->nodes;
+	it->node = st->leaf;
+	it->left = max && max < st->nr ? max : st->nr;
+}
+
+static inline bool frames_next(struct frame_iter *it, uint64_t *ip)
+{
+	if (!it->left || !it->node)
+		return false;
+	*ip = it->nodes[it->node - 1].ip;
+	it->node = it->nodes[it->node - 1].parent;
+	it->left--;
+	return true;
+}
+
 static inline uint32_t trace_free_since(const struct trace_event *e)
 {
 	return e->cause != ALYS_CAUSE_CALL ? (uint32_t)e->old_addr : e->gc_no;
-}
-
-static inline uint32_t trace_event_id(const struct trace *t,
-				      const struct trace_event *e)
-{
-	return (uint32_t)(e - t->events) + 1;
 }
 
 /* The mapping covering addr, the latest written winning; NULL if none. */

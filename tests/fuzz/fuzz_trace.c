@@ -38,6 +38,38 @@ static void check(int cond, const char *what)
 	}
 }
 
+struct event_walk {
+	const struct trace *t;
+	uint32_t n;
+	volatile uint64_t sink;
+};
+
+static void check_event(void *ctx, const struct trace_event *e)
+{
+	struct event_walk *w = ctx;
+	const struct trace *t = w->t;
+	const struct trace_stack *s = trace_event_stack(t, e);
+
+	check(e->kind >= ALYS_KIND_MALLOC && e->kind <= ALYS_KIND_FREE, "event kind");
+	check(strcmp(trace_kind_name(e->kind), "unknown") != 0, "kind name");
+	check(e->stack <= t->nr_stacks, "event stack index");
+	if (e->stack)
+		check(t->stacks[e->stack - 1].nr <= TRACE_MAX_FRAMES, "stack depth");
+	check(e->prev_id <= w->n, "prev_id refers to an earlier event");
+	check(e->id == ++w->n, "event ids in order");
+	if (s)
+		w->sink += s->nr;
+}
+
+/* The second reading hands out exactly the events the first counted. */
+static void walk_events(const struct trace *t)
+{
+	struct event_walk w = { .t = t };
+
+	check(trace_each_event(t, check_event, &w) == 0, "events read again");
+	check(w.n == t->nr_events, "as many events as counted");
+}
+
 static void walk(const struct trace *t)
 {
 	volatile uint64_t sink = 0;
@@ -63,27 +95,18 @@ static void walk(const struct trace *t)
 		      "argv terminated");
 	for (size_t i = 0; i < t->nr_stacks; i++) {
 		const struct trace_stack *s = &t->stacks[i];
+		struct frame_iter it;
+		uint32_t n = 0;
+		uint64_t ip;
 
 		check(s->id != 0, "stack id non-zero");
-		check(s->first <= t->nr_ips && s->nr <= t->nr_ips - s->first,
-		      "stack frames inside ips");
-		for (uint32_t f = 0; f < s->nr; f++)
-			sink += t->ips[s->first + f];
+		check(s->leaf <= t->nr_nodes, "stack leaf is a node");
+		check(!s->leaf || t->nodes[s->leaf - 1].depth == s->nr, "stack depth is its leaf's");
+		for (frames_begin(&it, t, s, 0); frames_next(&it, &ip); n++)
+			sink += ip;
+		check(n == s->nr, "a stack's frames lead to the root");
 	}
-	for (size_t i = 0; i < t->nr_events; i++) {
-		const struct trace_event *e = &t->events[i];
-		const struct trace_stack *s = trace_event_stack(t, e);
-
-		check(e->kind >= ALYS_KIND_MALLOC && e->kind <= ALYS_KIND_FREE, "event kind");
-		check(strcmp(trace_kind_name(e->kind), "unknown") != 0, "kind name");
-		check(e->stack <= t->nr_stacks, "event stack index");
-		if (e->stack)
-			check(t->stacks[e->stack - 1].nr <= TRACE_MAX_FRAMES, "stack depth");
-		check(e->prev_id <= i, "prev_id refers to an earlier event");
-		check(trace_event_id(t, e) == i + 1, "event id");
-		if (s)
-			sink += s->nr;
-	}
+	walk_events(t);
 	for (size_t i = 0; i < t->nr_counters; i++)
 		check(t->counters[i].name.ptr != NULL, "counter name");
 	check(t->has_end != t->cut_short, "exactly one of: end record, cut short");
