@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model.h"
 #include "outbuf.h"
 #include "str_table.h"
 #include "symbolize.h"
@@ -20,8 +21,9 @@
 
 struct name_node {
 	const char *name;
-	uint64_t value;			/* of the stacks through this node */
+	uint64_t value;			/* of the stacks through it (name_tree_sum) */
 	uint64_t own;			/* of the stacks ending at it */
+	uint32_t parent, depth;
 	uint32_t first_child, next_sibling;	/* indexes; 0: none */
 };
 
@@ -38,15 +40,21 @@ struct name_tree {
 	struct str_table names;
 	struct u64_table name_of;	/* frame name pointer -> name id */
 	struct u64_table kids;		/* parent << 32 | name id -> child */
+	/* per trace stack node, the tree node of the frames from the root
+	 * to it as a caller (0: not known yet), without and with a
+	 * "[truncated]" root: a stack costs its leaf, not its depth */
+	uint32_t *of_node[2];
+	uint32_t *chain;		/* scratch: trace nodes to extend */
 };
 
 void name_tree_init(struct name_tree *t, const char *root, name_clean_fn *clean);
 void name_tree_free(struct name_tree *t);
 
-/* Adds a stack of n frames, innermost first (as model_frames gives them),
- * worth v. */
-void name_tree_add(struct name_tree *t, const struct sym_frame *const *frames, size_t n,
-		   uint64_t v);
+/* Adds bucket b's stack, as model_frames names it, worth v. */
+void name_tree_add(struct name_tree *t, struct model *m, size_t b, uint64_t v);
+
+/* Each node's value: its own and its descendants'. */
+void name_tree_sum(struct name_tree *t);
 
 /* Every child list in strcmp order of the names. */
 void name_tree_sort(struct name_tree *t);

@@ -245,14 +245,11 @@ void write_flamegraph(struct model *m, struct outbuf *o, const struct output_opt
 	for (size_t b = 1; b < m->nr_buckets; b++) {
 		const struct alloc_stats *st = &m->buckets[b].s;
 		uint64_t v = bytes ? st->alloc_space : st->alloc_objects;
-		const struct sym_frame **f;
-		size_t n;
-
 		if (!st->alloc_objects || st->alloc_space < opt->min_bytes || !v)
 			continue;
-		n = model_frames(m, b, &f);
-		name_tree_add(&tree, f, n, v);
+		name_tree_add(&tree, m, b, v);
 	}
+	name_tree_sum(&tree);
 	name_tree_sort(&tree);
 	l.total = tree.n[0].value;
 	l.scale = l.total ? (double)(IMAGE_WIDTH - 2 * XPAD) / (double)l.total : 0;

@@ -73,13 +73,10 @@ void write_folded(struct model *m, struct outbuf *o, const struct output_options
 	name_tree_init(&tree, "", clean_name);
 	for (size_t b = 1; b < m->nr_buckets; b++) {
 		const struct alloc_stats *st = &m->buckets[b].s;
-		const struct sym_frame **f;
-		size_t n;
 
 		if (!st->alloc_objects || st->alloc_space < opt->min_bytes)
 			continue;
-		n = model_frames(m, b, &f);
-		name_tree_add(&tree, f, n, bytes ? st->alloc_space : st->alloc_objects);
+		name_tree_add(&tree, m, b, bytes ? st->alloc_space : st->alloc_objects);
 	}
 
 	/* depth first; items pushed per level on one stack of items */
