@@ -39,7 +39,8 @@ PACKAGES=(
 	crystal libgc-dev libevent-dev libpcre3-dev
 	libssl-dev libyaml-dev libxml2-dev libgmp-dev
 	# tests, demo, benchmarks; libFuzzer's runtime for `make fuzz`
-	python3 protobuf-compiler gdb linux-perf libxml2-utils procps
+	# (time: /usr/bin/time, the peak memory of the converter's tests)
+	python3 protobuf-compiler gdb linux-perf libxml2-utils procps time
 	# the HTTP load generator of bench/http_server.sh
 	wrk
 	# profile.proto (/usr/share/gocode/src/github.com/google/pprof/proto),

@@ -98,6 +98,11 @@ for l in $(cat "$ALYS_ROOT/Makefile" "$ALYS_ROOT/tests/fuzz/run.sh" | grep -v '^
 	fi
 done
 check_eq "fresh machine: every library linked has its package installed" "${missing[*]:-}" ""
+# Tools the tests run by path, not found on a fresh machine without them.
+for tool_pkg in /usr/bin/time:time /usr/bin/protoc:protobuf-compiler /usr/bin/xmllint:libxml2-utils; do
+	check "fresh machine: ${tool_pkg%%:*} (package ${tool_pkg#*:}) installed" \
+		grep -qx "${tool_pkg#*:}" "$STATE/installed"
+done
 
 # Run again on the same machine: nothing missing any more.
 out=$(env STATE="$STATE" PATH="$STUBS:$PATH" bash "$SCRIPT" </dev/null 2>&1)
