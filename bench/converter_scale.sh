@@ -43,7 +43,6 @@ for fmt in report pprof folded-stacks; do
 		awk -v who="$who" -v fmt="$fmt" -v u="$user" -v s="$sys" -v kb="$kb" -v ev="$events" -v same="$same" \
 			'BEGIN { cpu = u + s; printf "%-10s %-14s %8.2f %12.0f %9.0f %13.0f %s\n", who, fmt, cpu,
 				 ev / cpu, kb / 1024, kb / 1024 * 1e7 / ev, same }'
-		[ "$who" = old ] || true
 	done
 	rm -f "$W"/*."$fmt"
 done
