@@ -79,7 +79,8 @@ $(BUILD)/tests/test_unwind_table: tests/unit/test_unwind_table.c src/unwind_tabl
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf
 
-$(BUILD)/tests/test_crystal_names: tests/unit/test_crystal_names.c lib/crystal_names.c $(HEADERS)
+$(BUILD)/tests/test_crystal_names: tests/unit/test_crystal_names.c lib/crystal_names.c \
+		lib/crystal_display.c lib/str_table.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
 

@@ -74,7 +74,7 @@ run() {
 	esac
 	if [ "$mode" = old ] || [ "$mode" = new ]; then
 		# allocation events, and those under [stack lost]
-		"$CONV" -q -f folded-stacks -o "$W/t.folded" "$W/t.alys"
+		"$CONV" -q -f folded-stacks --value objects -o "$W/t.folded" "$W/t.alys"
 		awk -v t="$time" '{ n += $NF } /\[stack lost\]/ { l += $NF }
 			END { printf "%s %d %d\n", t, n, l }' "$W/t.folded"
 	else

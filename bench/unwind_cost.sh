@@ -54,7 +54,7 @@ for frames in 10 30 60; do
 	done
 	# Check the stacks really have that many frames, and the trace size.
 	"$ALYS" -q -o "$W/d.alys" -- "$W/alloc_depth" "$depth" "$COUNT" >/dev/null
-	got=$("$ROOT/bin/alys_converter" -f folded-stacks -o - "$W/d.alys" |
+	got=$("$ROOT/bin/alys_converter" -f folded-stacks --keep-allocator-frames --value objects -o - "$W/d.alys" |
 		sort -t' ' -k2 -n | tail -n 1 | awk '{ print split($1, a, ";") }')
 	bytes=$(stat -c %s "$W/d.alys")
 	awk -v f="$frames" -v got="$got" -v u="${r[untraced]}" -v fl="${r[floor]}" -v fp="${r[fp]}" \

@@ -53,11 +53,12 @@ static const struct format formats[] = {
 	{ "pprof", ".pb.gz", write_pprof,
 	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_KEEP_ALLOC },
 	{ "folded-stacks", ".folded", write_folded,
-	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_VALUE },
+	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_VALUE | HONOURS_KEEP_ALLOC },
 	{ "flamegraph", ".svg", write_flamegraph,
-	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_VALUE },
+	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_VALUE | HONOURS_KEEP_ALLOC },
 	{ "report", ".txt", write_report,
-	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_MARKDOWN | NAMES_TYPES },
+	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_MARKDOWN | NAMES_TYPES |
+	  HONOURS_KEEP_ALLOC },
 	/* Whole-trace analyses of liveness: every event counts. */
 	{ "leaks", ".leaks.txt", write_leaks, 0 },
 	{ "timeline", ".timeline.svg", write_timeline, 0 },
@@ -138,12 +139,13 @@ static void usage(FILE *f)
 		"                     layout) instead of a table of stacks events refer to\n"
 		"      --markdown     report: Markdown tables instead of plain text\n"
 		"      --depth N      keep only the N innermost recorded frames of each stack\n"
-		"      --value V      folded-stacks, flamegraph: count allocated objects\n"
-		"                     (default) or sum their bytes\n"
-		"      --keep-allocator-frames  pprof: keep the allocator's frames (GC_*,\n"
-		"                     GC::*, __crystal_malloc*, ...) at the leaf; by default\n"
-		"                     stacks start at the allocating Crystal code, as Go's\n"
-		"                     heap profiles do\n"
+		"      --value V      folded-stacks, flamegraph: sum allocated bytes (bytes,\n"
+		"                     the default, as pprof) or count objects (objects)\n"
+		"      --keep-allocator-frames  pprof, folded-stacks, flamegraph, report: keep\n"
+		"                     the allocator's frames (GC_*, GC.malloc,\n"
+		"                     __crystal_malloc*, ...) at the leaf; by default stacks\n"
+		"                     start at the allocating Crystal code, as Go's heap\n"
+		"                     profiles do\n"
 		"      --min-bytes N  folded-stacks, flamegraph, report, pprof: leave out\n"
 		"                     stacks (report: sites, types) that allocated fewer bytes\n"
 		"      --type NAME    only allocations of Crystal type NAME (from the\n"
@@ -159,6 +161,9 @@ static void usage(FILE *f)
 		"                     by file name\n"
 		"      --limit N      heap-graph: paths to at most N objects (default 10)\n"
 		"      --no-symbols   do not symbolize: frames as [file+0xoffset] (fast)\n"
+		"      --full-names   Crystal functions by their whole symbols\n"
+		"                     (*Array(String)@Array(T)#push<String>:Array(String))\n"
+		"                     instead of as Crystal prints them (Array(String)#push)\n"
 		"  -q, --quiet        no notes and no progress bar (warnings stay)\n"
 		"  -h, --help         this text\n"
 		"\n"
@@ -254,6 +259,7 @@ static int convert(const struct run *r)
 	sym = symbolizer_new(&t, &r->sym);
 	model_build(&m, &t, sym, &r->filter, r->opt.depth,
 		    (r->fmt->honours & NAMES_TYPES) || r->filter.type);
+	m.keep_allocator_frames = r->opt.keep_allocator_frames;
 	if (r->filter.type && !m.alloc_events && r->fmt->write != write_heap_graph)
 		warnx_msg("no allocation of type '%s' in %s; the report format lists the "
 			  "types found", r->filter.type, r->input);
@@ -344,7 +350,7 @@ int main(int argc, char **argv)
 {
 	enum {
 		OPT_INDENT = 256, OPT_DEPTH, OPT_VALUE, OPT_MARKDOWN, OPT_MIN_BYTES,
-		OPT_TYPE, OPT_TIME, OPT_AT, OPT_DEBUG_DIR, OPT_NO_SYMBOLS, OPT_KEEP_ALLOC,
+		OPT_TYPE, OPT_TIME, OPT_AT, OPT_DEBUG_DIR, OPT_NO_SYMBOLS, OPT_FULL_NAMES, OPT_KEEP_ALLOC,
 		OPT_INLINE_STACKS, OPT_LIMIT,
 	};
 	static const struct option longopts[] = {
@@ -360,6 +366,7 @@ int main(int argc, char **argv)
 		{ "at", required_argument, NULL, OPT_AT },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
+		{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
 		{ "keep-allocator-frames", no_argument, NULL, OPT_KEEP_ALLOC },
 		{ "inline-stacks", no_argument, NULL, OPT_INLINE_STACKS },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
@@ -403,12 +410,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_VALUE:
 			given |= HONOURS_VALUE;
-			if (!strcmp(optarg, "count") || !strcmp(optarg, "objects")) {
+			if (!strcmp(optarg, "objects") || !strcmp(optarg, "count")) {
 				r.opt.value = VALUE_COUNT;
 			} else if (!strcmp(optarg, "bytes")) {
 				r.opt.value = VALUE_BYTES;
 			} else {
-				errx_msg("unknown --value '%s'; valid values: count, bytes",
+				errx_msg("unknown --value '%s'; valid values: bytes, objects (or count)",
 					 optarg);
 				return 2;
 			}
@@ -481,6 +488,9 @@ int main(int argc, char **argv)
 		case OPT_KEEP_ALLOC:
 			r.opt.keep_allocator_frames = true;
 			given |= HONOURS_KEEP_ALLOC;
+			break;
+		case OPT_FULL_NAMES:
+			r.sym.full_names = true;
 			break;
 		case OPT_NO_SYMBOLS:
 			r.sym.no_symbols = true;

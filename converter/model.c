@@ -97,7 +97,7 @@ static const struct sym_frame *stack_site(const struct trace *t, struct symboliz
 	frames_next(&w.it, &ip);
 	w.i = 1;
 	site_rule_init(&rule);
-	while ((f = next_frame(&w)) && !site_rule_is_site(&rule, f->name))
+	while ((f = next_frame(&w)) && !site_rule_is_site(&rule, f->symbol))
 		;
 	snprintf(type, type_len, "%s", rule.type[0] ? rule.type : rule.buffer);
 	snprintf(block, block_len, "%s", rule.buffer[0] ? rule.buffer : rule.type);
@@ -654,33 +654,70 @@ bool model_truncated(const struct model *m, size_t b)
 	return (st->flags & ALYS_STACK_FLAG_TRUNCATED) && !(m->depth && st->nr > m->depth);
 }
 
+/* Inlined frames of entry e, innermost first, that are allocator plumbing;
+ * all of them (e->nr_frames) when the whole address is. */
+static uint32_t plumbing_frames(const struct sym_entry *e)
+{
+	uint32_t k = 0;
+
+	while (k < e->nr_frames && is_allocator_frame(e->frames[k].symbol))
+		k++;
+	return k;
+}
+
+uint32_t model_first_kept(struct model *m, const struct trace_stack *st, uint32_t depth,
+			  uint32_t *skip)
+{
+	struct frame_iter it;
+	uint64_t ip;
+
+	frames_begin(&it, m->t, st, depth);
+	for (uint32_t k = 0; frames_next(&it, &ip); k++) {
+		const struct sym_entry *e = symbolizer_entry(m->sym,
+							     symbolizer_resolve(m->sym, ip, k));
+		uint32_t n = plumbing_frames(e);
+
+		if (n < e->nr_frames) {
+			*skip = n;
+			return k;
+		}
+	}
+	*skip = 0;
+	return 0;
+}
+
 size_t model_frames(struct model *m, size_t b, const struct sym_frame ***frames)
 {
 	const struct trace *t = m->t;
 	size_t n = 0;
 
 	if (b > t->nr_stacks) {
-		m->lost[0].name = kind_function((unsigned int)(b - t->nr_stacks));
-		m->lost[1].name = "[stack lost]";
+		m->lost[0].name = m->lost[0].symbol = kind_function((unsigned int)(b - t->nr_stacks));
+		m->lost[1].name = m->lost[1].symbol = "[stack lost]";
 		push_frame(m, 0, &m->lost[0]);
 		push_frame(m, 1, &m->lost[1]);
 		*frames = m->frames;
 		return 2;
 	}
 	const struct trace_stack *st = &t->stacks[b - 1];
+	uint32_t first = 0, skip = 0;
 	struct frame_iter it;
 	uint64_t ip;
 
+	if (!m->keep_allocator_frames)
+		first = model_first_kept(m, st, m->depth, &skip);
 	frames_begin(&it, t, st, m->depth);
 	for (uint32_t i = 0; frames_next(&it, &ip); i++) {
-		const struct sym_entry *e =
-			symbolizer_entry(m->sym, symbolizer_resolve(m->sym, ip, i));
+		const struct sym_entry *e;
 
-		for (uint32_t k = 0; k < e->nr_frames; k++)
+		if (i < first)
+			continue;
+		e = symbolizer_entry(m->sym, symbolizer_resolve(m->sym, ip, i));
+		for (uint32_t k = i == first ? skip : 0; k < e->nr_frames; k++)
 			push_frame(m, n++, &e->frames[k]);
 	}
 	if (model_truncated(m, b)) {
-		m->truncated.name = "[truncated]";
+		m->truncated.name = m->truncated.symbol = "[truncated]";
 		push_frame(m, n++, &m->truncated);
 	}
 	*frames = m->frames;

@@ -135,6 +135,8 @@ struct model {
 	bool has_code_types;
 	struct type_ids code_types;
 
+	bool keep_allocator_frames;	/* model_frames() does not trim them */
+
 	/* scratch for model_frames() */
 	const struct sym_frame **frames;
 	size_t cap_frames;
@@ -144,6 +146,18 @@ struct model {
 
 void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 		 const struct event_filter *filter, uint32_t depth, bool with_code_types);
+
+/*
+ * As Go's heap profiles start at the allocating function, not in the
+ * allocator, every output that draws stacks leaves out their innermost
+ * allocator frames (is_allocator_frame: GC_*, __crystal_malloc*,
+ * Pointer.malloc...): the addresses that are only such frames, and those
+ * inlined at the next address (*skip of its frames), unless nothing else
+ * would remain. Returns the first address kept of st's innermost depth
+ * (0: all) frames.
+ */
+uint32_t model_first_kept(struct model *m, const struct trace_stack *st, uint32_t depth,
+			  uint32_t *skip);
 void model_free(struct model *m);
 
 /* Reads the events again and calls fn for each that passes the filters:

@@ -80,11 +80,11 @@ static uint32_t child(struct name_tree *t, uint32_t parent, uint32_t name)
 
 /* The frames of one address, outermost first, under at. */
 static uint32_t add_address(struct name_tree *t, struct model *m, uint32_t at, uint64_t ip,
-			    uint32_t depth)
+			    uint32_t depth, uint32_t skip)
 {
 	const struct sym_entry *e = symbolizer_entry(m->sym, symbolizer_resolve(m->sym, ip, depth));
 
-	for (uint32_t k = e->nr_frames; k-- > 0;)
+	for (uint32_t k = e->nr_frames; k-- > skip;)
 		at = child(t, at, name_id(t, e->frames[k].name));
 	return at;
 }
@@ -102,7 +102,7 @@ static uint32_t caller_path(struct name_tree *t, struct model *m, uint32_t nd, b
 	while (n--) {
 		nd = t->chain[n];
 		/* depth 1: any frame but the probed one is a return address */
-		at = add_address(t, m, at, tr->nodes[nd - 1].ip, 1);
+		at = add_address(t, m, at, tr->nodes[nd - 1].ip, 1, 0);
 		of[nd - 1] = at;
 	}
 	return at;
@@ -121,13 +121,18 @@ void name_tree_add(struct name_tree *t, struct model *m, size_t b, uint64_t v)
 		const struct trace_stack *st = &tr->stacks[b - 1];
 		const struct trace_node *leaf = &tr->nodes[st->leaf - 1];
 		bool truncated = model_truncated(m, b);
+		uint32_t first = 0, skip = 0;
 
 		if (!t->of_node[truncated])
 			t->of_node[truncated] = xcalloc(tr->nr_nodes, sizeof(uint32_t));
 		if (!t->chain)
 			t->chain = xcalloc(TRACE_MAX_FRAMES + 1, sizeof(uint32_t));
+		if (!m->keep_allocator_frames)
+			first = model_first_kept(m, st, 0, &skip);
+		for (uint32_t i = 0; i < first; i++)
+			leaf = &tr->nodes[leaf->parent - 1];
 		at = caller_path(t, m, leaf->parent, truncated);
-		at = add_address(t, m, at, leaf->ip, 0);
+		at = add_address(t, m, at, leaf->ip, first, skip);
 		t->n[at].own += v;
 		return;
 	}

@@ -2,8 +2,10 @@
 /*
  * Flame graph output: one self-contained interactive SVG, in the manner of
  * Brendan Gregg's flamegraph.pl, written here so that no Perl or Rust tool
- * is needed. The callers are at the bottom, the GC functions at the top;
- * width is allocated objects (or bytes with --value bytes). A small
+ * is needed. The callers are at the bottom, the allocating Crystal code at
+ * the top (the allocator's frames trimmed, as in pprof); width is allocated
+ * bytes (or objects with --value objects), the unit in the title and every
+ * tooltip. A small
  * embedded script gives tooltips, click to zoom, and a regex search that
  * highlights matches and shows their share.
  *
@@ -235,7 +237,7 @@ static void frames(struct layout *l)
 
 void write_flamegraph(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
-	bool bytes = opt->value == VALUE_BYTES;
+	bool bytes = opt->value != VALUE_COUNT;	/* bytes by default, as pprof */
 	const struct trace *t = m->t;
 	struct name_tree tree;
 	struct layout l = { .o = o, .t = &tree, .unit = bytes ? "bytes" : "objects" };

@@ -63,7 +63,7 @@ struct level {
 
 void write_folded(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
-	bool bytes = opt->value == VALUE_BYTES;
+	bool bytes = opt->value != VALUE_COUNT;	/* bytes by default, as pprof */
 	struct name_tree tree;
 	struct item *items = NULL;
 	struct level *levels = NULL;

@@ -171,8 +171,8 @@ static bool stack_frame(const struct model *m, const struct trace_root *r, struc
 		for (uint32_t k = 0; k < e->nr_frames; k++) {
 			const struct sym_frame *f = &e->frames[k];
 
-			if (!f->resolved || (f->name[0] != '*' && f->name[0] != '~' &&
-					     strcmp(f->name, "__crystal_main")) ||
+			if (!f->resolved || (f->symbol[0] != '*' && f->symbol[0] != '~' &&
+					     strcmp(f->symbol, "__crystal_main")) ||
 			    !f->file || stdlib_file(f->file))
 				continue;
 			outbuf_printf(o, " in %s %s", f->name, base_name(f->file));

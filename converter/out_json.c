@@ -241,6 +241,10 @@ static void frame_members(struct json *j, const struct sym_frame *f)
 {
 	key(j, "name");
 	cstr_value(j, f->name);
+	if (f->symbol != f->name && strcmp(f->symbol, f->name)) {
+		key(j, "symbol");
+		cstr_value(j, f->symbol);
+	}
 	if (f->file) {
 		key(j, "file");
 		cstr_value(j, f->file);

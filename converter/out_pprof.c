@@ -86,7 +86,10 @@ static void put_sub(struct outbuf *o, unsigned int field, struct outbuf *sub)
 	sub->len = 0;
 }
 
-/* Functions keyed by (name, file) string indexes, in a u64 table. */
+/* Functions keyed by (name, file) string indexes, in a u64 table. The
+ * name shown is the display name, the system name the symbol: go tool
+ * pprof then prints the name as it is (it shortens a name like a C++ one,
+ * "Array(T)" to "Array", only when the two are equal). */
 struct functions {
 	struct u64_table ids;	/* name << 32 | file -> id */
 	struct outbuf *msg;	/* where Function messages go */
@@ -96,6 +99,7 @@ struct functions {
 static uint64_t function_id(struct functions *fn, struct str_table *st, const struct sym_frame *f)
 {
 	uint64_t name = str_table_intern(st, f->name), file = str_table_intern(st, f->file);
+	uint64_t symbol = str_table_intern(st, f->symbol);
 	uint64_t key = (name << 32 | file) + 1;	/* the table reserves key 0 */
 	const struct u64_slot *hit = u64_table_get(&fn->ids, key);
 	struct outbuf sub;
@@ -106,7 +110,7 @@ static uint64_t function_id(struct functions *fn, struct str_table *st, const st
 	outbuf_init(&sub, -1);
 	put_uint(&sub, FUNCTION_ID, fn->next_id);
 	put_uint(&sub, FUNCTION_NAME, name);
-	put_uint(&sub, FUNCTION_SYSTEM_NAME, name);
+	put_uint(&sub, FUNCTION_SYSTEM_NAME, symbol);
 	put_uint(&sub, FUNCTION_FILENAME, file);
 	put_sub(fn->msg, PROFILE_FUNCTION, &sub);
 	outbuf_release(&sub);
@@ -155,44 +159,6 @@ static void write_mappings(struct model *m, struct outbuf *msg, struct str_table
 		put_sub(msg, PROFILE_MAPPING, &sub);
 	}
 	outbuf_release(&sub);
-}
-
-/* Inlined frames of entry e, innermost first, that are allocator plumbing;
- * all of them (e->nr_frames) when the whole address is. */
-static uint32_t plumbing_frames(const struct sym_entry *e)
-{
-	uint32_t k = 0;
-
-	while (k < e->nr_frames && is_allocator_frame(e->frames[k].name))
-		k++;
-	return k;
-}
-
-/*
- * As Go's heap profiles start at the allocating function, not in the
- * allocator: the innermost addresses that are only allocator frames, and
- * the allocator frames inlined at the next one (*skip), are left out, unless
- * nothing else would remain. Returns the first address kept.
- */
-static uint32_t allocator_frames(struct model *m, const struct trace_stack *stk,
-				 uint32_t depth, uint32_t *skip)
-{
-	struct frame_iter it;
-	uint64_t ip;
-
-	frames_begin(&it, m->t, stk, depth);
-	for (uint32_t k = 0; frames_next(&it, &ip); k++) {
-		const struct sym_entry *e = symbolizer_entry(m->sym,
-							     symbolizer_resolve(m->sym, ip, k));
-		uint32_t n = plumbing_frames(e);
-
-		if (n < e->nr_frames) {
-			*skip = n;
-			return k;
-		}
-	}
-	*skip = 0;
-	return 0;
 }
 
 /*
@@ -295,10 +261,9 @@ static uint64_t synthetic_location(uint64_t first_free_id, unsigned int kind,
 				   struct outbuf *msg)
 {
 	uint64_t id = first_free_id + kind;
-	struct sym_frame f = {
-		.name = kind == SYNTH_TRUNCATED ? "[truncated]" : kind ? kind_function(kind) :
-			"[stack lost]",
-	};
+	const char *name = kind == SYNTH_TRUNCATED ? "[truncated]" : kind ? kind_function(kind) :
+			   "[stack lost]";
+	struct sym_frame f = { .name = name, .symbol = name };
 	struct outbuf sub, line;
 
 	if (written[kind])
@@ -382,7 +347,7 @@ void write_pprof(struct model *m, struct outbuf *o, const struct output_options 
 			uint64_t ip;
 
 			if (!opt->keep_allocator_frames)
-				first = allocator_frames(m, stk, depth, &skip);
+				first = model_first_kept(m, stk, depth, &skip);
 			frames_begin(&it, t, stk, depth);
 			for (uint32_t i = 0; frames_next(&it, &ip); i++) {
 				uint32_t idx;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "crystal_display.h"
 #include "util.h"
 
 struct symbol_entry {
@@ -28,6 +29,7 @@ static void build(struct symbol_index *ix, Dwfl_Module *mod)
 	size_t cap = 0;
 
 	ix->built = 1;
+	ix->namer = crystal_namer_new();
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -45,12 +47,20 @@ static void build(struct symbol_index *ix, Dwfl_Module *mod)
 		e->start = addr;
 		e->end = addr + sym.st_size;
 		e->name = name;
+		crystal_namer_add(ix->namer, name);
 		/* sized before sizeless, functions before labels, global first */
 		e->rank = (sym.st_size ? 8 : 0) + (type != STT_NOTYPE ? 4 : 0) +
 			  (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0);
 	}
 	if (ix->nr > 1)	/* syms is NULL when there are none */
 		qsort(ix->syms, ix->nr, sizeof(*ix->syms), by_start);
+}
+
+struct crystal_namer *symbol_index_namer(struct symbol_index *ix, Dwfl_Module *mod)
+{
+	if (!ix->built)
+		build(ix, mod);
+	return ix->namer;
 }
 
 const char *symbol_index_lookup(struct symbol_index *ix, Dwfl_Module *mod, uint64_t addr)
@@ -83,6 +93,8 @@ const char *symbol_index_lookup(struct symbol_index *ix, Dwfl_Module *mod, uint6
 void symbol_index_free(struct symbol_index *ix)
 {
 	free(ix->syms);
+	crystal_namer_free(ix->namer);
+	ix->namer = NULL;
 	ix->syms = NULL;
 	ix->nr = 0;
 	ix->built = 0;

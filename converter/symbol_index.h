@@ -15,11 +15,13 @@
 #include <stdint.h>
 
 struct symbol_entry;
+struct crystal_namer;
 
 struct symbol_index {
 	struct symbol_entry *syms;
 	size_t nr;
 	int built;
+	struct crystal_namer *namer;	/* the display names of its symbols */
 };
 
 /*
@@ -29,5 +31,8 @@ struct symbol_index {
  */
 const char *symbol_index_lookup(struct symbol_index *ix, Dwfl_Module *mod, uint64_t addr);
 void symbol_index_free(struct symbol_index *ix);
+
+/* The module's symbols' display names, told apart (lib/crystal_display.h). */
+struct crystal_namer *symbol_index_namer(struct symbol_index *ix, Dwfl_Module *mod);
 
 #endif /* ALYS_CONV_SYMBOL_INDEX_H */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "crystal_display.h"
 #include "crystal_source.h"
 #include "elf_file.h"
 #include "inline_index.h"
@@ -403,6 +404,20 @@ static size_t unversioned_len(const char *name)
 	return (size_t)(at - name);
 }
 
+/* The name shown for symbol: the same string when the rule leaves it be. */
+static const char *display_name(struct crystal_namer *namer, const char *symbol)
+{
+	size_t len = crystal_namer_display(namer, symbol, NULL, 0);
+	char *shown = xmalloc(len + 1);
+
+	crystal_namer_display(namer, symbol, shown, len + 1);
+	if (!strcmp(shown, symbol)) {
+		free(shown);
+		return symbol;
+	}
+	return shown;
+}
+
 /*
  * Frames for ip, innermost first, into *frames (malloc'd); returns how many.
  * Inlined calls come first, the symbol's function last.
@@ -422,13 +437,13 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 
 	if (!m) {
 		f = *frames = xcalloc(1, sizeof(*f));
-		f->name = format_name("0x%" PRIx64, ip);
+		f->name = f->symbol = format_name("0x%" PRIx64, ip);
 		return 1;
 	}
 	if (m->flags & ALYS_MAPPING_ANON) {
 		/* JIT code, memfd, ...: no file to read symbols from. */
 		f = *frames = xcalloc(1, sizeof(*f));
-		f->name = format_name("[anon]");
+		f->name = f->symbol = format_name("[anon]");
 		return 1;
 	}
 	mod = module_for(s, m);
@@ -448,13 +463,15 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 	f = *frames = xcalloc((size_t)n + 1, sizeof(*f));
 	for (int i = 0; i <= n; i++) {
 		if (i < n) {
-			f[i].name = crystal_qualify(&s->sources, calls[i].name,
-						    calls[i].decl_file, calls[i].decl_line);
-			if (!f[i].name)
-				f[i].name = xmemdup_str(calls[i].name, strlen(calls[i].name));
+			f[i].symbol = crystal_qualify(&s->sources, calls[i].name,
+						      calls[i].decl_file, calls[i].decl_line);
+			if (!f[i].symbol)
+				f[i].symbol = xmemdup_str(calls[i].name, strlen(calls[i].name));
 		} else {
-			f[i].name = xmemdup_str(name, unversioned_len(name));
+			f[i].symbol = xmemdup_str(name, unversioned_len(name));
 		}
+		f[i].name = s->opt.full_names ? f[i].symbol :
+			display_name(symbol_index_namer(&mod->symbols, mod->mod), f[i].symbol);
 		f[i].resolved = true;
 		/* the innermost runs at addr; each outer one at its call site */
 		if (i == 0) {
@@ -468,8 +485,8 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 	return (uint32_t)n + 1;
 unresolved:
 	f = *frames = xcalloc(1, sizeof(*f));
-	f->name = format_name("[%s+0x%" PRIx64 "]", base_name(m->path.ptr),
-			      ip - m->start + m->offset);
+	f->name = f->symbol = format_name("[%s+0x%" PRIx64 "]", base_name(m->path.ptr),
+					  ip - m->start + m->offset);
 	return 1;
 }
 
@@ -545,6 +562,8 @@ void symbolizer_free(struct symbolizer *s)
 		struct sym_frame *f = (struct sym_frame *)s->entries[i].frames;
 
 		for (uint32_t j = 0; j < s->entries[i].nr_frames; j++) {
+			if (f[j].name != f[j].symbol)
+				free((char *)f[j].symbol);
 			free((char *)f[j].name);
 			free((char *)f[j].file);
 		}

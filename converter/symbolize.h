@@ -17,7 +17,10 @@
 #include "trace.h"
 
 struct sym_frame {
-	const char *name;	/* function, or "[file+0xoff]" / "0xaddr"; never NULL */
+	const char *name;	/* function, or "[file+0xoff]" / "0xaddr"; never NULL;
+				 * a Crystal method as lib/crystal_display.h shows it */
+	const char *symbol;	/* the function as the binary names it: what rules
+				 * that read names (the site rule) are fed */
 	const char *file;	/* source file, NULL when unknown */
 	uint32_t line;		/* 0 when unknown */
 	bool resolved;		/* name came from a symbol table */
@@ -43,6 +46,7 @@ struct symbolizer_options {
 	bool want_dwarf;	/* file, line and inlined frames (reads DWARF) */
 	bool no_symbols;	/* resolve nothing: every frame as [file+0xoffset] */
 	const char *debug_dir;	/* also look for files by build id here, or NULL */
+	bool full_names;	/* name = symbol: no display rule */
 };
 
 struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer_options *opt);

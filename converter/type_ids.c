@@ -225,9 +225,9 @@ static bool name_at(struct symbolizer *sym, uint64_t ip, char *out, size_t len)
 	const struct sym_entry *e = symbolizer_entry(sym, symbolizer_resolve(sym, ip, 0));
 
 	for (uint32_t k = 0; k < e->nr_frames; k++) {
-		if (is_bare_constructor(e->frames[k].name))
+		if (is_bare_constructor(e->frames[k].symbol))
 			return false;
-		if (crystal_constructed_type(e->frames[k].name, out, len))
+		if (crystal_constructed_type(e->frames[k].symbol, out, len))
 			return !generic_form(out);
 	}
 	return false;

@@ -3,25 +3,80 @@
 
 #include <string.h>
 
-struct method_name {
-	const char *type;	/* instantiated type (before '@' if any) */
-	size_t type_len;
-	const char *method;
-	size_t method_len;
+/* Operator methods, longest first where one is a prefix of another. */
+static const char *const operators[] = {
+	"<=>", "===", "&**", "[]?", "[]=", "**", "//", "<<", ">>", "<=", ">=", "==", "!=",
+	"=~", "!~", "[]", "&+", "&-", "&*", "+", "-", "*", "/", "%", "&", "|", "^", "~",
+	"!", "<", ">",
 };
 
-/*
- * Split "Owner::method<...>:Ret" at the last "::" or "#" that comes before
- * the argument list or the return type, outside parentheses.
- */
-static bool split_method(const char *name, struct method_name *m)
+static bool ident_start(char c)
 {
-	const char *s = name[0] == '*' ? name + 1 : name;
-	const char *sep = NULL, *at = NULL, *p, *end;
-	size_t sep_len = 0;
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	       (unsigned char)c >= 0x80;
+}
+
+static bool ident_char(char c)
+{
+	return ident_start(c) || (c >= '0' && c <= '9');
+}
+
+/* What may follow a method name: named arguments, arguments, return type. */
+static bool ends_method(const char *p)
+{
+	return !*p || *p == ':' || *p == '<';
+}
+
+/* The end of the method name at p, or NULL. */
+static const char *method_end(const char *p)
+{
+	if (ident_start(*p)) {
+		while (ident_char(*p))
+			p++;
+		if (*p == '?' || *p == '!' || (*p == '=' && p[1] != '=' && p[1] != '~'))
+			p++;
+		while (*p == '\'')	/* a redefinition's previous_def */
+			p++;
+		return p;
+	}
+	for (size_t i = 0; i < sizeof(operators) / sizeof(operators[0]); i++) {
+		size_t n = strlen(operators[i]);
+
+		while (!strncmp(p, operators[i], n) && p[n] == '\'')
+			n++;
+		if (!strncmp(p, operators[i], n) && ends_method(p + n))
+			return p + n;
+	}
+	return NULL;
+}
+
+/* ":seconds:nanoseconds" before the arguments of a method called with
+ * named arguments; a return type ("struct.LibC::Timeval") is not one. */
+static const char *named_end(const char *p)
+{
+	for (;;) {
+		const char *q = p + 1;
+
+		if (p[0] != ':' || !ident_start(q[0]) || (q[0] >= 'A' && q[0] <= 'Z'))
+			return p;
+		while (ident_char(*q))
+			q++;
+		if (*q != '<' && !(q[0] == ':' && q[1] != ':'))
+			return p;
+		p = q;
+	}
+}
+
+bool crystal_parse(const char *name, struct crystal_sym *s)
+{
+	const char *b = name[0] == '*' ? name + 1 : name;
+	const char *p, *sep = NULL, *at = NULL, *m;
 	int depth = 0;
 
-	for (p = s; *p; p++) {
+	memset(s, 0, sizeof(*s));
+	if (!*b || *b == '~')
+		return false;
+	for (p = b; *p; p++) {
 		if (*p == '(') {
 			depth++;
 		} else if (*p == ')') {
@@ -31,34 +86,93 @@ static bool split_method(const char *name, struct method_name *m)
 		} else if (*p == '@') {
 			if (!at)
 				at = p;	/* "Type@Generic": the first '@' ends the type */
-		} else if (p[0] == ':' && p[1] == ':') {
-			sep = p;
-			sep_len = 2;
-			p++;
 		} else if (*p == '#') {
 			sep = p;
-			sep_len = 1;
-		} else if (*p == ':' || (*p == '<' && sep && p > sep + sep_len)) {
-			break;	/* return type, or argument types after a method name */
+			break;
+		} else if (p[0] == ':' && p[1] == ':') {
+			/* a type's name is capitalized, a method's is not */
+			if (!(p[2] >= 'A' && p[2] <= 'Z')) {
+				sep = p;
+				break;
+			}
+			p++;
+		} else if (*p == ':' || *p == '<') {
+			break;	/* a top-level method's return type or arguments */
 		}
 	}
-	if (!sep || sep == s)
-		return false;
-	end = p;
-	if (at && at > sep)
-		at = NULL;
-	m->type = s;
-	m->type_len = (size_t)((at ? at : sep) - s);
-	m->method = sep + sep_len;
-	m->method_len = (size_t)(end - m->method);
-	/* an operator method such as "<<" runs into its argument list: cut it */
-	if (m->method_len && m->method[0] != '<') {
-		const char *lt = memchr(m->method, '<', m->method_len);
-
-		if (lt)
-			m->method_len = (size_t)(lt - m->method);
+	if (sep) {
+		s->owner = b;
+		s->owner_len = (size_t)((at && at < sep ? at : sep) - b);
+		if (at && at < sep) {
+			s->definer = at + 1;
+			s->definer_len = (size_t)(sep - at - 1);
+		}
+		s->sep = *sep == '#' ? '#' : '.';
+		m = sep + (*sep == '#' ? 1 : 2);
+		if (!s->owner_len)
+			return false;
+	} else {
+		m = b;
 	}
-	return m->type_len > 0;
+	s->method = m;
+	p = method_end(m);
+	if (!p || p == m)
+		return false;
+	s->method_len = (size_t)(p - m);
+	s->named = p;
+	p = named_end(p);
+	s->named_len = (size_t)(p - s->named);
+	if (*p == '<') {
+		s->args = ++p;
+		for (depth = 0; *p && (depth || *p != '>'); p++)
+			depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+		if (!*p)
+			return false;
+		s->args_len = (size_t)(p - s->args);
+		p++;
+	}
+	if (*p == ':') {
+		s->ret = p + 1;
+		s->ret_len = strlen(s->ret);
+	} else if (*p) {
+		return false;
+	}
+	/* A generic's class method is named after the generic, Range(B, E)::new;
+	 * the type it makes is the instance: Range(Int32, Nil). */
+	if (s->sep == '.' && s->ret_len > s->owner_len && !s->definer_len) {
+		const char *paren = memchr(s->owner, '(', s->owner_len);
+		size_t base = paren ? (size_t)(paren - s->owner) + 1 : 0;
+
+		if (base && !strncmp(s->ret, s->owner, base) &&
+		    s->ret[s->ret_len - 1] == ')' && strcspn(s->ret, "|") == s->ret_len &&
+		    (s->method_len == 3 && !memcmp(s->method, "new", 3))) {
+			s->owner = s->ret;
+			s->owner_len = s->ret_len;
+		}
+	}
+	/* a Crystal method: a symbol, or an owner that is a type */
+	return name[0] == '*' || (sep && b[0] >= 'A' && b[0] <= 'Z');
+}
+
+/* Owner and method of a method name, as the site rule reads them. */
+struct method_name {
+	const char *type;	/* instantiated type (before '@' if any) */
+	size_t type_len;
+	const char *method;
+	size_t method_len;
+};
+
+static bool split_method(const char *name, struct method_name *m)
+{
+	struct crystal_sym s;
+
+	if (!crystal_parse(name, &s) || !s.sep)
+		return false;
+	m->type = s.owner;
+	m->type_len = s.owner_len;
+	m->method = s.method;
+	m->method_len = s.method_len;
+	return true;
 }
 
 static bool method_is(const struct method_name *m, const char *want)

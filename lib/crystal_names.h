@@ -18,6 +18,31 @@
 #include <stddef.h>
 
 /*
+ * The parts of a Crystal method's name. Symbols begin with '*'; inlined
+ * frames named from source have no '*' and no types ("Point::new").
+ * Lengths are 0 for parts absent; owner is "" for a top-level method.
+ */
+struct crystal_sym {
+	const char *owner;	/* "Array(String)": the instantiated type */
+	size_t owner_len;
+	const char *definer;	/* "Array(T)", after '@': the type defining it */
+	size_t definer_len;
+	char sep;		/* '#' instance method, '.' class method, 0 top level */
+	const char *method;	/* "push", "<<", "[]?", "status=" */
+	size_t method_len;
+	const char *named;	/* ":seconds:nanoseconds": named arguments */
+	size_t named_len;
+	const char *args;	/* "Int32, String", inside <...>; NULL if none */
+	size_t args_len;
+	const char *ret;	/* "Array(String)", after ':' */
+	size_t ret_len;
+};
+
+/* False when name is not a Crystal method (C functions, "~proc...",
+ * constants' initializers, bare "new"). */
+bool crystal_parse(const char *name, struct crystal_sym *s);
+
+/*
  * If name is a constructor frame (T::new, T#initialize, T::allocate), copy
  * the type T (the instantiated one: "Hash(String, Int32)") into out and
  * return true.

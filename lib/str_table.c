@@ -67,6 +67,16 @@ void str_table_free(struct str_table *st)
 	memset(st, 0, sizeof(*st));
 }
 
+uint32_t str_table_find(const struct str_table *st, const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	for (size_t h = hash_str(s) & st->mask; st->slot[h]; h = (h + 1) & st->mask)
+		if (!strcmp(st->str[st->slot[h] - 1], s))
+			return st->slot[h] - 1;
+	return UINT32_MAX;
+}
+
 uint32_t str_table_intern(struct str_table *st, const char *s)
 {
 	size_t h;

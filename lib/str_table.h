@@ -25,6 +25,9 @@ void str_table_free(struct str_table *st);
 /* The index of s, added if new; NULL and "" are index 0. */
 uint32_t str_table_intern(struct str_table *st, const char *s);
 
+/* The index of s, or UINT32_MAX when it is not in the table. */
+uint32_t str_table_find(const struct str_table *st, const char *s);
+
 static inline const char *str_table_get(const struct str_table *st, uint32_t i)
 {
 	return st->str[i];

@@ -51,7 +51,16 @@ PACKAGES=(
 	# a user would (click, search): tests/e2e/svg_in_browser.py
 	chromium chromium-driver python3-selenium
 	libclang-rt-14-dev
+	# go tool pprof -http's graph page
+	graphviz
 )
+
+# Browser tools the tests open users' files in, from the npm registry at
+# pinned versions (tests/e2e/speedscope_in_browser.py, the mermaid graph):
+# into WEB_TOOLS/node_modules, with the machine's npm (Debian's npm package
+# when there is none).
+WEB_TOOLS=${ALYS_WEB_TOOLS:-/opt/alys-bpf-web}
+NPM_PACKAGES=(speedscope@1.25.0 mermaid@11.12.0)
 
 export DEBIAN_FRONTEND=noninteractive
 
@@ -83,6 +92,25 @@ for p in "${PACKAGES[@]}"; do
 done
 log "apt-get install -y --no-install-recommends ${#PACKAGES[@]} packages (${#to_install[@]} not yet installed${to_install:+: ${to_install[*]}})"
 apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" </dev/null
+
+if ! command -v npm >/dev/null 2>&1; then
+	log "npm not found: apt-get install npm"
+	apt-get install -y -q --no-install-recommends npm </dev/null
+fi
+have_web=1
+for p in "${NPM_PACKAGES[@]}"; do
+	f=$WEB_TOOLS/node_modules/${p%@*}/package.json
+	v=$([ -r "$f" ] && sed -n 's/^ *"version": *"\(.*\)",*$/\1/p' "$f" | head -n 1 || true)
+	[ "$v" = "${p##*@}" ] || have_web=0
+done
+if [ $have_web = 1 ]; then
+	log "npm packages already in $WEB_TOOLS: ${NPM_PACKAGES[*]}"
+else
+	log "npm install into $WEB_TOOLS: ${NPM_PACKAGES[*]}"
+	mkdir -p "$WEB_TOOLS"
+	npm install --prefix "$WEB_TOOLS" --no-save --no-audit --no-fund --loglevel=error \
+		"${NPM_PACKAGES[@]}" </dev/null
+fi
 
 # tracefs and debugfs
 mount_if_needed() {

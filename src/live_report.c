@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crystal_display.h"
 #include "crystal_names.h"
 
 #define WEIGHT_BITS 40
@@ -34,11 +35,13 @@ static void report_maps(struct live_report *lr)
 	dwfl_report_end(d, NULL, NULL);
 }
 
-static const char *name_of(struct live_report *lr, uint64_t ip, bool refreshed)
+static const char *name_of(struct live_report *lr, uint64_t ip, bool refreshed,
+			   Dwfl_Module **mod)
 {
 	Dwfl_Module *m;
 	const char *n;
 
+	*mod = NULL;
 	if (!lr->dwfl)
 		return NULL;
 	m = dwfl_addrmodule(lr->dwfl, ip);
@@ -47,7 +50,54 @@ static const char *name_of(struct live_report *lr, uint64_t ip, bool refreshed)
 		m = dwfl_addrmodule(lr->dwfl, ip);
 	}
 	n = m ? dwfl_module_addrname(m, ip) : NULL;
+	*mod = m;
 	return n;
+}
+
+/* The display names of a module's symbols (lib/crystal_display.h), built
+ * from its whole table as the converter's are, by the module's file. */
+static struct crystal_namer *namer_of(struct live_report *lr, Dwfl_Module *m)
+{
+	const char *name = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	struct live_namer *ln;
+	int nr;
+
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < lr->nr_namers; i++)
+		if (!strcmp(lr->namers[i].module, name))
+			return lr->namers[i].namer;
+	ln = realloc(lr->namers, (lr->nr_namers + 1) * sizeof(*ln));
+	if (!ln)
+		return NULL;
+	lr->namers = ln;
+	ln = &lr->namers[lr->nr_namers];
+	ln->module = strdup(name);
+	if (!ln->module)
+		return NULL;
+	ln->namer = crystal_namer_new();
+	lr->nr_namers++;
+	nr = dwfl_module_getsymtab(m);
+	for (int i = 1; i < nr; i++) {
+		GElf_Sym sym;
+		const char *sn = dwfl_module_getsym(m, i, &sym, NULL);
+
+		if (sn && *sn && sym.st_shndx != SHN_UNDEF &&
+		    (GELF_ST_TYPE(sym.st_info) == STT_FUNC || GELF_ST_TYPE(sym.st_info) == STT_NOTYPE))
+			crystal_namer_add(ln->namer, sn);
+	}
+	return ln->namer;
+}
+
+static char *shown(struct live_report *lr, Dwfl_Module *m, const char *symbol)
+{
+	struct crystal_namer *namer = m ? namer_of(lr, m) : NULL;
+	size_t len = crystal_namer_display(namer, symbol, NULL, 0);
+	char *s = malloc(len + 1);
+
+	if (s)
+		crystal_namer_display(namer, symbol, s, len + 1);
+	return s;
 }
 
 /* The site by the one rule of both programs (lib/crystal_names.h), from
@@ -60,7 +110,8 @@ static char *site_name(struct live_report *lr, const uint64_t *ips, uint32_t nr)
 	site_rule_init(&rule);
 	for (uint32_t i = 1; i < nr; i++) {
 		char hex[32];
-		const char *n = name_of(lr, ips[i] - 1, refreshed);
+		Dwfl_Module *m;
+		const char *n = name_of(lr, ips[i] - 1, refreshed, &m);
 
 		refreshed = true;
 		if (!n) {
@@ -68,7 +119,7 @@ static char *site_name(struct live_report *lr, const uint64_t *ips, uint32_t nr)
 			n = hex;
 		}
 		if (site_rule_is_site(&rule, n))
-			return strdup(n);
+			return shown(lr, m, n);
 	}
 	return strdup("[allocator only]");
 }
@@ -95,6 +146,11 @@ void live_report_free(struct live_report *lr)
 	u64_table_free(&lr->slot_of);
 	if (lr->dwfl)
 		dwfl_end(lr->dwfl);
+	for (size_t i = 0; i < lr->nr_namers; i++) {
+		free(lr->namers[i].module);
+		crystal_namer_free(lr->namers[i].namer);
+	}
+	free(lr->namers);
 	memset(lr, 0, sizeof(*lr));
 }
 

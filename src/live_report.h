@@ -15,6 +15,10 @@
 #include "u64_table.h"
 
 struct live_stack;
+struct live_namer {
+	char *module;			/* its file */
+	struct crystal_namer *namer;
+};
 
 struct live_report {
 	pid_t pid;
@@ -23,6 +27,8 @@ struct live_report {
 	struct u64_table slot_of;	/* stack id -> slot + 1 */
 	struct live_stack *stacks;	/* slot 0: events without a stack */
 	size_t n, cap;
+	struct live_namer *namers;	/* display names, by module */
+	size_t nr_namers;
 	uint32_t gc_no;			/* last collection read */
 	uint64_t reports;
 };

@@ -159,6 +159,9 @@ require_root_bpf() {
 # Uses /usr/bin/python3 when present (pyenv shims cost ~0.3 s per call);
 # set ALYS_PYTHON to override.
 ALYS_PYTHON=${ALYS_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+# Where scripts/setup-debian.sh installs the npm packages the browser tests
+# open (speedscope, mermaid): ALYS_WEB_TOOLS/node_modules/...
+ALYS_WEB_TOOLS=${ALYS_WEB_TOOLS:-/opt/alys-bpf-web}
 json_query() {
 	"$ALYS_PYTHON" "$ALYS_ROOT/tests/json_query.py" "$1" "$2"
 }

@@ -6,7 +6,7 @@ Usage: svg_in_browser.py flamegraph FILE.svg FRAME SEARCH PNG
        svg_in_browser.py timeline FILE.svg PNG
 
 flamegraph: the page renders (frames drawn, labels fitted by the script, no
-script error); a click on the first frame whose name contains FRAME zooms
+script error); a click on the widest frame whose name contains FRAME zooms
 (that frame spans the width, frames outside it are hidden, "Reset Zoom"
 shows) and "Reset Zoom" undoes it; "Search" with the regular expression
 SEARCH (typed into the prompt) colours the matching frames and prints
@@ -65,11 +65,12 @@ def flamegraph(d, path, frame, term, png):
                 ".filter(t => t.textContent.length > 0).length")
     check(f"flamegraph: the script fitted labels ({labels})", labels > 0)
 
-    # click to zoom on the frame named FRAME
-    idx = js("var f = document.getElementById('frames').children;"
+    # click to zoom on the widest frame named FRAME
+    idx = js("var f = document.getElementById('frames').children, best = -1;"
              "for (var i = 0; i < f.length; i++)"
-             "  if (f[i].firstChild.textContent.indexOf(arguments[0]) >= 0) return i;"
-             "return -1", frame)
+             "  if (f[i].firstChild.textContent.indexOf(arguments[0]) >= 0 &&"
+             "      (best < 0 || +f[i].getAttribute('data-w') > +f[best].getAttribute('data-w'))) best = i;"
+             "return best", frame)
     check(f"flamegraph: a frame named {frame}", idx >= 0)
     if idx < 0:
         return
@@ -77,7 +78,7 @@ def flamegraph(d, path, frame, term, png):
     before = g.find_element(By.TAG_NAME, "rect").rect["width"]
     visible_before = js("return Array.from(document.getElementById('frames').children)"
                         ".filter(g => g.style.display != 'none').length")
-    g.find_element(By.TAG_NAME, "rect").click()
+    g.click()  # on the frame: its rect, or its label over it
     after = g.find_element(By.TAG_NAME, "rect").rect["width"]
     visible_after = js("return Array.from(document.getElementById('frames').children)"
                        ".filter(g => g.style.display != 'none').length")

@@ -78,7 +78,8 @@ types = [st[t.get("type", [0])[0]] for t in p["sample_type"]]
 def total(name):
     k = types.index(name)
     return sum(s["value"][k] for s in p["sample"])
-funcs = {f["id"][0]: (st[f.get("name", [0])[0]], st[f.get("filename", [0])[0]]) for f in p["function"]}
+funcs = {f["id"][0]: (st[f.get("name", [0])[0]], st[f.get("filename", [0])[0]],
+                      st[f.get("system_name", [0])[0]]) for f in p["function"]}
 locs = {l["id"][0]: [(funcs[ln["function_id"][0]], ln.get("line", [0])[0]) for ln in l.get("line", [])] for l in p["location"]}
 def lines_of(name):
     """(file, line) pairs of every Line whose function name contains name"""
@@ -140,12 +141,16 @@ for name in cc ccr ak aks; do
 	check_eq "$name: pprof mappings carry build ids and file names" \
 		"$(pprof_query "$T/$name.pb.gz" "all(st[m['build_id'][0]] and st[m['filename'][0]].startswith('/') for m in p['mapping'])")" 1
 	check_eq "$name: pprof stacks start at Crystal code, not in the allocator" \
-		"$(pprof_query "$T/$name.pb.gz" "sum(1 for s in p['sample'] if any(f[0].startswith(('GC_', '*GC::', '__crystal_malloc')) for f, _ in locs[s['location_id'][0]][:1]) and any(f[0].startswith('*') and not f[0].startswith('*GC::') for i in s['location_id'] for f, _ in locs[i]))")" 0
+		"$(pprof_query "$T/$name.pb.gz" "sum(1 for s in p['sample'] if any(f[2].startswith(('GC_', '*GC::', '__crystal_malloc')) for f, _ in locs[s['location_id'][0]][:1]) and any(f[2].startswith('*') and not f[2].startswith('*GC::') for i in s['location_id'] for f, _ in locs[i]))")" 0
+	# names as Crystal prints them, symbols as the binary's: pprof shows a
+	# name as given only when it differs from its system name
+	check_eq "$name: pprof names Crystal methods by the display rule, symbols as system names" \
+		"$(pprof_query "$T/$name.pb.gz" "sum(1 for f in funcs.values() if f[2].startswith('*') and (f[0] == f[2] or f[0].startswith('*') or '<' in f[0]))"):$(pprof_query "$T/$name.pb.gz" "sum(1 for f in funcs.values() if f[2].startswith('*'))" | grep -c '^[1-9]')" 0:1
 	# what a user of go tool pprof sees first: a Crystal method
 	top=$(pprof_top "$T/$name.pb.gz")
 	check_match "$name: go tool pprof -top lists a Crystal method first ($top)" "$top" \
-		'^\*?[A-Z][^ ]*(::|#)[a-z_]'
-	check_eq "$name: ... and not the allocator's" "$(printf '%s' "$top" | grep -Ec '^\*?(GC::|Pointer(\(.*\))?(::malloc|#realloc))')" 0
+		'^[A-Z][^ *<]*[#.][a-z_][^ <]*$'
+	check_eq "$name: ... and not the allocator's" "$(printf '%s' "$top" | grep -Ec '^(GC[.:]|Pointer(\(.*\))?(\.malloc|#realloc))')" 0
 	# JSON: each stack once, so events stay small (a sampled trace has too
 	# few events for its fixed part, header and stacks, to be spread over)
 	if [ $name != aks ]; then
@@ -153,17 +158,20 @@ for name in cc ccr ak aks; do
 		check_le "$name: json at most 250 bytes per event ($bpe)" "$bpe" 250
 	fi
 
-	# folded stacks: objects and bytes
-	"$CONV" -q -f folded-stacks -o "$T/$name.folded" "$A"
-	check_eq "$name: folded objects total = json" "$(awk '{ s += $NF } END { print s }' "$T/$name.folded")" "$ao"
-	"$CONV" -q -f folded-stacks --value bytes -o "$T/$name.bytes.folded" "$A"
-	check_eq "$name: folded bytes total = json" "$(awk '{ s += $NF } END { print s }' "$T/$name.bytes.folded")" "$as"
+	# folded stacks: bytes (the default, as pprof) and objects
+	"$CONV" -q -f folded-stacks -o "$T/$name.bytes.folded" "$A"
+	check_eq "$name: folded bytes total (the default) = json" "$(awk '{ s += $NF } END { print s }' "$T/$name.bytes.folded")" "$as"
+	"$CONV" -q -f folded-stacks --value objects -o "$T/$name.folded" "$A"
+	check_eq "$name: folded --value objects total = json" "$(awk '{ s += $NF } END { print s }' "$T/$name.folded")" "$ao"
 
 	# flamegraph: valid XML, the root frame holds the total
 	"$CONV" -q -f flamegraph "$A"
 	check "$name: flamegraph $name.svg is valid XML" xmllint --noout "$T/$name.svg"
-	check_match "$name: flamegraph root is the total" \
-		"$(grep -o '<title>all ([0-9]* objects' "$T/$name.svg")" "^<title>all \\($ao objects$"
+	check_match "$name: flamegraph root is the total, in bytes" \
+		"$(grep -o '<title>all ([0-9]* bytes' "$T/$name.svg")" "^<title>all \\($as bytes$"
+	"$CONV" -q -f flamegraph --value objects -o "$T/$name.objects.svg" "$A"
+	check_match "$name: flamegraph --value objects: the root is the objects" \
+		"$(grep -o '<title>all ([0-9]* objects' "$T/$name.objects.svg")" "^<title>all \\($ao objects$"
 done
 
 # --- one model: every output attributes the same bytes to the same sites ---
@@ -212,12 +220,55 @@ check_eq "cc: JSON, same bytes under chain_c" \
 check_eq "cc: pprof, same bytes under chain_c" \
 	"$(pprof_query "$T/cc.pb.gz" "sum(s['value'][1] for s in p['sample'] if any('chain_c' in f[0] for i in s['location_id'] for f, _ in locs[i]))")" "$cbytes"
 
+# --- Crystal names in the viewers users open: go tool pprof, speedscope ------
+# The demo program: its stacks are deep and its names long. What go tool
+# pprof -top lists, what speedscope's Sandwich view puts on top by self
+# value, and what the flamegraph draws with most self width must be
+# Crystal methods as the display rule names them, never GC_*.
+"$BIN/alys-bpf" -q -o "$T/demo.alys" -- "$ALYS_PROGS/demo" 2000 >/dev/null
+"$CONV" -q -f pprof -o "$T/demo.pb.gz" "$T/demo.alys"
+"$CONV" -q -f folded-stacks -o "$T/demo.folded" "$T/demo.alys"
+"$CONV" -q -f flamegraph -o "$T/demo.svg" "$T/demo.alys"
+CRYSTAL_NAME='(?!GC_|GC[.]|__crystal_malloc|Pointer\(.*\)[.]malloc)[A-Za-z_][^*<>]*[^:*<>]'
+top_rows=$(go tool pprof -top "$T/demo.pb.gz" 2>/dev/null | awk '/^ +flat +flat%/ { on = 1; next } on { $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print }')
+check_eq "demo: go tool pprof -top: no row starts with '*' or ends in ':' / ':Pointer'" \
+	"$(printf '%s\n' "$top_rows" | grep -c '^[*]\|:$\|:Pointer$')" 0
+check_match "demo: go tool pprof -top: Array instantiations apart (Array(Item), Array(JSON::Builder::ArrayState | …))" \
+	"$(printf '%s\n' "$top_rows" | grep -c '^Array(Item)#\|^Array(JSON::Builder::ArrayState | …)#')" '^([2-9]|[1-9][0-9]+)$'
+check_eq "demo: go tool pprof -top -sample_index=inuse_space: no row starts with '*' or ends in ':'" \
+	"$(go tool pprof -top -sample_index=inuse_space "$T/demo.pb.gz" 2>/dev/null | awk '/^ +flat +flat%/ { on = 1; next } on { print $NF }' | grep -c '^[*]\|:$')" 0
+check_match "demo: go tool pprof -raw shows the symbols as system names" \
+	"$(go tool pprof -raw "$T/demo.pb.gz" 2>/dev/null | grep -c ' String::Builder#resize_to_capacity .* s=0([*]String::Builder#resize_to_capacity<Int32>:Pointer(UInt8))$')" '^[1-9]'
+# the folded file's leaf with most bytes, and its bytes as speedscope prints them
+read -r want_bytes want_name < <(awk '{ v = $NF; $NF = ""; sub(/ $/, ""); n = split($0, f, ";"); s[f[n]] += v }
+	END { for (k in s) print s[k], k }' "$T/demo.folded" | sort -rn | head -1)
+check_match "demo: the top self frame by bytes is a Crystal method ($want_name)" \
+	"$(printf '%s' "$want_name" | grep -Pc "^$CRYSTAL_NAME\$")" '^1$'
+"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/speedscope_in_browser.py" "$ALYS_WEB_TOOLS/node_modules/speedscope/dist/release" \
+	"$CRYSTAL_NAME" "$T/demo.pb.gz" "$(pprof_top "$T/demo.pb.gz")" \
+	"$T/demo.folded" "$want_name	$(printf '%s' "$want_bytes" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')" >"$T/speedscope.out" 2>&1
+check_eq "speedscope in chromium: the browser ran" "$?:$(grep -c '^ok' "$T/speedscope.out")" "0:8"
+while read -r line; do
+	case $line in
+	ok*) ok "speedscope in chromium: ${line#ok   }" ;;
+	FAIL*) fail "speedscope in chromium" "${line#FAIL }" ;;
+	*) echo "    $line" ;;
+	esac
+done <"$T/speedscope.out"
+"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/flame_self.py" "$T/demo.svg" 10 >"$T/demo.svg.self"
+check_eq "demo: flamegraph: the frame with most self width is $want_name" \
+	"$(head -1 "$T/demo.svg.self" | cut -f2)" "$want_name"
+check_eq "demo: flamegraph: its 10 frames with most self width are Crystal methods by the display rule" \
+	"$(cut -f2 "$T/demo.svg.self" | grep -Pc "^$CRYSTAL_NAME\$")" 10
+check_match "demo: flamegraph: title and tooltips in bytes" \
+	"$(grep -c '>[0-9]* bytes allocated<' "$T/demo.svg"):$(grep -c '<title>[^<]* bytes, [0-9.]*%)</title>' "$T/demo.svg")" '^1:[1-9][0-9]*$'
+
 # --- the flamegraph in a browser: renders, click to zoom, search ------------
 # many_stacks paths 300: branches of ~1/4 each level, a frame to zoom into
 "$BIN/alys-bpf" -q -o "$T/branches.alys" -- "$ALYS_PROGS/many_stacks" paths 300 "$T/branches.truth" >/dev/null
 "$CONV" -q -f flamegraph -o "$T/branches.svg" "$T/branches.alys"
 "$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/svg_in_browser.py" flamegraph "$T/branches.svg" \
-	'*d2<' 'd1<' "$T/branches.png" >"$T/browser.out" 2>&1
+	'd2 (' '^d1$' "$T/branches.png" >"$T/browser.out" 2>&1
 check_eq "flamegraph in chromium: the browser ran" "$?:$(grep -c '^ok' "$T/browser.out")" "0:11"
 while read -r line; do
 	case $line in
@@ -241,14 +292,18 @@ check_match "ak: flamegraph names make_points" "$(grep -c 'make_points' "$T/ak.s
 
 # --- inlined frames in the --release build ------------------------------------
 cline=$(grep -n '^    leaves << Leaf.new(i.to_i64)$' "$ALYS_ROOT/tests/programs/callchain.cr" | cut -d: -f1)
-check_eq "ccr: every Leaf allocation shows the inlined Leaf::new right above chain_c" \
-	"$(json_query "$T/ccr.json" "sum(1 for e in select(kind='malloc_atomic', size=40) if any(a['name'] == 'Leaf::new' and a.get('inlined') and 'chain_c' in b['name'] and a['ip'] == b['ip'] and b.get('line') == $cline for a, b in zip(e['stack'], e['stack'][1:])))")" $N
-check_eq "ccr: pprof location carries Leaf::new as an inlined Line" \
-	"$(pprof_query "$T/ccr.pb.gz" "multi_line_with('Leaf::new')")" 1
-check_match "ccr: folded stack has chain_c;Leaf::new" \
-	"$(grep -c 'chain_c<Int32>:Int64;Leaf::new;' "$T/ccr.folded")" '^[1-9]'
-check_eq "cc: debug build needs no inlining: *Leaf::new is a real frame" \
-	"$(json_query "$T/cc.json" "sum(1 for e in select(kind='malloc_atomic', size=40) if any(f['name'].startswith('*Leaf::new') and not f.get('inlined') for f in e['stack']))")" $N
+check_eq "ccr: every Leaf allocation shows the inlined Leaf.new right above chain_c" \
+	"$(json_query "$T/ccr.json" "sum(1 for e in select(kind='malloc_atomic', size=40) if any(a['name'] == 'Leaf.new' and a.get('symbol') == 'Leaf::new' and a.get('inlined') and 'chain_c' in b['name'] and a['ip'] == b['ip'] and b.get('line') == $cline for a, b in zip(e['stack'], e['stack'][1:])))")" $N
+check_eq "ccr: pprof location carries Leaf.new as an inlined Line" \
+	"$(pprof_query "$T/ccr.pb.gz" "multi_line_with('Leaf.new')")" 1
+check_match "ccr: folded stack has chain_c;Leaf.new, the allocator's frames trimmed" \
+	"$(grep -c '[;]chain_c;Leaf.new [0-9]*$' "$T/ccr.folded")" '^[1-9]'
+check_eq "ccr: no allocator frame in folded stacks" "$(grep -c 'GC_\|GC[.]\|__crystal_malloc' "$T/ccr.folded")" 0
+"$CONV" -q -f folded-stacks --keep-allocator-frames -o "$T/ccr.all.folded" "$T/ccr.alys"
+check_match "ccr: --keep-allocator-frames keeps them" \
+	"$(grep -c ';chain_c;Leaf.new;__crystal_malloc_atomic64;GC.malloc_atomic;GC_malloc_atomic [0-9]*$' "$T/ccr.all.folded")" '^[1-9]'
+check_eq "cc: debug build needs no inlining: Leaf.new is a real frame" \
+	"$(json_query "$T/cc.json" "sum(1 for e in select(kind='malloc_atomic', size=40) if any(f['name'] == 'Leaf.new' and f['symbol'] == '*Leaf::new<Int64>:Leaf' and not f.get('inlined') for f in e['stack']))")" $N
 
 # --- report -------------------------------------------------------------------
 for name in cc ccr; do
@@ -279,8 +334,8 @@ check_eq "pprof --type Leaf: $N objects" "$(pprof_query "$T/leaf.pb.gz" "total('
 # --- filters --------------------------------------------------------------------
 read -r ao as io is < <(totals_json "$T/cc.json")
 mid=$(json_query "$T/cc.json" "sorted(e['time_ns'] for e in events)[len(events) // 2]")
-"$CONV" -q -f folded-stacks --time "..${mid}ns" -o "$T/early.folded" "$T/cc.alys"
-"$CONV" -q -f folded-stacks --time "$((mid + 1))ns.." -o "$T/late.folded" "$T/cc.alys"
+"$CONV" -q -f folded-stacks --value objects --time "..${mid}ns" -o "$T/early.folded" "$T/cc.alys"
+"$CONV" -q -f folded-stacks --value objects --time "$((mid + 1))ns.." -o "$T/late.folded" "$T/cc.alys"
 check_eq "--time ..mid + mid+1.. adds up to the whole" \
 	"$(cat "$T/early.folded" "$T/late.folded" | awk '{ s += $NF } END { print s }')" "$ao"
 check_eq "--time ..mid: the allocations up to mid" \
@@ -296,7 +351,7 @@ check_match "--time error names the expected form" "$(cat "$T/bad.err")" "expect
 check_le "a stripped libgc is noted at most once" "$(grep -c 'stripped' "$T/notes.err")" 1
 "$CONV" -q -f json -o /dev/null "$T/cc.alys" 2>"$T/quiet.err"
 check_eq "-q silences notes" "$(wc -c <"$T/quiet.err")" 0
-"$CONV" -q -f folded-stacks --no-symbols -o "$T/nosym.folded" "$T/cc.alys"
+"$CONV" -q -f folded-stacks --value objects --no-symbols -o "$T/nosym.folded" "$T/cc.alys"
 check_eq "--no-symbols: same total" "$(awk '{ s += $NF } END { print s }' "$T/nosym.folded")" "$ao"
 check_match "--no-symbols: frames as [file+0xoffset]" "$(head -1 "$T/nosym.folded")" '^\[[^]]+\+0x[0-9a-f]+\]'
 

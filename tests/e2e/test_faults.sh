@@ -154,14 +154,14 @@ convert fork
 check_eq "$C: trace converts cleanly" "$CONV_RC:$(wc -l <"$T/fork.cerr")" "0:0"
 check_eq "$C: header pid is the parent" "$(json_query "$T/fork.json" "header['pid']")" "$ppid_"
 check_eq "$C: parent's 2 x 1000 Blobs recorded" \
-	"$(json_query "$T/fork.json" "count(kind='malloc_atomic', size=32, frames=['Blob::new', 'parent_alloc'])")" 2000
+	"$(json_query "$T/fork.json" "count(kind='malloc_atomic', size=32, frames=['Blob.new', 'parent_alloc'])")" 2000
 check_eq "$C: child's allocations not traced" \
 	"$(json_query "$T/fork.json" "count(frame='child_alloc')"):$(json_query "$T/fork.json" "count(tid=${cpid:-0})")" "0:0"
 
 # --- a multi-threaded target (-Dpreview_mt) --------------------------------------
 C="fault: multi-threaded target"
 # Blob.new called by thread_alloc, as in faults.cr
-blobs="select(kind='malloc_atomic', size=32, frames=['Blob::new', 'thread_alloc'])"
+blobs="select(kind='malloc_atomic', size=32, frames=['Blob.new', 'thread_alloc'])"
 CRYSTAL_WORKERS=4 timeout 60 "$BIN/alys-bpf" -q -o "$T/mt.alys" -- "$P/faults" threads 8 2000 \
 	>"$T/mt.out" 2>"$T/mt.err"
 check_eq "$C: exit 0" "$?" 0

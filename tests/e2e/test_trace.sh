@@ -33,8 +33,8 @@ for variant in alloc_known alloc_known-static; do
 	check_match "$variant: folded stacks name the allocating method" \
 		"$(grep -c 'make_points' "$T/$variant.folded")" '^[1-9]'
 	folded_total=$(awk '{ s += $NF } END { print s }' "$T/$variant.folded")
-	check_eq "$variant: folded total = allocation events in json" "$folded_total" \
-		"$(json_query "$T/$variant.json" "sum(1 for e in events if e['kind'] != 'free')")"
+	check_eq "$variant: folded total (bytes) = allocated bytes in json" "$folded_total" \
+		"$(json_query "$T/$variant.json" "sum(e['weight'] for e in events if e['kind'] != 'free')")"
 	check_match "$variant: mappings carry build ids" \
 		"$(json_query "$T/$variant.json" "sum(1 for m in d['mappings'] if m.get('build_id'))")" '^[1-9]'
 done

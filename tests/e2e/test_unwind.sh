@@ -31,7 +31,7 @@ unwound() {
 unwound crystal-debug "$ALYS_PROGS/callchain" 40
 unwound crystal-release "$ALYS_PROGS/callchain-release" 40
 check_eq "release build: Leaf.new inlined, shown as an inlined frame only" \
-	"$(json_query "$T/crystal-release.json" "sum(1 for e in select(kind='malloc_atomic', size=40) if any('Leaf::new' in f['name'] for f in e['stack']) and all(f.get('inlined') for f in e['stack'] if 'Leaf::new' in f['name']))")" $N
+	"$(json_query "$T/crystal-release.json" "sum(1 for e in select(kind='malloc_atomic', size=40) if any('Leaf.new' in f['name'] for f in e['stack']) and all(f.get('inlined') for f in e['stack'] if 'Leaf.new' in f['name']))")" $N
 check_eq "C program has no frame pointers" \
 	"$(objdump -d --no-show-raw-insn "$ALYS_PROGS/callchain-c" | awk '/<chain_b>:/{f=1} f&&/push +%rbp/{print "fp"; exit} f&&/ret/{exit}')" ""
 unwound c-omit-frame-pointer "$ALYS_PROGS/callchain-c" 24
@@ -42,7 +42,7 @@ compare_gdb() {
 	theirs=$(ALYS_GDB_SIZE=$size gdb -nx -batch -x "$ALYS_ROOT/tests/e2e/gdb_frames.py" \
 		--args "$prog" 10 2>/dev/null | sed -n 's/^FRAME //p')
 	# gdb's NORMAL_FRAMEs are the physical frames: leave out inlined ones
-	ours=$(json_query "$T/$name.json" "'\n'.join(f['name'] for f in select(kind='malloc_atomic', size=$size)[0]['stack'] if not f.get('inlined'))")
+	ours=$(json_query "$T/$name.json" "'\n'.join(f.get('symbol', f['name']) for f in select(kind='malloc_atomic', size=$size)[0]['stack'] if not f.get('inlined'))")
 	check_match "$name: gdb produced a backtrace" "$(printf '%s\n' "$theirs" | wc -l)" '^([5-9]|[1-9][0-9])$'
 	if [ "$ours" == "$theirs" ]; then
 		ok "$name: frames equal gdb's backtrace ($(printf '%s\n' "$ours" | wc -l) frames)"

@@ -188,10 +188,16 @@ check "json --depth 2 keeps the 2 innermost frames" \
 	python3 -c "import json,sys; d=json.load(open('$W/out')); sys.exit(not all(len(e['stack'])<=2 for e in d['events']) or d['events'][0]['stack'][1]['name']!='make_widget')"
 
 # ---- folded stacks -----------------------------------------------------------
-run -f folded-stacks -o "$W/full.folded" "$W/full.alys"
+run -f folded-stacks -o "$W/bytes.folded" "$W/full.alys"
 [ $RC -eq 0 ] && clean_run
 check_status "folded-stacks converts, exit 0" $?
-check "folded: root-first lines ending in the GC function" \
+# by default as pprof: bytes, stacks from the allocating code (a lost
+# stack, nothing but the allocator's, stays whole)
+! grep -q 'GC_malloc[^;]* ' "$W/bytes.folded" || grep -q '^\[stack lost\];GC_malloc ' "$W/bytes.folded"
+check_status "folded: no allocator leaf by default but a lost stack's" $?
+check "folded: bytes by default" grep -qxF "main;make_widget 170" "$W/bytes.folded"
+run -f folded-stacks --keep-allocator-frames --value objects -o "$W/full.folded" "$W/full.alys"
+check "folded --keep-allocator-frames --value objects: root-first lines ending in the GC function" \
 	grep -qxF "main;make_widget;GC_malloc 2" "$W/full.folded"
 grep -qxF "main;lib_helper;parse_line;GC_malloc_atomic 2" "$W/full.folded" && grep -qxF "[stack lost];GC_malloc 1" "$W/full.folded"
 check_status "folded: shared library frame and lost stacks" $?
@@ -210,6 +216,8 @@ PY
 check "folded count total equals json allocation events" totals_match count
 run -f folded-stacks --value bytes -o "$W/full.folded" "$W/full.alys"
 check "folded --value bytes total equals json weights" totals_match bytes
+cmp -s "$W/full.folded" "$W/bytes.folded"
+check_status "folded: --value bytes is the default" $?
 [ "$(cut -d" " -f1 "$W/full.folded" | sort | uniq -d | wc -l)" -eq 0 ]
 check_status "folded: lines are unique" $?
 run -f folded-stacks --depth 1 -o - "$W/full.alys"
@@ -631,7 +639,7 @@ cp "$N" "$W/dbg-wrong/prog"	# right name, other build id: must not be used
 	echo "end exit 0 0 1"
 } | "$W/gen" >"$W/gone.alys"
 run -f folded-stacks -o - --debug-dir "$W/dbg" "$W/gone.alys"
-[ $RC -eq 0 ] && grep -qxF "make_widget;GC_malloc 1" "$W/out" && [ "$(err_lines)" -eq 0 ]
+[ $RC -eq 0 ] && grep -qxF "make_widget 8" "$W/out" && [ "$(err_lines)" -eq 0 ]
 check_status "--debug-dir: a binary found by build id symbolizes, silently" $?
 run -f folded-stacks -o - --debug-dir "$W/dbg-wrong" "$W/gone.alys"
 [ $RC -eq 0 ] && grep -q "^\[prog+0x" "$W/out" && err_has "cannot open /gone/prog" && err_has "(nor under --debug-dir)"
@@ -660,9 +668,13 @@ check "pprof: protoc decodes it; totals 7 objects, 860 bytes, 5 / 560 in use" ch
 run -f pprof --time 0.0000025s.. -o "$W/late.pb.gz" "$W/full.alys"
 [ $RC -eq 0 ] && [ "$(pprof_totals "$W/late.pb.gz")" == "5 560 5 560" ]
 check_status "pprof --time 2.5us..: the realloc and later only" $?
-run -f flamegraph -o "$W/full.svg" "$W/full.alys"
+run -f flamegraph --value objects -o "$W/full.svg" "$W/full.alys"
 [ $RC -eq 0 ] && clean_run && xmllint --noout "$W/full.svg" && grep -q "<title>make_widget (2 objects" "$W/full.svg" && grep -q "<title>all (7 objects, 100.00%)" "$W/full.svg"
-check_status "flamegraph: valid XML with make_widget and the total at the root" $?
+check_status "flamegraph --value objects: valid XML with make_widget and the total at the root" $?
+run -f flamegraph -o "$W/full.svg" "$W/full.alys"
+[ $RC -eq 0 ] && grep -q "<title>all (860 bytes, 100.00%)" "$W/full.svg" && grep -q ">860 bytes allocated<" "$W/full.svg" &&
+	[ "$(grep -o "<title>GC_malloc ([0-9]* " "$W/full.svg")" = "<title>GC_malloc (60 " ]
+check_status "flamegraph: bytes by default, in the title and tooltips; an allocator frame only in the lost stack" $?
 run -f report -o - "$W/full.alys"
 [ $RC -eq 0 ] && clean_run && grep -q "Allocated: 7 objects, 860 bytes in 7 allocation events; 1 frees" "$W/out" && grep -A3 "^Top allocation sites by bytes" "$W/out" | grep -qE "^ +1 +300 .*grow_buffer +test_converter_prog.c:[0-9]+$"
 check_status "report: totals and the top site by bytes" $?
@@ -712,14 +724,23 @@ CR
 		echo "end exit 0 0 1"
 	} | "$W/gen" >"$W/crystal.alys"
 	run --inline-stacks -o - "$W/crystal.alys"
-	[ $RC -eq 0 ] && clean_run &&
-		python3 - "$W/out" "${gc:+GC_malloc}" <<'PY'
+	[ $RC -eq 0 ] && clean_run && cp "$W/out" "$W/shown.json" &&
+		run --inline-stacks --full-names -o - "$W/crystal.alys" && [ $RC -eq 0 ] &&
+		python3 - "$W/shown.json" "${gc:+GC_malloc}" "$W/out" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))["events"][0]["stack"]
-want = ([sys.argv[2]] if sys.argv[2] else []) + ["*Foo(T)::new<Int32>:Foo(Int32)", "main"]
+full = json.load(open(sys.argv[3]))["events"][0]["stack"]
+symbol = "*Foo(T)::new<Int32>:Foo(Int32)"
+# shown as Crystal prints it (the generic's new makes Foo(Int32)), the
+# symbol kept beside it; --full-names shows the symbol
+want = ([sys.argv[2]] if sys.argv[2] else []) + ["Foo(Int32).new", "main"]
 got = [f["name"] for f in s][-len(want):]
 if got != want:
     sys.exit(f"names {got}, want {want}")
+if s[-2].get("symbol") != symbol or "symbol" in s[-1]:
+    sys.exit(f"symbols {s[-2].get('symbol')}, {s[-1].get('symbol')}: want {symbol}, none")
+if full[-2]["name"] != symbol or "symbol" in full[-2]:
+    sys.exit(f"--full-names: {full[-2]}, want the name {symbol}")
 f = s[-2]
 if not f.get("file", "").endswith("alloc.cr") or f.get("line") != 2:
     sys.exit(f"file:line {f.get('file')}:{f.get('line')}, want alloc.cr:2")
@@ -752,10 +773,10 @@ check_status "-f pprof --markdown: refused" $?
 	echo "event 1 $((START + 2)) 1 16 0x200 0 0 2 16 0"
 	echo "end exit 0 $((START + 3)) 2"
 } | "$W/gen" >"$W/flags.alys"
-run -f folded-stacks -o - "$W/flags.alys"
+run -f folded-stacks --value objects -o - "$W/flags.alys"
 [ $RC -eq 0 ] && clean_run && [ "$(err_lines)" -eq 0 ] &&
-		grep -qx "\[truncated\];make_widget;GC_malloc 1" "$W/out" &&
-		grep -qx "main;\[anon\];GC_malloc 1" "$W/out"
+		grep -qx "\[truncated\];make_widget 1" "$W/out" &&
+		grep -qx "main;\[anon\] 1" "$W/out"
 check_status "folded: a truncated stack has a [truncated] root, an anonymous frame is [anon], no warning" $?
 run -f folded-stacks --depth 1 -o - "$W/flags.alys"
 [ $RC -eq 0 ] && ! grep -q truncated "$W/out"
@@ -821,7 +842,7 @@ ASAN_OPTIONS=$ASAN_OPTIONS:quarantine_size_mb=1 \
 	check "memory grows with live blocks and stacks, not with events (100K vs 1M events)" memory_bounded
 
 if command -v crystal >/dev/null; then
-	check "crystal binary: names kept as written, file:line from its DWARF" crystal_test
+	check "crystal binary: names as Crystal prints them, symbols beside them, file:line from its DWARF" crystal_test
 else
 	echo "ok - crystal binary # SKIP crystal not installed"
 fi

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "crystal_display.h"
 #include "crystal_names.h"
 
 static int passed, failed;
@@ -102,9 +103,124 @@ static const struct {
 	{ { "GC_malloc", "__crystal_malloc64", NULL }, NULL, "" },
 };
 
+/* Real symbols of Crystal 1.x's standard library and of programs built
+ * with it (nm on tests/programs and demo/), as every output shows them. */
+static const struct {
+	const char *symbol;
+	const char *shown;
+} displays[] = {
+	/* generics: the receiver's instantiation stays, "@Defining" goes */
+	{ "*Array(String)@Array(T)#push<String>:Array(String)", "Array(String)#push" },
+	{ "*Array(String)@Array(T)#resize_to_capacity<Int32>:Pointer(String)",
+	  "Array(String)#resize_to_capacity" },
+	{ "*Hash(String, Int32)@Hash(K, V)#compute_indices_bytesize<Int32>:Int8",
+	  "Hash(String, Int32)#compute_indices_bytesize" },
+	{ "*Hash(String, Int32)@Hash(K, V)::new:Hash(String, Int32)", "Hash(String, Int32).new" },
+	{ "*Hash(Signal, Proc(Signal, Nil))@Hash(K, V)#find_entry_with_index_linear_scan<Signal>:"
+	  "(Tuple(Hash::Entry(Signal, Proc(Signal, Nil)), Int32) | Nil)",
+	  "Hash(Signal, Proc(Signal, Nil))#find_entry_with_index_linear_scan" },
+	{ "*Array(Tuple(UInt64, UInt64))@Array(T)#initialize<Int32>:Pointer(Tuple(UInt64, UInt64))",
+	  "Array(Tuple(UInt64, UInt64))#initialize" },
+	{ "*StaticArray(UInt8, 8)@Indexable::Mutable(T)#reverse!:StaticArray(UInt8, 8)",
+	  "StaticArray(UInt8, 8)#reverse!" },
+	{ "*Crystal::PointerLinkedList(Channel::Receiver(Nil))@Crystal::PointerLinkedList(T)#empty?:Bool",
+	  "Crystal::PointerLinkedList(Channel::Receiver(Nil))#empty?" },
+	{ "*String::Formatter(Tuple(Int32, Float64))@String::Formatter(A)#next_char:Char",
+	  "String::Formatter(Tuple(Int32, Float64))#next_char" },
+	{ "*Enumerable::Reflect(Float64)@Enumerable::Reflect(X)::first:Float64.class",
+	  "Enumerable::Reflect(Float64).first" },
+	/* a generic's constructor is named after the generic: the type it makes */
+	{ "*Range(B, E)::new<Int32, Nil, Bool>:Range(Int32, Nil)", "Range(Int32, Nil).new" },
+	/* unions: short ones whole, long ones cut after the first member */
+	{ "*String#byte_slice?<Int32, Int32>:(String | Nil)", "String#byte_slice?" },
+	{ "*Array(JSON::Builder::ArrayState | JSON::Builder::DocumentEndState | "
+	  "JSON::Builder::DocumentStartState | JSON::Builder::ObjectState | JSON::Builder::StartState)"
+	  "@Array(T)#resize_to_capacity<Int32>:Pointer(JSON::Builder::ArrayState | "
+	  "JSON::Builder::DocumentEndState | JSON::Builder::DocumentStartState | "
+	  "JSON::Builder::ObjectState | JSON::Builder::StartState)",
+	  "Array(JSON::Builder::ArrayState | …)#resize_to_capacity" },
+	{ "*Hash(String, Int32 | String | Nil)@Hash(K, V)#[]?<String>:(Int32 | String | Nil)",
+	  "Hash(String, Int32 | String | Nil)#[]?" },
+	{ "*Array(Tuple(Crystal::DWARF::AT, Crystal::DWARF::FORM, Bool | Int32 | Int64 | Slice(UInt8) | "
+	  "String | UInt128 | UInt16 | UInt32 | UInt64 | UInt8))@Array(T)#initialize:Nil",
+	  "Array(Tuple(Crystal::DWARF::AT, Crystal::DWARF::FORM, Bool | …))#initialize" },
+	/* operators */
+	{ "*Array(CensusBar)@Array(T)#<<<CensusBar>:Array(CensusBar)", "Array(CensusBar)#<<" },
+	{ "*File@IO#<<<String>:File", "File#<<" },
+	{ "*Int32@Comparable(T)#<<Int32>:Bool", "Int32#<" },
+	{ "*Int32@Int#<=><Int32>:Int32", "Int32#<=>" },
+	{ "*Int32@Comparable(T)#<=<Int32>:Bool", "Int32#<=" },
+	{ "*UInt32@Int#//<UInt32>:UInt32", "UInt32#//" },
+	{ "*Array(Crystal::DWARF::Abbrev)@Indexable(T)#[]?<UInt32>:(Crystal::DWARF::Abbrev | Nil)",
+	  "Array(Crystal::DWARF::Abbrev)#[]?" },
+	{ "*Pointer(String)@Pointer(T)#[]=<Int32, String>:String", "Pointer(String)#[]=" },
+	{ "*Crystal::DWARF::LNS@Object#===<Crystal::DWARF::LNS>:Bool", "Crystal::DWARF::LNS#===" },
+	{ "*String#==<String>:Bool", "String#==" },
+	{ "*Pointer(UInt8)@Pointer(T)#+<Int32>:Pointer(UInt8)", "Pointer(UInt8)#+" },
+	{ "*ENV::[]?<String>:(String | Nil)", "ENV.[]?" },
+	/* class methods, setters, predicates, named arguments */
+	{ "*String::interpolation<String, Int32>:String", "String.interpolation" },
+	{ "*Float::Printer::Dragonbox::WUInt::umul64<UInt32, UInt32>:UInt64",
+	  "Float::Printer::Dragonbox::WUInt.umul64" },
+	{ "*IO::Error@SystemError::ClassMethods::build_message<String>:String",
+	  "IO::Error.build_message" },
+	{ "*HTTP::Server::Response#status=<HTTP::Status>:HTTP::Status",
+	  "HTTP::Server::Response#status=" },
+	{ "*Path#starts_with_separator?:Bool", "Path#starts_with_separator?" },
+	{ "*Time::new:seconds:nanoseconds:location<Int64, Int32, Time::Location>:Time", "Time.new" },
+	{ "*Fiber::new:name<String, &Proc(Nil)>:Fiber", "Fiber.new" },
+	{ "*IO::FileDescriptor+@IO::Buffered#write_byte<UInt8>:(IO::FileDescriptor+ | Nil)",
+	  "IO::FileDescriptor+#write_byte" },
+	{ "*Crystal::OnceState#once'<Pointer(Bool), Pointer(Void)>:(Pointer(Bool) | Nil)",
+	  "Crystal::OnceState#once'" },
+	/* top-level methods, private types, C structs */
+	{ "*incoming_order<Int64, Random::PCG32>:String", "incoming_order" },
+	{ "*raise<Socket::Error+>:NoReturn", "raise" },
+	{ "*_carrying_mul<UInt64, UInt64>:Tuple(UInt64, UInt64)", "_carrying_mul" },
+	{ "*/usr/lib/crystal/lib/raise.cr::LEBReader#read_uleb128:UInt64", "LEBReader#read_uleb128" },
+	{ "*struct.LibC::Timeval::new:struct.LibC::Timeval", "struct.LibC::Timeval.new" },
+	/* procs, by where they are written */
+	{ "~procProc(Fiber, (IO::FileDescriptor | Nil))@/usr/lib/crystal/lib/fiber.cr:98",
+	  "proc@fiber.cr:98" },
+	{ "~proc3Proc(Pointer(Void), Pointer(Void), Nil)@/usr/lib/crystal/lib/gc/boehm.cr:193",
+	  "proc@boehm.cr:193" },
+	/* inlined frames named from source (crystal_source.h) */
+	{ "Point::new", "Point.new" }, { "Leaf#initialize", "Leaf#initialize" },
+	{ "Pointer(T)::malloc", "Pointer(T).malloc" }, { "new", "new" },
+	/* not Crystal methods: as they are */
+	{ "GC_malloc_atomic", "GC_malloc_atomic" }, { "__crystal_main", "__crystal_main" },
+	{ "~CUSTOMERS:init", "CUSTOMERS:init" },
+	{ "~Crystal::Signal::handlers:read", "Crystal::Signal::handlers:read" },
+	{ "~match<(Int32 | Int64)>", "~match<(Int32 | Int64)>" }, { "[libgc.so.1.5.1+0x1a2b0]", "[libgc.so.1.5.1+0x1a2b0]" },
+	{ "main", "main" }, { "0x7f00deadbeef", "0x7f00deadbeef" },
+};
+
+/* One program's overloads and instantiations: each told apart, with no
+ * more than it takes. */
+static const char *const program[] = {
+	"*Array(Item)@Array(T)::new:Array(Item)",
+	"*Array(Item)@Array(T)::new<Int32>:Array(Item)",
+	"*Array(String)@Array(T)#push<String>:Array(String)",
+	"*Array(Int32)@Enumerable(T)#join<String>:String",
+	"*Array(Int32)@Indexable(T)#join<String>:String",
+	"*Node#initialize<Int32>:Int32",
+	"*Node#initialize<Int32>:Nil",
+	"*Char::Reader::new:at_end<String>:Char::Reader",
+	"*Char::Reader::new<String>:Char::Reader",
+	"*Array(A | B | C | D)@Array(T)#pop:(A | B | C | D)",
+	"*Array(A | B | C | E)@Array(T)#pop:(A | B | C | E)",
+};
+static const char *const program_shown[] = {
+	"Array(Item).new()", "Array(Item).new(Int32)", "Array(String)#push",
+	"Array(Int32)@Enumerable(T)#join(String)", "Array(Int32)@Indexable(T)#join(String)",
+	"Node#initialize<Int32>:Int32", "Node#initialize<Int32>:Nil",
+	"Char::Reader.new:at_end(String)", "Char::Reader.new(String)",
+	"Array(A | B | C | D)@Array(T)#pop()", "Array(A | B | C | E)@Array(T)#pop()",
+};
+
 int main(void)
 {
-	char what[512], type[128];
+	char what[2048], type[128];
 
 	for (size_t i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
 		snprintf(what, sizeof(what), "%s is %sthe allocator's", frames[i].name,
@@ -138,6 +254,38 @@ int main(void)
 	check("bare new/initialize/allocate (inlined, no type) are bare constructors",
 	      is_bare_constructor("new") && is_bare_constructor("initialize") &&
 	      is_bare_constructor("allocate") && !is_bare_constructor("Point::new"));
+	for (size_t i = 0; i < sizeof(displays) / sizeof(displays[0]); i++) {
+		char shown[512];
+
+		crystal_display(displays[i].symbol, CRYSTAL_SHORT, shown, sizeof(shown));
+		snprintf(what, sizeof(what), "%s shows as %s (got %s)", displays[i].symbol,
+			 displays[i].shown, shown);
+		check(what, !strcmp(shown, displays[i].shown));
+	}
+	{
+		struct crystal_namer *n = crystal_namer_new();
+		char shown[512];
+
+		for (size_t i = 0; i < sizeof(program) / sizeof(program[0]); i++)
+			crystal_namer_add(n, program[i]);
+		for (size_t i = 0; i < sizeof(program) / sizeof(program[0]); i++) {
+			crystal_namer_display(n, program[i], shown, sizeof(shown));
+			snprintf(what, sizeof(what), "in one program %s shows as %s (got %s)",
+				 program[i], program_shown[i], shown);
+			check(what, !strcmp(shown, program_shown[i]));
+		}
+		crystal_namer_display(n, "Point::new", shown, sizeof(shown));
+		check("a name the program's symbols do not hold is shown by the rule",
+		      !strcmp(shown, "Point.new"));
+		crystal_namer_free(n);
+		/* cut at a character boundary, never inside the ellipsis */
+		crystal_display(displays[12].symbol, CRYSTAL_SHORT, shown, 33);
+		check("a name cut short stays valid UTF-8",
+		      !strcmp(shown, "Array(JSON::Builder::ArrayState "));
+		check("the length of a name is known without a buffer",
+		      crystal_display(displays[0].symbol, CRYSTAL_SHORT, NULL, 0) ==
+			      strlen(displays[0].shown));
+	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

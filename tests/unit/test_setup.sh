@@ -58,6 +58,21 @@ stub id '[ "$1" = -u ] && { echo 0; exit 0; }; exec /usr/bin/id "$@"'
 for c in mount mountpoint bpftool; do stub "$c" 'exit 0'; done
 stub crystal 'echo "Crystal 1.6.0 (stub)"'
 stub clang 'echo "clang version 14 (stub)"'
+# npm install --prefix DIR PKG@VERSION...: what the registry would unpack
+stub npm '
+echo "npm $*" >>"$STATE/log"
+[ "$1" = install ] || exit 1
+shift
+while [ $# -gt 0 ]; do
+	case $1 in
+	--prefix) dir=$2; shift ;;
+	-*) ;;
+	*@*) mkdir -p "$dir/node_modules/${1%@*}" &&
+		printf "{\n  \"name\": \"%s\",\n  \"version\": \"%s\",\n}\n" "${1%@*}" "${1##*@}" \
+			>"$dir/node_modules/${1%@*}/package.json" ;;
+	esac
+	shift
+done'
 
 # run_setup NAME [VAR=VALUE...]: run the script against a fresh state;
 # sets $out (stdout+stderr) and $rc.
@@ -67,7 +82,7 @@ run_setup() {
 	STATE=$T/state-$name
 	mkdir -p "$STATE"
 	: >"$STATE/installed"
-	out=$(env "$@" STATE="$STATE" PATH="$STUBS:$PATH" bash "$SCRIPT" </dev/null 2>&1)
+	out=$(env "$@" STATE="$STATE" ALYS_WEB_TOOLS="$STATE/web" PATH="$STUBS:$PATH" bash "$SCRIPT" </dev/null 2>&1)
 	rc=$?
 }
 
@@ -99,15 +114,26 @@ for l in $(cat "$ALYS_ROOT/Makefile" "$ALYS_ROOT/tests/fuzz/run.sh" | grep -v '^
 done
 check_eq "fresh machine: every library linked has its package installed" "${missing[*]:-}" ""
 # Tools the tests run by path, not found on a fresh machine without them.
-for tool_pkg in /usr/bin/time:time /usr/bin/protoc:protobuf-compiler /usr/bin/xmllint:libxml2-utils; do
+for tool_pkg in /usr/bin/time:time /usr/bin/protoc:protobuf-compiler /usr/bin/xmllint:libxml2-utils \
+	/usr/bin/dot:graphviz /usr/bin/chromium:chromium; do
 	check "fresh machine: ${tool_pkg%%:*} (package ${tool_pkg#*:}) installed" \
 		grep -qx "${tool_pkg#*:}" "$STATE/installed"
 done
 
+# The browser tools the tests open files in, from npm at pinned versions.
+for p in speedscope@1.25.0 mermaid@11.12.0; do
+	check "fresh machine: npm installs $p into ALYS_WEB_TOOLS" \
+		grep -q "^npm install --prefix $STATE/web .*$p" "$STATE/log"
+	check_match "fresh machine: $p is there" \
+		"$(cat "$STATE/web/node_modules/${p%@*}/package.json" 2>/dev/null)" "\"version\": \"${p#*@}\""
+done
+
 # Run again on the same machine: nothing missing any more.
-out=$(env STATE="$STATE" PATH="$STUBS:$PATH" bash "$SCRIPT" </dev/null 2>&1)
+out=$(env STATE="$STATE" ALYS_WEB_TOOLS="$STATE/web" PATH="$STUBS:$PATH" bash "$SCRIPT" </dev/null 2>&1)
 check_eq "second run: exits 0" "$?" 0
 check_match "second run: nothing left to install" "$out" '\(0 not yet installed\)'
+check_match "second run: npm packages already there" "$out" 'npm packages already in'
+check_eq "second run: npm not run again" "$(grep -c '^npm install' "$STATE/log")" 1
 
 # Failures name what failed.
 run_setup nocand ALYS_STUB_NO_CANDIDATE=libcapstone-dev
