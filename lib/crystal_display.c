@@ -54,6 +54,20 @@ static size_t item_end(const char *s, size_t n, char stop)
 
 static void put_list(struct text *t, const char *s, size_t n, bool cut);
 
+/* Each depth-0 item of s[0..n) between stop characters, by put_item. */
+static void put_items(struct text *t, const char *s, size_t n, char stop,
+		      void (*put_item)(struct text *, const char *, size_t, bool), bool cut)
+{
+	for (size_t i = 0; i < n;) {
+		size_t e = i + item_end(s + i, n - i, stop);
+
+		put_item(t, s + i, e - i, cut);
+		if (e < n)
+			put(t, &stop, 1);
+		i = e + 1;
+	}
+}
+
 /* A type without unions at its top: parenthesized parts as lists. */
 static void put_plain(struct text *t, const char *s, size_t n, bool cut)
 {
@@ -96,27 +110,13 @@ static void put_union(struct text *t, const char *s, size_t n, bool cut)
 		put_str(t, " | …");
 		return;
 	}
-	for (size_t i = 0; i < n;) {
-		size_t e = i + item_end(s + i, n - i, '|');
-
-		put_plain(t, s + i, e - i, cut);
-		if (e < n)
-			put(t, "|", 1);
-		i = e + 1;
-	}
+	put_items(t, s, n, '|', put_plain, cut);
 }
 
 /* "A, B | C": a type's parameters or a method's argument types. */
 static void put_list(struct text *t, const char *s, size_t n, bool cut)
 {
-	for (size_t i = 0; i < n;) {
-		size_t e = i + item_end(s + i, n - i, ',');
-
-		put_union(t, s + i, e - i, cut);
-		if (e < n)
-			put(t, ",", 1);
-		i = e + 1;
-	}
+	put_items(t, s, n, ',', put_union, cut);
 }
 
 static const char *base_name(const char *path, size_t n)

@@ -92,6 +92,19 @@ print(v if not isinstance(v, bool) else int(v))
 PY
 }
 
+# browser_checks NAME FILE: a browser script's "ok ..." / "FAIL ..." lines
+# as this script's checks, anything else (a traceback) shown under them.
+browser_checks() {
+	local line
+	while read -r line; do
+		case $line in
+		ok*) ok "$1 in chromium: ${line#ok   }" ;;
+		FAIL*) fail "$1 in chromium" "${line#FAIL }" ;;
+		*) echo "    $line" ;;
+		esac
+	done <"$2"
+}
+
 # pprof_top FILE.pb.gz: the function go tool pprof -top lists first (what a
 # user opening the profile sees first), without pprof's " (inline)" mark
 pprof_top() {
@@ -145,7 +158,7 @@ for name in cc ccr ak aks; do
 	# names as Crystal prints them, symbols as the binary's: pprof shows a
 	# name as given only when it differs from its system name
 	check_eq "$name: pprof names Crystal methods by the display rule, symbols as system names" \
-		"$(pprof_query "$T/$name.pb.gz" "sum(1 for f in funcs.values() if f[2].startswith('*') and (f[0] == f[2] or f[0].startswith('*') or '<' in f[0]))"):$(pprof_query "$T/$name.pb.gz" "sum(1 for f in funcs.values() if f[2].startswith('*'))" | grep -c '^[1-9]')" 0:1
+		"$(pprof_query "$T/$name.pb.gz" "[f[0] for f in funcs.values() if f[2].startswith('*') and (f[0] == f[2] or f[0].startswith('*') or f[0].endswith(':'))]"):$(pprof_query "$T/$name.pb.gz" "sum(1 for f in funcs.values() if f[2].startswith('*'))" | grep -c '^[1-9]')" "[]:1"
 	# what a user of go tool pprof sees first: a Crystal method
 	top=$(pprof_top "$T/$name.pb.gz")
 	check_match "$name: go tool pprof -top lists a Crystal method first ($top)" "$top" \
@@ -248,13 +261,7 @@ check_match "demo: the top self frame by bytes is a Crystal method ($want_name)"
 	"$CRYSTAL_NAME" "$T/demo.pb.gz" "$(pprof_top "$T/demo.pb.gz")" \
 	"$T/demo.folded" "$want_name	$(printf '%s' "$want_bytes" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')" >"$T/speedscope.out" 2>&1
 check_eq "speedscope in chromium: the browser ran" "$?:$(grep -c '^ok' "$T/speedscope.out")" "0:8"
-while read -r line; do
-	case $line in
-	ok*) ok "speedscope in chromium: ${line#ok   }" ;;
-	FAIL*) fail "speedscope in chromium" "${line#FAIL }" ;;
-	*) echo "    $line" ;;
-	esac
-done <"$T/speedscope.out"
+browser_checks speedscope "$T/speedscope.out"
 "$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/flame_self.py" "$T/demo.svg" 10 >"$T/demo.svg.self"
 check_eq "demo: flamegraph: the frame with most self width is $want_name" \
 	"$(head -1 "$T/demo.svg.self" | cut -f2)" "$want_name"
@@ -270,13 +277,7 @@ check_match "demo: flamegraph: title and tooltips in bytes" \
 "$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/svg_in_browser.py" flamegraph "$T/branches.svg" \
 	'd2 (' '^d1$' "$T/branches.png" >"$T/browser.out" 2>&1
 check_eq "flamegraph in chromium: the browser ran" "$?:$(grep -c '^ok' "$T/browser.out")" "0:11"
-while read -r line; do
-	case $line in
-	ok*) ok "flamegraph in chromium: ${line#ok   }" ;;
-	FAIL*) fail "flamegraph in chromium" "${line#FAIL }" ;;
-	*) echo "    $line" ;;
-	esac
-done <"$T/browser.out"
+browser_checks flamegraph "$T/browser.out"
 
 # --- weighting: a sampled trace is scaled up by each event's weight --------
 check_match "sampled: fewer events recorded than allocations estimated" \
