@@ -471,6 +471,7 @@ int main(int argc, char **argv)
 			free(range);
 			if (ret)
 				return 2;
+			r.opt.live_view = true;
 			break;
 		}
 		case OPT_DEBUG_DIR:

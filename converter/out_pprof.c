@@ -395,7 +395,9 @@ void write_pprof(struct model *m, struct outbuf *o, const struct output_options 
 		 t->hdr.sample.ptr ? t->hdr.sample.ptr : "all");
 	put_uint(&msg, PROFILE_COMMENT, str_table_intern(&st, comment));
 	put_uint(&msg, PROFILE_COMMENT, str_table_intern(&st, inuse_meaning(t)));
-	put_uint(&msg, PROFILE_DEFAULT_SAMPLE_TYPE, str_table_intern(&st, "alloc_space"));
+	/* what viewers open first: allocations, or what is live at --at */
+	put_uint(&msg, PROFILE_DEFAULT_SAMPLE_TYPE,
+		 str_table_intern(&st, opt->live_view ? "inuse_space" : "alloc_space"));
 	for (size_t i = 0; i < st.nr; i++)
 		put_bytes(&msg, PROFILE_STRING_TABLE, st.str[i], strlen(st.str[i]));
 

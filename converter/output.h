@@ -26,6 +26,7 @@ struct output_options {
 	enum value_kind value;		/* folded-stacks, flamegraph */
 	bool keep_allocator_frames;	/* pprof: do not trim GC_*, __crystal_malloc*, ... */
 	uint32_t limit;			/* heap-graph: objects whose paths are drawn; 0: 10 */
+	bool live_view;			/* --at: the state at a time, what is live first */
 };
 
 /* m has been built (model_build); m->t and m->sym are the trace. */

@@ -665,6 +665,19 @@ check_status "pprof: converts, exit 0" $?
 # (200), the realloc event 1 (100)
 check_eq_pprof() { [ "$(pprof_totals "$W/full.pb.gz")" == "7 860 5 560" ]; }
 check "pprof: protoc decodes it; totals 7 objects, 860 bytes, 5 / 560 in use" check_eq_pprof
+pprof_default_type() {
+	gzip -dc "$1" | protoc --decode=perftools.profiles.Profile -I "$PROTO_DIR" "$PROTO_DIR/profile.proto" |
+		python3 -c '
+import re, sys
+t = sys.stdin.read()
+st = [""] + [eval("b" + s).decode() for s in re.findall(r"^string_table: (\".*\")$", t, re.M)][1:]
+print(st[int(re.search(r"^default_sample_type: (\d+)$", t, re.M).group(1))])'
+}
+[ "$(pprof_default_type "$W/full.pb.gz")" = alloc_space ]
+check_status "pprof: allocations first (default_sample_type alloc_space)" $?
+run -f pprof --at 0.0000025s -o "$W/at.pb.gz" "$W/full.alys"
+[ $RC -eq 0 ] && [ "$(pprof_default_type "$W/at.pb.gz")" = inuse_space ]
+check_status "pprof --at: what is live first (default_sample_type inuse_space)" $?
 run -f pprof --time 0.0000025s.. -o "$W/late.pb.gz" "$W/full.alys"
 [ $RC -eq 0 ] && [ "$(pprof_totals "$W/late.pb.gz")" == "5 560 5 560" ]
 check_status "pprof --time 2.5us..: the realloc and later only" $?
