@@ -239,6 +239,39 @@ static void note_buffer(struct site_rule *r, const char *name)
 	r->buffer[m.type_len] = '\0';
 }
 
+/*
+ * A block the site allocates itself, with no constructor or Pointer frame
+ * between (GC.malloc_atomic in String#byte_slice?, GC.realloc in
+ * String::Builder#resize_to_capacity), is named by the site's owner: a
+ * String's bytes in String and String::Builder methods (a builder's buffer
+ * becomes the String), an Owner from a class method new..., else
+ * "Owner buffer".
+ */
+static void note_owner(struct site_rule *r, const char *name)
+{
+	struct crystal_sym s;
+	size_t n;
+
+	if (r->type[0] || r->buffer[0] || !crystal_parse(name, &s) || !s.sep ||
+	    s.owner_len + sizeof(" buffer") > sizeof(r->buffer))
+		return;
+	n = s.owner_len;
+	if ((n == 6 && !memcmp(s.owner, "String", 6)) ||
+	    (n == 15 && !memcmp(s.owner, "String::Builder", 15))) {
+		strcpy(r->type, "String");
+		return;
+	}
+	/* a constructor by another name (JSON::Serializable's
+	 * Foo.new_from_json_pull_parser): its allocate was inlined */
+	if (s.sep == '.' && s.method_len >= 3 && !memcmp(s.method, "new", 3)) {
+		memcpy(r->type, s.owner, n);
+		r->type[n] = '\0';
+		return;
+	}
+	memcpy(r->buffer, s.owner, n);
+	strcpy(r->buffer + n, " buffer");
+}
+
 bool site_rule_is_site(struct site_rule *r, const char *name)
 {
 	char other[SITE_TYPE_MAX];
@@ -257,5 +290,6 @@ bool site_rule_is_site(struct site_rule *r, const char *name)
 		if (!strcmp(r->type, other))
 			return false;
 	}
+	note_owner(r, name);
 	return true;
 }

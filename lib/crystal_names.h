@@ -69,9 +69,11 @@ bool is_bare_constructor(const char *name);
  */
 #define SITE_TYPE_MAX 1024
 struct site_rule {
-	char type[SITE_TYPE_MAX];	/* "" until a constructor is seen */
+	char type[SITE_TYPE_MAX];	/* "" until a constructor is seen; "String"
+					 * for bytes String's methods allocate */
 	/* A block no constructor builds, from Pointer(X).malloc or
-	 * Pointer(X)#realloc: "Pointer(X)", the buffer's type ("" if none). */
+	 * Pointer(X)#realloc: "Pointer(X)", the buffer's type; allocated by
+	 * a method itself: "Owner buffer" ("" if neither). */
 	char buffer[SITE_TYPE_MAX];
 };
 

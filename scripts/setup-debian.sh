@@ -51,8 +51,8 @@ PACKAGES=(
 	# a user would (click, search): tests/e2e/svg_in_browser.py
 	chromium chromium-driver python3-selenium
 	libclang-rt-14-dev
-	# go tool pprof -http's graph page
-	graphviz
+	# go tool pprof -http's graph page, and the HTTP client that fetches it
+	graphviz curl
 )
 
 # Browser tools the tests open users' files in, from the npm registry at

@@ -183,13 +183,24 @@ static uint32_t unwind_rows_cap(const struct tracer *t)
 	return rows > (1u << 26) ? (1u << 26) : (uint32_t)rows;
 }
 
+/* Whether the target's files are out of reach because it is exiting:
+ * /proc/PID/root of a zombie (or of a reaped pid) cannot be followed. */
+static bool target_gone(const struct tracer *t, const char *path)
+{
+	char root[64];
+	int n = snprintf(root, sizeof(root), "/proc/%d/root/", t->pid);
+
+	return n > 0 && !strncmp(path, root, (size_t)n) && access(root, F_OK);
+}
+
 static void add_unwind_table(struct tracer *t, const char *path)
 {
 	char err[PATH_MAX + 256];
 
 	if (t->o->unwind != ALYS_UNWIND_DWARF)
 		return;
-	if (unwind_maps_add(&t->um, path, err, sizeof(err)))
+	/* a library seen mapped as the target exits: no stack will need it */
+	if (unwind_maps_add(&t->um, path, err, sizeof(err)) && !target_gone(t, path))
 		say(t, "warning: %s: stacks through it will stop there\n", err);
 }
 

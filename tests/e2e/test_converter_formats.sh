@@ -12,7 +12,7 @@ require_root_bpf
 make_tmpdir T
 N=2000
 PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
-for tool in protoc xmllint gzip go; do
+for tool in protoc xmllint gzip go curl dot; do
 	command -v $tool >/dev/null || fail "tool $tool" "missing: run scripts/setup-debian.sh"
 done
 [ -r "$PROTO_DIR/profile.proto" ] ||
@@ -252,6 +252,28 @@ check_eq "demo: go tool pprof -top -sample_index=inuse_space: no row starts with
 	"$(go tool pprof -top -sample_index=inuse_space "$T/demo.pb.gz" 2>/dev/null | awk '/^ +flat +flat%/ { on = 1; next } on { print $NF }' | grep -c '^[*]\|:$')" 0
 check_match "demo: go tool pprof -raw shows the symbols as system names" \
 	"$(go tool pprof -raw "$T/demo.pb.gz" 2>/dev/null | grep -c ' String::Builder#resize_to_capacity .* s=0([*]String::Builder#resize_to_capacity<Int32>:Pointer(UInt8))$')" '^[1-9]'
+# the demo's report names the type of almost every allocation: String
+# bytes from String and String::Builder methods, Item from
+# Item.new_from_json_pull_parser (issue 20: was 34.6% unnamed)
+"$CONV" -q -f report -o "$T/demo.txt" "$T/demo.alys"
+check_match "demo: report: (no constructor frame) under 5% of the objects" \
+	"$(sed -n '/^Allocations by type/,/^$/p' "$T/demo.txt" | awk '/^\(no constructor frame\)/ { p = $4 } END { sub(/%/, "", p); print (p + 0 < 5) ":" p + 0 }')" '^1:'
+check_match "demo: report: String is the type with most objects" \
+	"$(sed -n '/^Allocations by type/,/^$/p' "$T/demo.txt" | sed -n 4p)" '^String +[0-9]+ '
+# go tool pprof -http, as a user opens it: its graph page (graphviz's dot,
+# installed by setup) and its top table, fetched with curl
+port=$((20000 + RANDOM % 20000))
+go tool pprof -http="127.0.0.1:$port" -no_browser "$T/demo.pb.gz" >"$T/pprof-http.log" 2>&1 &
+pprof_pid=$!
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/ui/" && break; sleep 0.2; done
+curl -s "http://127.0.0.1:$port/ui/" >"$T/pprof-graph.html"
+curl -s "http://127.0.0.1:$port/ui/top" >"$T/pprof-top.html"
+kill "$pprof_pid" 2>/dev/null
+wait "$pprof_pid" 2>/dev/null
+check_match "demo: go tool pprof -http: the graph page draws (dot ran) with the top function" \
+	"$(grep -c '<svg' "$T/pprof-graph.html"):$(grep -c 'Builder#resize_to_capacity' "$T/pprof-graph.html")" '^[1-9][0-9]*:[1-9]'
+check_match "demo: go tool pprof -http: its top table lists Array(Item) methods apart" \
+	"$(grep -o 'Array(Item)#[a-z_?]*' "$T/pprof-top.html" | sort -u | wc -l)" '^([2-9]|[1-9][0-9]+)$'
 # the folded file's leaf with most bytes, and its bytes as speedscope prints them
 read -r want_bytes want_name < <(awk '{ v = $NF; $NF = ""; sub(/ $/, ""); n = split($0, f, ";"); s[f[n]] += v }
 	END { for (k in s) print s[k], k }' "$T/demo.folded" | sort -rn | head -1)

@@ -139,7 +139,7 @@ check_eq "--max-frames 20: [truncated] root above 20 frames" "$(deep_line "$T/de
 # --- anonymous executable memory ---------------------------------------------
 "$BIN/alys-bpf" -o "$T/jit.alys" -- "$ALYS_PROGS/jit_alloc" 1000 500 >"$T/jit.out" 2>"$T/jit.err"
 check_eq "jit: traced" "$?" 0
-check_eq "jit: no warning about files that are not files" "$(grep -c 'warning\|cannot read' "$T/jit.err")" 0
+check_eq "jit: no warning about files that are not files" "$(grep 'warning\|cannot read' "$T/jit.err")" ""
 "$BIN/alys_converter" -q -f folded-stacks --value objects -o "$T/jit.folded" "$T/jit.alys"
 check_eq "jit: the 1500 allocations from JIT code under [anon] (GC_malloc trimmed)" "$(grep -c -x '\[anon\] 1500' "$T/jit.folded")" 1
 "$BIN/alys_converter" -q -f json -o "$T/jit.json" "$T/jit.alys"

@@ -93,10 +93,23 @@ static const struct {
 	    "*Array(Point)@Array(T)#initialize<Int32>:Nil", "*Array(Point)@Array(T)::new<Int32>:Array(Point)",
 	    "main", NULL },
 	  "main", "Array(Point)", "Pointer(Point)" },
-	/* GC.realloc of a String::Builder: no Pointer frame, no buffer type */
+	/* GC.realloc of a String::Builder: the bytes of the String it becomes */
 	{ { "GC_realloc", "*GC::realloc<Pointer(Void), UInt64>:Pointer(Void)",
 	    "*String::Builder#resize_to_capacity<Int32>:Pointer(UInt8)", "main", NULL },
-	  "*String::Builder#resize_to_capacity<Int32>:Pointer(UInt8)", "", "" },
+	  "*String::Builder#resize_to_capacity<Int32>:Pointer(UInt8)", "String", "" },
+	/* String.new with a block, inlined without a frame: a String */
+	{ { "GC_malloc_atomic", "*GC::malloc_atomic<UInt64>:Pointer(Void)",
+	    "*GC::malloc_atomic<UInt32>:Pointer(Void)", "*String#byte_slice?<Int32, Int32>:(String | Nil)",
+	    "main", NULL },
+	  "*String#byte_slice?<Int32, Int32>:(String | Nil)", "String", "" },
+	/* a constructor by another name, its allocate inlined */
+	{ { "GC_malloc", "*GC::malloc<UInt64>:Pointer(Void)", "__crystal_malloc64",
+	    "*Item::new_from_json_pull_parser<JSON::PullParser>:Item", "main", NULL },
+	  "*Item::new_from_json_pull_parser<JSON::PullParser>:Item", "Item", "" },
+	/* a method's own block: its owner's buffer */
+	{ { "GC_malloc_atomic", "*GC::malloc_atomic<UInt64>:Pointer(Void)",
+	    "*IO::FileDescriptor@IO::Buffered#out_buffer:Pointer(UInt8)", "main", NULL },
+	  "*IO::FileDescriptor@IO::Buffered#out_buffer:Pointer(UInt8)", "", "IO::FileDescriptor buffer" },
 	/* an object built inside another type's constructor: that one is the site */
 	{ { "GC_malloc", "*Bar::new:Bar", "*Foo#initialize:Nil", "*Foo::new:Foo", "main", NULL },
 	  "*Foo#initialize:Nil", "Bar" },

@@ -115,7 +115,7 @@ done
 check_eq "fresh machine: every library linked has its package installed" "${missing[*]:-}" ""
 # Tools the tests run by path, not found on a fresh machine without them.
 for tool_pkg in /usr/bin/time:time /usr/bin/protoc:protobuf-compiler /usr/bin/xmllint:libxml2-utils \
-	/usr/bin/dot:graphviz /usr/bin/chromium:chromium; do
+	/usr/bin/dot:graphviz /usr/bin/chromium:chromium /usr/bin/curl:curl; do
 	check "fresh machine: ${tool_pkg%%:*} (package ${tool_pkg#*:}) installed" \
 		grep -qx "${tool_pkg#*:}" "$STATE/installed"
 done
