@@ -155,7 +155,9 @@ static void usage(FILE *f)
 		"                     either end may be left out; units ns, us, ms, s\n"
 		"                     (a bare number is seconds): --time 1.5s..3s\n"
 		"      --at TIME      the state at TIME since the trace start (= --time ..TIME):\n"
-		"                     e.g. the report's in-use sites at 2s\n"
+		"                     e.g. the report's in-use sites at 2s; flamegraph: what\n"
+		"                     is in use then; pprof: inuse_space first. --at peak:\n"
+		"                     after the collection with the most bytes in use\n"
 		"      --debug-dir DIR  also look for binaries and debug files here, by build\n"
 		"                     id (DIR/xx/rest.debug, DIR/.build-id/xx/rest.debug) or\n"
 		"                     by file name\n"
@@ -226,11 +228,34 @@ struct run {
 	struct output_options opt;
 	struct event_filter filter;
 	struct symbolizer_options sym;
+	bool at_peak;		/* --at peak: the window ends at model_peak() */
 };
+
+/* --at peak: the window up to the collection after which the most bytes
+ * were in use, found by a first model of the whole selection. */
+static int window_to_peak(struct model *m, struct event_filter *f, const struct run *r)
+{
+	const struct model_snapshot *peak = model_peak(m);
+	struct symbolizer *sym = m->sym;
+	const struct trace *t = m->t;
+
+	if (!peak) {
+		errx_msg("--at peak: %s has no point where bytes in use are known "
+			 "(no collection, no end); give --at TIME", r->input);
+		return -1;
+	}
+	f->has_to = true;
+	f->to_ns = (int64_t)(peak->ts_ns - t->hdr.start_ns);
+	model_free(m);
+	model_build(m, t, sym, f, r->opt.depth,
+		    (r->fmt->honours & NAMES_TYPES) || f->type);
+	return 0;
+}
 
 static int convert(const struct run *r)
 {
 	struct symbolizer *sym = NULL;
+	struct event_filter filter = r->filter;
 	struct model m;
 	struct outbuf o;
 	struct trace t;
@@ -259,6 +284,14 @@ static int convert(const struct run *r)
 	sym = symbolizer_new(&t, &r->sym);
 	model_build(&m, &t, sym, &r->filter, r->opt.depth,
 		    (r->fmt->honours & NAMES_TYPES) || r->filter.type);
+	if (r->at_peak && window_to_peak(&m, &filter, r)) {
+		model_free(&m);
+		symbolizer_free(sym);
+		trace_free(&t);
+		if (!to_stdout)
+			close(fd);
+		return 1;
+	}
 	m.keep_allocator_frames = r->opt.keep_allocator_frames;
 	if (r->filter.type && !m.alloc_events && r->fmt->write != write_heap_graph)
 		warnx_msg("no allocation of type '%s' in %s; the report format lists the "
@@ -449,7 +482,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TIME:
 			given |= HONOURS_TIME;
-			if (r.filter.has_from || r.filter.has_to) {
+			if (r.filter.has_from || r.filter.has_to || r.at_peak) {
 				errx_msg("give one of --time and --at");
 				return 2;
 			}
@@ -461,9 +494,14 @@ int main(int argc, char **argv)
 			/* The state at TIME: what was allocated and freed before it. */
 			char *range;
 
-			if (r.filter.has_from || r.filter.has_to) {
+			if (r.filter.has_from || r.filter.has_to || r.at_peak) {
 				errx_msg("give one of --time and --at");
 				return 2;
+			}
+			r.opt.live_view = true;
+			if (!strcmp(optarg, "peak")) {
+				r.at_peak = true;
+				break;
 			}
 			if (asprintf(&range, "..%s", optarg) < 0)
 				return 2;
@@ -471,7 +509,6 @@ int main(int argc, char **argv)
 			free(range);
 			if (ret)
 				return 2;
-			r.opt.live_view = true;
 			break;
 		}
 		case OPT_DEBUG_DIR:

@@ -381,6 +381,13 @@ static void give_back(struct build *bd, const struct trace_event *e)
 	drop_stats(&bk->s, old->objects, old->weight);
 	drop_stats(&m->sites[bk->site].s, old->objects, old->weight);
 	m->sites[bk->site].frees++;
+	/* allocated when gc_no collections had run: collection gc_no + 1 is
+	 * the first after it (trace_free_since: the first it may have died at) */
+	if (e->kind == ALYS_KIND_FREE && e->cause == ALYS_CAUSE_MARKS &&
+	    trace_free_since(e) <= (uint64_t)old->gc_no + 1) {
+		m->sites[bk->site].short_objects += old->objects;
+		m->sites[bk->site].short_space += old->weight;
+	}
 	th->inuse_objects -= old->objects;
 	th->inuse_space -= old->weight;
 	bd->inuse_space -= old->weight;
@@ -722,6 +729,16 @@ size_t model_frames(struct model *m, size_t b, const struct sym_frame ***frames)
 	}
 	*frames = m->frames;
 	return n;
+}
+
+const struct model_snapshot *model_peak(const struct model *m)
+{
+	const struct model_snapshot *peak = NULL;
+
+	for (size_t i = 0; i < m->nr_snaps; i++)
+		if (!peak || m->snaps[i].inuse_space > peak->inuse_space)
+			peak = &m->snaps[i];
+	return peak;
 }
 
 static int name_cmp(const void *key, const void *elem)

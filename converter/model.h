@@ -58,6 +58,9 @@ struct model_site {
 	/* Age in collections of what is in use at the end, per object. */
 	uint64_t age_sum;
 	uint32_t age_max;
+	/* Short-lived: found dead by the marks of the first collection after
+	 * their allocation (heaptrack's "temporary", alloc-track's "volatile") */
+	uint64_t short_objects, short_space;
 
 	uint32_t first_snap;		/* private to model.c */
 	bool dirty;
@@ -205,6 +208,11 @@ size_t model_frames(struct model *m, size_t b, const struct sym_frame ***frames)
 /* Bucket b's stack was cut at the tracer's frame limit (and not by --depth):
  * its outermost frame is "[truncated]". */
 bool model_truncated(const struct model *m, size_t b);
+
+/* The point where the most bytes were in use (the first of equals):
+ * after a collection, or the end (what the trace left in use), the points
+ * at which liveness is known. NULL only for a model of nothing. */
+const struct model_snapshot *model_peak(const struct model *m);
 
 /* The site named name, or NULL. */
 const struct model_site *model_find_site(const struct model *m, const char *name);

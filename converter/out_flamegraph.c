@@ -246,7 +246,10 @@ void write_flamegraph(struct model *m, struct outbuf *o, const struct output_opt
 	name_tree_init(&tree, "all", NULL);
 	for (size_t b = 1; b < m->nr_buckets; b++) {
 		const struct alloc_stats *st = &m->buckets[b].s;
-		uint64_t v = bytes ? st->alloc_space : st->alloc_objects;
+		/* --at: what is in use at the end of the window, as memray's
+		 * and heaptrack's peak flamegraphs */
+		uint64_t v = opt->live_view ? (bytes ? st->inuse_space : st->inuse_objects) :
+					      (bytes ? st->alloc_space : st->alloc_objects);
 		if (!st->alloc_objects || st->alloc_space < opt->min_bytes || !v)
 			continue;
 		name_tree_add(&tree, m, b, v);
@@ -288,7 +291,10 @@ void write_flamegraph(struct model *m, struct outbuf *o, const struct output_opt
 	outbuf_u64(o, l.total);
 	outbuf_char(o, ' ');
 	outbuf_str(o, l.unit);
-	outbuf_str(o, " allocated");
+	if (opt->live_view)
+		outbuf_printf(o, " in use at %.6f s", (double)m->filter.to_ns / 1e9);
+	else
+		outbuf_str(o, " allocated");
 	if (t->hdr.sample.ptr && strcmp(t->hdr.sample.ptr, "all")) {
 		outbuf_str(o, " (estimated from sampling, ");
 		xml_text(o, t->hdr.sample.ptr, 40);

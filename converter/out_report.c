@@ -264,6 +264,7 @@ static void summary(struct model *m, struct outbuf *o, bool md)
 {
 	const struct trace *t = m->t;
 	const char *li = md ? "- " : "  ";
+	const struct model_snapshot *peak;
 
 	outbuf_str(o, md ? "# Allocation report: " : "Allocation report: ");
 	cell(o, t->hdr.exe.ptr ? t->hdr.exe.ptr : "?", md);
@@ -313,6 +314,64 @@ static void summary(struct model *m, struct outbuf *o, bool md)
 	outbuf_str(o, li);
 	outbuf_printf(o, "Not freed by the end: %" PRIu64 " objects, %" PRIu64 " bytes (%s)\n",
 		      m->total.inuse_objects, m->total.inuse_space, inuse_meaning(m->t));
+	peak = model_peak(m);
+	if (peak) {
+		outbuf_str(o, li);
+		outbuf_printf(o, "Peak in use: %" PRIu64 " bytes %s at %.6f s "
+			      "(-f flamegraph --at peak draws them)\n", peak->inuse_space,
+			      peak == &m->snaps[m->nr_snaps - 1] ? "at the end," :
+								   "after the collection",
+			      (double)(peak->ts_ns - m->t->hdr.start_ns) / 1e9);
+	}
+}
+
+static int by_short(const void *a, const void *b)
+{
+	const struct model_site *x = ((const struct row *)a)->site, *y = ((const struct row *)b)->site;
+
+	if (x->short_space != y->short_space)
+		return x->short_space < y->short_space ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* Short-lived allocations by site: churn a site could avoid (reuse a
+ * buffer, build in place), which costs collections, not memory. */
+static void short_lived_table(struct outbuf *o, struct rows *sites, bool md,
+			      const struct model *m)
+{
+	size_t shown = 0;
+
+	heading(o, md, "Short-lived: dead at the first collection after their allocation, by site");
+	if (m->t->liveness != TRACE_LIVENESS_MARKS) {
+		outbuf_str(o, "(needs the collector's marks: a trace with liveness from marks)\n");
+		return;
+	}
+	if (sites->nr > 1)
+		qsort(sites->r, sites->nr, sizeof(*sites->r), by_short);
+	if (md)
+		outbuf_str(o, "| # | bytes | objects | % of the site's objects | site |\n"
+			      "|---:|---:|---:|---:|---|\n");
+	else
+		outbuf_printf(o, "%4s %14s %12s %8s  %s\n", "#", "bytes", "objects", "of site", "site");
+	for (size_t i = 0; i < sites->nr && shown < TOP_SITES; i++) {
+		const struct model_site *s = sites->r[i].site;
+
+		if (!s->short_objects)
+			break;
+		shown++;
+		if (md)
+			outbuf_printf(o, "| %zu | %" PRIu64 " | %" PRIu64 " | %.1f | ", shown,
+				      s->short_space, s->short_objects,
+				      pct(s->short_objects, s->s.alloc_objects));
+		else
+			outbuf_printf(o, "%4zu %14" PRIu64 " %12" PRIu64 " %7.1f%%  ", shown,
+				      s->short_space, s->short_objects,
+				      pct(s->short_objects, s->s.alloc_objects));
+		site_text(o, s, md);
+		outbuf_str(o, md ? " |\n" : "\n");
+	}
+	if (!shown)
+		outbuf_str(o, "(none)\n");
 }
 
 /* Leak suspects, object age and threads come from -f leaks, which follows
@@ -350,6 +409,7 @@ void write_report(struct model *m, struct outbuf *o, const struct output_options
 		   "In use at the end of the window, by site" : "In use at the end, by site",
 		   by_inuse, opt->min_bytes, true);
 	type_table(o, &types, &m->total, md, opt->min_bytes);
+	short_lived_table(o, &sites, md, m);
 	if (m->filter.type)
 		type_stacks(m, o, md, m->filter.type, opt->min_bytes);
 	if (!m->filter.type && !m->filter.has_from && !m->filter.has_to)

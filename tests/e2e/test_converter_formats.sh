@@ -260,6 +260,9 @@ check_match "demo: report: (no constructor frame) under 5% of the objects" \
 	"$(sed -n '/^Allocations by type/,/^$/p' "$T/demo.txt" | awk '/^\(no constructor frame\)/ { p = $4 } END { sub(/%/, "", p); print (p + 0 < 5) ":" p + 0 }')" '^1:'
 check_match "demo: report: String is the type with most objects" \
 	"$(sed -n '/^Allocations by type/,/^$/p' "$T/demo.txt" | sed -n 4p)" '^String +[0-9]+ '
+# short-lived allocations: the demo's byte slices are parsing temporaries
+check_match "demo: report: most of String#byte_slice?'s objects are short-lived" \
+	"$(sed -n '/^Short-lived/,/^$/p' "$T/demo.txt" | awk '/String#byte_slice\?/ { sub(/%/, "", $4); print ($4 > 50) ":" $4 }')" '^1:'
 # go tool pprof -http, as a user opens it: its graph page (graphviz's dot,
 # installed by setup) and its top table, fetched with curl
 port=$((20000 + RANDOM % 20000))

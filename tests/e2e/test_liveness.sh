@@ -68,6 +68,24 @@ for variant in liveness liveness-static; do
 		'^ +[0-9]+ +7680 +[0-9.]+% +240 +[0-9.]+% +32  leak_c  liveness.cr:[0-9]+$'
 	check_eq "$v: report: churn_a holds almost nothing at the end (< 1% of its 4800)" \
 		"$(sed -n '/^In use at the end, by site/,/^$/p' "$T/$v.report" | awk '/churn_a/ { n += $4 } END { print (n < 48) }')" 1
+	# short-lived: every churn batch is dropped one round after it was
+	# made, so it lives through a collection (GC.collect each round), and
+	# leak_c's objects are kept: none of them is short-lived
+	check_eq "$v: report: churn_a, churn_b and leak_c have no short-lived objects (each lives through a collection)" \
+		"$(sed -n '/^Short-lived/,/^$/p' "$T/$v.report" | grep -c 'churn_\|leak_c')" 0
+	check_match "$v: report: the short-lived table is there, from the marks" \
+		"$(sed -n '/^Short-lived/,/^$/p' "$T/$v.report" | sed -n 3p)" '^ +# +bytes +objects +of site +site$|^\(none\)$'
+	# the peak of bytes in use: the churn's garbage before a collection
+	# finds it dead; the flamegraph at the peak draws exactly those bytes
+	peak=$(sed -n 's/^  Peak in use: \([0-9]*\) bytes after the collection at .*/\1/p' "$T/$v.report")
+	end=$(sed -n 's/^  Not freed by the end: [0-9]* objects, \([0-9]*\) bytes .*/\1/p' "$T/$v.report")
+	check_match "$v: report: the peak in use ($peak) after a collection, above what the end holds ($end)" \
+		"$([ -n "$peak" ] && [ -n "$end" ] && [ "$peak" -gt "$end" ] && echo yes)" '^yes$'
+	"$BIN/alys_converter" -q -f flamegraph --at peak -o "$T/$v.peak.svg" "$T/$v.alys"
+	check_eq "$v: flamegraph --at peak: its total is the report's peak in use" \
+		"$(grep -o '<title>all ([0-9]* bytes' "$T/$v.peak.svg" | grep -o '[0-9]*')" "$peak"
+	check_match "$v: flamegraph --at peak: titled bytes in use, at the peak's time" \
+		"$(grep -o ">$peak bytes in use at [0-9.]* s<" "$T/$v.peak.svg")" '^>[0-9]+ bytes in use at'
 	check_match "$v: report: leak suspects included" \
 		"$(sed -n '/^Leak suspects/,/^$/p' "$T/$v.report" | sed -n 3p)" '^ +1 .*leak_c'
 	half=$(json_query "$T/$v.json" "'%dns' % (events[-1]['time_ns'] // 2)")

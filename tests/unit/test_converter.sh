@@ -691,6 +691,14 @@ check_status "flamegraph: bytes by default, in the title and tooltips; an alloca
 run -f report -o - "$W/full.alys"
 [ $RC -eq 0 ] && clean_run && grep -q "Allocated: 7 objects, 860 bytes in 7 allocation events; 1 frees" "$W/out" && grep -A3 "^Top allocation sites by bytes" "$W/out" | grep -qE "^ +1 +300 .*grow_buffer +test_converter_prog.c:[0-9]+$"
 check_status "report: totals and the top site by bytes" $?
+grep -qx "  Peak in use: 560 bytes at the end, at 0.000008 s (-f flamegraph --at peak draws them)" "$W/out"
+check_status "report: the peak in use (here the end: 560 bytes)" $?
+run -f flamegraph --at peak -o "$W/peak.svg" "$W/full.alys"
+[ $RC -eq 0 ] && grep -q "<title>all (560 bytes, 100.00%)" "$W/peak.svg" && grep -q ">560 bytes in use at 0.000008 s<" "$W/peak.svg"
+check_status "flamegraph --at peak: the bytes in use at the peak" $?
+run -f flamegraph --at peak --time 1s.. -o - "$W/full.alys"
+[ $RC -eq 2 ] && err_has "give one of --time and --at"
+check_status "--at peak with --time: usage error" $?
 run -f report --markdown -o - "$W/full.alys"
 [ $RC -eq 0 ] && grep -q "^| # | bytes | % | objects | % | avg size | site |$" "$W/out"
 check_status "report --markdown: tables" $?
