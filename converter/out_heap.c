@@ -10,20 +10,33 @@
  * not.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crystal_names.h"
 #include "elf_file.h"
 #include "heap.h"
 #include "output.h"
+#include "str_table.h"
 #include "u64_table.h"
 #include "util.h"
 
-#define TOP_TYPES 40
+#define TOP_TYPES 60
 #define TOP_OBJECTS 10
 #define PATH_MAX_SHOWN 16
 #define KEY_NO_TYPE_PTRS (1ull << 40)
 #define KEY_NO_TYPE_ATOMIC (KEY_NO_TYPE_PTRS + 1)
+#define KEY_HELD (1ull << 41)	/* + index of a name in block_names */
+
+/* Names of blocks without a type id (an Array's or Hash's buffer, a
+ * String::Builder's bytes) by what holds them: the type of the object
+ * whose pointer reached them first, breadth first ("Array(Node) buffer"),
+ * or the kind of root ("block on a fiber stack"), through holders without
+ * a type id either. One table row per name. */
+struct block_names {
+	struct str_table names;
+};
 
 struct type_row {
 	uint64_t key;
@@ -38,13 +51,60 @@ struct rows {
 	struct u64_table by_key;	/* key + 1 -> index */
 };
 
-static uint64_t type_key(const struct model *m, const struct heap *h, uint32_t obj,
-			 const char **name)
+static const char *typed_name(const struct model *m, const struct heap *h, uint32_t obj,
+			      uint32_t *w)
+{
+	return heap_obj_first_word(h, obj, w) ? type_ids_name(&m->code_types, *w) : NULL;
+}
+
+/* The name of untyped object obj by its holder, or NULL. */
+static const char *held_name(const struct model *m, const struct heap *h,
+			     struct block_names *bn, uint32_t obj, uint32_t *index)
+{
+	static const char *const on_root[] = {
+		[ALYS_ROOT_DATA] = "block held by a global", [ALYS_ROOT_STACK] = "block on a thread stack",
+		[ALYS_ROOT_REGISTERS] = "block in a thread's registers",
+		[ALYS_ROOT_FIBER] = "block on a fiber stack",
+		[ALYS_ROOT_REGISTERED] = "block in a registered root",
+	};
+	uint32_t holder = h->parent[obj + h->nr_roots + 1], w;
+	const char *type = NULL;
+	char text[SITE_TYPE_MAX + 16];
+
+	if (!bn)
+		return NULL;
+	/* through untyped holders (a list of the collector's own blocks) to
+	 * the first typed object or root: the chain is named as its head */
+	for (int hops = 0; hops < 16 && heap_is_object(h, holder); hops++) {
+		type = typed_name(m, h, heap_obj(h, holder), &w);
+		if (type)
+			break;
+		holder = h->parent[holder];
+	}
+	if (holder == HEAP_NONE || holder == 0 || (heap_is_object(h, holder) && !type))
+		return NULL;
+	if (type) {
+		snprintf(text, sizeof(text), "%s buffer", type);
+	} else {
+		uint32_t kind = h->roots[holder - 1].kind;
+
+		if (kind >= sizeof(on_root) / sizeof(on_root[0]) || !on_root[kind])
+			return NULL;
+		snprintf(text, sizeof(text), "(%s)", on_root[kind]);
+	}
+	*index = str_table_intern(&bn->names, text);
+	return str_table_get(&bn->names, *index);
+}
+
+static uint64_t type_key(const struct model *m, const struct heap *h, struct block_names *bn,
+			 uint32_t obj, const char **name)
 {
 	uint32_t w;
 
-	if (heap_obj_first_word(h, obj, &w) && (*name = type_ids_name(&m->code_types, w)))
+	if ((*name = typed_name(m, h, obj, &w)))
 		return w;
+	if ((*name = held_name(m, h, bn, obj, &w)))
+		return KEY_HELD + w;
 	if (heap_obj_atomic(h, obj)) {
 		*name = "(pointer-free block, no type id)";
 		return KEY_NO_TYPE_ATOMIC;
@@ -80,7 +140,8 @@ static int by_retained(const void *a, const void *b)
  * Walk the dominator tree depth first; an object adds its retained bytes
  * to its type only when no object of its type is above it.
  */
-static void type_rows(const struct model *m, const struct heap *h, struct rows *r)
+static void type_rows(const struct model *m, const struct heap *h, struct block_names *bn,
+		      struct rows *r)
 {
 	uint32_t *first = xcalloc((size_t)h->nr_nodes + 1, sizeof(*first));
 	uint32_t *child = xcalloc(h->nr_reached ? h->nr_reached : 1, sizeof(*child));
@@ -107,7 +168,7 @@ static void type_rows(const struct model *m, const struct heap *h, struct rows *
 
 		if (!heap_is_object(h, v))
 			continue;
-		key = type_key(m, h, heap_obj(h, v), &name);
+		key = type_key(m, h, bn, heap_obj(h, v), &name);
 		tr = row_of(r, key, name);
 		row[v] = (uint32_t)(tr - r->v);
 		tr->objects++;
@@ -229,11 +290,11 @@ static void root_text(struct outbuf *o, const struct model *m, const struct trac
 }
 
 static void object_text(struct outbuf *o, const struct model *m, const struct heap *h,
-			uint32_t node)
+			struct block_names *bn, uint32_t node)
 {
 	const char *name;
 
-	type_key(m, h, heap_obj(h, node), &name);
+	type_key(m, h, bn, heap_obj(h, node), &name);
 	outbuf_printf(o, "%s@0x%" PRIx64, name, heap_obj_addr(h, heap_obj(h, node)));
 }
 
@@ -241,7 +302,7 @@ static void object_text(struct outbuf *o, const struct model *m, const struct he
  * step says where in the object before it the pointer is. A long one
  * shows its ends. */
 static void path_text(struct outbuf *o, const struct model *m, const struct heap *h,
-		      uint32_t node)
+		      struct block_names *bn, uint32_t node)
 {
 	uint32_t *path = NULL;
 	size_t n = 0, cap = 0;
@@ -267,7 +328,7 @@ static void path_text(struct outbuf *o, const struct model *m, const struct heap
 		outbuf_str(o, " -> ");
 		if (i + 2 < n)
 			outbuf_printf(o, "(+%" PRIu32 ") ", h->parent_off[path[i]]);
-		object_text(o, m, h, path[i]);
+		object_text(o, m, h, bn, path[i]);
 	}
 	outbuf_char(o, '\n');
 	free(path);
@@ -313,6 +374,7 @@ void write_heap(struct model *m, struct outbuf *o, const struct output_options *
 	const struct trace *t = m->t;
 	const struct trace_snapshot *s = &t->snapshot;
 	struct rows r = { 0 };
+	struct block_names bn;
 	struct heap h;
 	uint32_t *top;
 	size_t ntop = 0;
@@ -323,8 +385,9 @@ void write_heap(struct model *m, struct outbuf *o, const struct output_options *
 			      "--heap-snapshot --pid PID.\n");
 		return;
 	}
+	str_table_init(&bn.names);
 	u64_table_init(&r.by_key);
-	type_rows(m, &h, &r);
+	type_rows(m, &h, &bn, &r);
 	if (r.n > 1)
 		qsort(r.v, r.n, sizeof(*r.v), by_retained);
 	outbuf_printf(o, "Heap snapshot of pid %" PRIu64 " (%s): stopped %.1f ms; %" PRIu64
@@ -347,13 +410,14 @@ void write_heap(struct model *m, struct outbuf *o, const struct output_options *
 	outbuf_printf(o, "\nTop retaining objects, each with its shortest path from a root:\n");
 	for (size_t i = 0; i < ntop && i < TOP_OBJECTS; i++) {
 		outbuf_printf(o, "%4zu  %14" PRIu64 " bytes retained  ", i + 1, h.retained[top[i]]);
-		object_text(o, m, &h, top[i]);
+		object_text(o, m, &h, &bn, top[i]);
 		outbuf_char(o, '\n');
-		path_text(o, m, &h, top[i]);
+		path_text(o, m, &h, &bn, top[i]);
 	}
 	free(top);
 	free(r.v);
 	u64_table_free(&r.by_key);
+	str_table_free(&bn.names);
 	heap_free(&h);
 }
 
@@ -373,6 +437,7 @@ static void mermaid_text(struct outbuf *o, const char *s)
 }
 
 static void mermaid_node(struct outbuf *o, const struct model *m, const struct heap *h,
+			 struct block_names *bn,
 			 uint32_t node, uint32_t off, struct u64_table *drawn)
 {
 	struct outbuf label;
@@ -390,7 +455,7 @@ static void mermaid_node(struct outbuf *o, const struct model *m, const struct h
 	if (node <= h->nr_roots)
 		root_text(&label, m, &h->roots[node - 1], off);
 	else
-		object_text(&label, m, h, node);
+		object_text(&label, m, h, bn, node);
 	outbuf_char(&label, '\0');
 	outbuf_str(o, node <= h->nr_roots ? "([\"" : "[\"");
 	mermaid_text(o, label.buf);
@@ -410,6 +475,7 @@ void write_heap_graph(struct model *m, struct outbuf *o, const struct output_opt
 	struct u64_table drawn, edges;
 	uint32_t *sel;
 	size_t nsel = 0, total = 0;
+	struct block_names bn;
 	struct heap h;
 
 	if (heap_build(&h, m->t)) {
@@ -417,13 +483,14 @@ void write_heap_graph(struct model *m, struct outbuf *o, const struct output_opt
 			      "--heap-snapshot --pid PID.\n");
 		return;
 	}
+	str_table_init(&bn.names);
 	sel = xcalloc(h.nr_reached ? h.nr_reached : 1, sizeof(*sel));
 	for (uint32_t i = 0; i < h.nr_reached; i++) {
 		const char *name;
 
 		if (!heap_is_object(&h, h.rpo[i]))
 			continue;
-		type_key(m, &h, heap_obj(&h, h.rpo[i]), &name);
+		type_key(m, &h, &bn, heap_obj(&h, h.rpo[i]), &name);
 		if (!strcmp(name, m->filter.type))
 			sel[nsel++] = h.rpo[i];
 	}
@@ -446,7 +513,7 @@ void write_heap_graph(struct model *m, struct outbuf *o, const struct output_opt
 
 			if (steps == depth) {
 				outbuf_printf(o, "  cut%" PRIu32 "[\"...\"] --> ", v);
-				mermaid_node(o, m, &h, v, 0, &drawn);
+				mermaid_node(o, m, &h, &bn, v, 0, &drawn);
 				outbuf_char(o, '\n');
 				break;
 			}
@@ -455,13 +522,13 @@ void write_heap_graph(struct model *m, struct outbuf *o, const struct output_opt
 			u64_table_put(&edges, key, 1, 0);
 			outbuf_str(o, "  ");
 			if (p <= h.nr_roots) {
-				mermaid_node(o, m, &h, p, h.parent_off[v], &drawn);
+				mermaid_node(o, m, &h, &bn, p, h.parent_off[v], &drawn);
 				outbuf_str(o, " --> ");
 			} else {
-				mermaid_node(o, m, &h, p, 0, &drawn);
+				mermaid_node(o, m, &h, &bn, p, 0, &drawn);
 				outbuf_printf(o, " -->|+%" PRIu32 "| ", h.parent_off[v]);
 			}
-			mermaid_node(o, m, &h, v, 0, &drawn);
+			mermaid_node(o, m, &h, &bn, v, 0, &drawn);
 			outbuf_char(o, '\n');
 		}
 	}
@@ -470,5 +537,6 @@ void write_heap_graph(struct model *m, struct outbuf *o, const struct output_opt
 	u64_table_free(&drawn);
 	u64_table_free(&edges);
 	free(sel);
+	str_table_free(&bn.names);
 	heap_free(&h);
 }

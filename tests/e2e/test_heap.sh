@@ -43,6 +43,13 @@ for v in heap_graph heap_graph-static; do
 	check_eq "$v: exactly N Nodes reachable" "$(row "$T/$v.heap" Node 2)" $N
 	check_eq "$v: exactly F*10 FiberLeafs reachable: suspended fibers' stacks are roots" \
 		"$(row "$T/$v.heap" FiberLeaf 2)" $((F * 10))
+	# blocks without a type id, named by what holds them: each Node's
+	# Array(Leaf) has one buffer, the registry's Array(Node) one
+	check_eq "$v: N Array(Leaf) buffers, named by the arrays holding them" \
+		"$(row "$T/$v.heap" "Array(Leaf) buffer" 2)" $N
+	check_eq "$v: one Array(Node) buffer" "$(row "$T/$v.heap" "Array(Node) buffer" 2)" 1
+	check_eq "$v: no 'no type id' row among the top 10 types by retained bytes" \
+		"$(sed -n '/^type /,/^$/p' "$T/$v.heap" | sed -n 2,11p | grep -c 'no type id')" 0
 	check_eq "$v: the object held only by memory given to GC_add_roots is reachable" \
 		"$(row "$T/$v.heap" RootedThing 2)" 1
 	"$BIN/alys_converter" -q -f heap-graph --type RootedThing -o "$T/$v-reg.mmd" "$T/$v.alys"
