@@ -203,6 +203,62 @@ char *crystal_qualify(struct source_cache *sc, const char *name,
 	return out;
 }
 
+char *crystal_enclosing_def(struct source_cache *sc, const char *file, uint32_t line)
+{
+	static const char *const modifiers[] = { "private ", "protected ", "abstract " };
+	const struct source_file *f;
+	size_t len, threshold, ind, n;
+	const char *s, *name, *sep = "#";
+	char owner[MAX_NAME];
+	char *out;
+
+	if (!file || !line || !ends_with(file, ".cr"))
+		return NULL;
+	f = get_file(sc, file);
+	s = f->data ? line_at(f, line, &len) : NULL;
+	if (!s)
+		return NULL;
+	threshold = indent_of(s, len);
+	for (uint32_t k = line; threshold > 0 && k-- > 1;) {
+		s = line_at(f, k, &len);
+		ind = indent_of(s, len);
+		if (ind == len || s[ind] == '#' || ind >= threshold)
+			continue;	/* blank, comment or deeper */
+		threshold = ind;
+		s += ind;
+		len -= ind;
+		for (size_t i = 0; i < sizeof(modifiers) / sizeof(modifiers[0]); i++)
+			if (len > strlen(modifiers[i]) && !strncmp(s, modifiers[i], strlen(modifiers[i]))) {
+				s += strlen(modifiers[i]);
+				len -= strlen(modifiers[i]);
+			}
+		if (type_decl(s, len, &name))
+			return NULL;	/* in a type's body, not a method's */
+		if (!starts_word(s, len, "def") || len < 5)
+			continue;
+		name = s + 4;
+		len -= 4;
+		if (len > 5 && !strncmp(name, "self.", 5)) {
+			name += 5;
+			len -= 5;
+			sep = "::";
+		}
+		for (n = 0; n < len && name[n] != '(' && name[n] != ' ' && name[n] != ';' &&
+			    name[n] != ':'; n++)
+			;
+		if (!n)
+			return NULL;
+		if (owner_of(f, k, owner, sizeof(owner))) {
+			if (asprintf(&out, "%s%s%.*s", owner, sep, (int)n, name) < 0)
+				return NULL;
+		} else if (asprintf(&out, "%.*s", (int)n, name) < 0) {
+			return NULL;
+		}
+		return out;
+	}
+	return NULL;
+}
+
 void source_cache_free(struct source_cache *sc)
 {
 	for (size_t i = 0; i < sc->nr; i++) {

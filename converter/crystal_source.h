@@ -31,6 +31,14 @@ struct source_cache {
  */
 char *crystal_qualify(struct source_cache *sc, const char *name,
 		      const char *decl_file, uint32_t decl_line);
+/*
+ * The method whose body holds line of file, as a symbol names it:
+ * "Owner#name", "Owner::name" (def self.name), or "name" at top level;
+ * NULL when the file cannot be read or no def encloses the line. It names
+ * a proc literal after the method it is written in. malloc'd.
+ */
+char *crystal_enclosing_def(struct source_cache *sc, const char *file, uint32_t line);
+
 void source_cache_free(struct source_cache *sc);
 
 #endif /* ALYS_CONV_CRYSTAL_SOURCE_H */

@@ -418,6 +418,28 @@ static const char *display_name(struct crystal_namer *namer, const char *symbol)
 	return shown;
 }
 
+/* A proc literal named after the method it is written in, when its source
+ * is readable here: "start_holders (proc at heap_graph.cr:49)"; else NULL. */
+static char *proc_name(struct symbolizer *s, const char *symbol)
+{
+	const char *file;
+	size_t file_len;
+	unsigned long line;
+	char *path, *def, *out = NULL, shown[512];
+
+	if (!crystal_proc_place(symbol, &file, &file_len, &line) || line > UINT32_MAX)
+		return NULL;
+	path = xmemdup_str(file, file_len);
+	def = crystal_enclosing_def(&s->sources, path, (uint32_t)line);
+	if (def) {
+		crystal_display(def, CRYSTAL_SHORT, shown, sizeof(shown));
+		out = format_name("%s (proc at %s:%lu)", shown, base_name(path), line);
+	}
+	free(def);
+	free(path);
+	return out;
+}
+
 /*
  * Frames for ip, innermost first, into *frames (malloc'd); returns how many.
  * Inlined calls come first, the symbol's function last.
@@ -470,8 +492,10 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 		} else {
 			f[i].symbol = xmemdup_str(name, unversioned_len(name));
 		}
-		f[i].name = s->opt.full_names ? f[i].symbol :
-			display_name(symbol_index_namer(&mod->symbols, mod->mod), f[i].symbol);
+		f[i].name = s->opt.full_names ? f[i].symbol : proc_name(s, f[i].symbol);
+		if (!f[i].name)
+			f[i].name = s->opt.full_names ? f[i].symbol :
+				display_name(symbol_index_namer(&mod->symbols, mod->mod), f[i].symbol);
 		f[i].resolved = true;
 		/* the innermost runs at addr; each outer one at its call site */
 		if (i == 0) {

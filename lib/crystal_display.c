@@ -142,9 +142,8 @@ static void put_owner(struct text *t, const char *s, size_t n, bool cut)
 	put_union(t, s, n, cut);
 }
 
-/* "~procProc(Nil)@/usr/lib/crystal/lib/fiber.cr:98" or the bare
- * "/usr/lib/crystal/lib/array.cr:1700": a proc literal, by its place. */
-static bool put_proc(struct text *t, const char *name)
+bool crystal_proc_place(const char *name, const char **file, size_t *file_len,
+			unsigned long *line)
 {
 	const char *at = strrchr(name, '@'), *where, *colon;
 
@@ -161,8 +160,23 @@ static bool put_proc(struct text *t, const char *name)
 	for (const char *p = colon + 1; *p; p++)
 		if (*p < '0' || *p > '9')
 			return false;
+	*file = where;
+	*file_len = (size_t)(colon - where);
+	*line = strtoul(colon + 1, NULL, 10);
+	return true;
+}
+
+/* A proc literal by its place: "proc@fiber.cr:98". */
+static bool put_proc(struct text *t, const char *name)
+{
+	const char *file;
+	size_t len;
+	unsigned long line;
+
+	if (!crystal_proc_place(name, &file, &len, &line))
+		return false;
 	put_str(t, "proc@");
-	put_str(t, base_name(where, strlen(where)));
+	put_str(t, base_name(file, strlen(file)));
 	return true;
 }
 

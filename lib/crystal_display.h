@@ -23,6 +23,7 @@
 #ifndef ALYS_CRYSTAL_DISPLAY_H
 #define ALYS_CRYSTAL_DISPLAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 enum crystal_detail {
@@ -36,6 +37,12 @@ enum crystal_detail {
  * outlen - 1 bytes, at a character boundary). Returns its length. */
 size_t crystal_display(const char *name, enum crystal_detail detail, char *out,
 		       size_t outlen);
+
+/* Where the proc literal a symbol names is written ("~procProc(Nil)@
+ * /usr/lib/crystal/lib/fiber.cr:98", or the bare "/path/file.cr:N"):
+ * the file (not NUL-terminated at file_len) and line. */
+bool crystal_proc_place(const char *name, const char **file, size_t *file_len,
+			unsigned long *line);
 
 /* The display names of one program's symbols, told apart. */
 struct crystal_namer;

@@ -108,8 +108,8 @@ PY
 	done
 	check_match "$v: heap-graph is a mermaid flowchart" "$(sed -n 2p "$T/$v.mmd")" '^flowchart LR$'
 	"$BIN/alys_converter" -q -f heap-graph --type FiberLeaf --limit 1 -o "$T/$v-fiber.mmd" "$T/$v.alys"
-	check_match "$v: heap-graph: a fiber's stack root named by the program's frame waiting there" \
-		"$(cat "$T/$v-fiber.mmd")" '\(\["fiber 0x[0-9a-f]+ \+[0-9]+ in proc@heap_graph\.cr:[0-9]+ heap_graph\.cr:[0-9]+"\]\)'
+	check_match "$v: heap-graph: a fiber's stack root named by the program's frame waiting there: the spawned proc, named after start_holders that holds it" \
+		"$(cat "$T/$v-fiber.mmd")" '\(\["fiber 0x[0-9a-f]+ \+[0-9]+ in start_holders \(proc at heap_graph\.cr:[0-9]+\) heap_graph\.cr:[0-9]+"\]\)'
 	"$BIN/alys_converter" -q -f heap-graph --type Leaf --limit 3 --depth 2 -o - "$T/$v.alys" \
 		>"$T/$v-d2.mmd"
 	check_match "$v: heap-graph --depth 2: paths cut two steps from the leaves" \

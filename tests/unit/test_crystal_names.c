@@ -295,6 +295,20 @@ int main(void)
 		crystal_display(displays[12].symbol, CRYSTAL_SHORT, shown, 33);
 		check("a name cut short stays valid UTF-8",
 		      !strcmp(shown, "Array(JSON::Builder::ArrayState "));
+		{
+			const char *file;
+			const char *proc = "~procProc(Fiber, (IO::FileDescriptor | Nil))@"
+					   "/usr/lib/crystal/lib/fiber.cr:98";
+			size_t len;
+			unsigned long line;
+
+			check("a proc's place: file and line",
+			      crystal_proc_place(proc, &file, &len, &line) &&
+				      len == strlen("/usr/lib/crystal/lib/fiber.cr") &&
+				      !strncmp(file, "/usr/lib/crystal/lib/fiber.cr", len) && line == 98);
+			check("no place for a method", !crystal_proc_place(displays[0].symbol, &file,
+									  &len, &line));
+		}
 		check("the length of a name is known without a buffer",
 		      crystal_display(displays[0].symbol, CRYSTAL_SHORT, NULL, 0) ==
 			      strlen(displays[0].shown));
