@@ -245,6 +245,36 @@ static bool stack_frame(const struct model *m, const struct trace_root *r, struc
 	return false;
 }
 
+/* A constant or class variable by where the program defines it, for a
+ * newcomer to the heap: its initializer "~NAME:init" starts at the
+ * definition's line. */
+static void where_defined(struct outbuf *o, const struct model *m, struct elf_file *ef,
+			  uint64_t bias, const char *sym)
+{
+	char init[600];
+	GElf_Addr vaddr;
+	GElf_Xword size;
+	const struct sym_entry *e;
+	const struct sym_frame *f;
+	const char *last;
+
+	snprintf(init, sizeof(init), "~%s:init", sym);
+	if (!elf_file_find_symbol(ef, init, &vaddr, &size))
+		return;
+	e = symbolizer_entry(m->sym, symbolizer_resolve(m->sym, vaddr + bias, 0));
+	f = &e->frames[e->nr_frames - 1];
+	if (!f->file)
+		return;
+	/* REG, Foo::MAX: a constant; Crystal::Signal::pipe: a class variable */
+	last = strrchr(sym, ':');
+	last = last ? last + 1 : sym;
+	outbuf_printf(o, " (%s, %s", *last >= 'A' && *last <= 'Z' ? "constant" : "class variable",
+		      base_name(f->file));
+	if (f->line)
+		outbuf_printf(o, ":%" PRIu32, f->line);
+	outbuf_char(o, ')');
+}
+
 /* A root's word by the symbol that holds it, where the program's symbols
  * say (a constant, a class variable); a stack by the program's innermost
  * frame on it; else the root's own name. */
@@ -277,13 +307,15 @@ static void root_text(struct outbuf *o, const struct model *m, const struct trac
 			continue;
 		named = elf_mapping_bias(ef.elf, map->start, map->offset, &bias) &&
 			elf_file_symbol_at(&ef, addr - bias, sym, sizeof(sym), &in_sym);
-		elf_file_close(&ef);
 		if (named) {
 			outbuf_printf(o, " %s", sym);
 			if (in_sym)
 				outbuf_printf(o, "+%" PRIu64, in_sym);
-			return;
+			where_defined(o, m, &ef, bias, sym);
 		}
+		elf_file_close(&ef);
+		if (named)
+			return;
 		break;
 	}
 	outbuf_printf(o, " 0x%" PRIx64, addr);

@@ -25,6 +25,7 @@ row() {
 	sed -n '/^type /,/^$/p' "$1" | awk -F '  +' -v t="$2" -v f="$3" '$1 == t { print $f }'
 }
 
+reg_line=$(grep -n '^REG = Registry.new' "$ALYS_ROOT/tests/programs/heap_graph.cr" | cut -d: -f1)
 for v in heap_graph heap_graph-static; do
 	"$ALYS_PROGS/$v" $N $M 4 $F register >"$T/$v.out" 2>&1 &
 	tp=$!
@@ -75,9 +76,9 @@ for v in heap_graph heap_graph-static; do
 		"$kept" $((typed + N * 8 + N * M * 8))
 	check_le "$v: ... and no more than the arrays' buffers add" \
 		"$kept" $((typed + 2 * N * 8 * 4 / 3 + 16 + N * (M * 8 + 16)))
-	check_match "$v: the biggest retainer is the Registry, found from the constant REG" \
+	check_match "$v: the biggest retainer is the Registry, found from the constant REG, named where it is defined (heap_graph.cr:$reg_line)" \
 		"$(sed -n '/^Top retaining/,$p' "$T/$v.heap" | sed -n 2,3p | tr '\n' ' ' | tr -s ' ')" \
-		"^ ?1 $kept bytes retained Registry@0x[0-9a-f]+ data $v REG -> Registry@0x[0-9a-f]+ \$"
+		"^ ?1 $kept bytes retained Registry@0x[0-9a-f]+ data $v REG \\(constant, heap_graph\\.cr:$reg_line\\) -> Registry@0x[0-9a-f]+ \$"
 	check_match "$v: the stop time is kept in the trace" "$(sed -n 1p "$T/$v.heap")" \
 		"^Heap snapshot of pid $tp \\(.*$v\\): stopped [0-9.]+ ms"
 	# The mermaid graph of the paths to 3 leaves: from the constant through
@@ -103,7 +104,8 @@ for line in open(sys.argv[1]):
 for a, off, b in edges:
     print(label.get(a, a), "+" + off if off else "", label.get(b, b))
 PY
-	for step in "data $v REG  Registry" "Registry +8 Array(Node)" "Node +8 Array(Leaf)"; do
+	for step in "data $v REG (constant, heap_graph.cr:$reg_line)  Registry" "Registry +8 Array(Node)" \
+		"Node +8 Array(Leaf)" "Array(Leaf) +16 Array(Leaf) buffer"; do
 		check "$v: heap-graph: the path holds $step" grep -qxF "$step" "$T/$v.edges"
 	done
 	check_match "$v: heap-graph is a mermaid flowchart" "$(sed -n 2p "$T/$v.mmd")" '^flowchart LR$'
