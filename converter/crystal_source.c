@@ -91,18 +91,25 @@ static bool starts_word(const char *s, size_t len, const char *word)
 	return len > n && !strncmp(s, word, n) && (s[n] == ' ' || s[n] == '\t');
 }
 
+/* Past the visibility and abstract modifiers a declaration line starts with. */
+static void skip_modifiers(const char **s, size_t *len)
+{
+	static const char *const modifiers[] = { "private ", "protected ", "abstract " };
+
+	for (size_t i = 0; i < sizeof(modifiers) / sizeof(modifiers[0]); i++)
+		if (*len > strlen(modifiers[i]) && !strncmp(*s, modifiers[i], strlen(modifiers[i]))) {
+			*s += strlen(modifiers[i]);
+			*len -= strlen(modifiers[i]);
+		}
+}
+
 /* The type name after class/struct/module/enum/lib, or 0 if not such a line. */
 static size_t type_decl(const char *s, size_t len, const char **name)
 {
-	static const char *const modifiers[] = { "private ", "abstract " };
 	static const char *const keywords[] = { "class", "struct", "module", "enum", "lib" };
 	size_t n;
 
-	for (size_t i = 0; i < sizeof(modifiers) / sizeof(modifiers[0]); i++)
-		if (len > strlen(modifiers[i]) && !strncmp(s, modifiers[i], strlen(modifiers[i]))) {
-			s += strlen(modifiers[i]);
-			len -= strlen(modifiers[i]);
-		}
+	skip_modifiers(&s, &len);
 	for (size_t i = 0; i < sizeof(keywords) / sizeof(keywords[0]); i++) {
 		if (!starts_word(s, len, keywords[i]))
 			continue;
@@ -205,7 +212,6 @@ char *crystal_qualify(struct source_cache *sc, const char *name,
 
 char *crystal_enclosing_def(struct source_cache *sc, const char *file, uint32_t line)
 {
-	static const char *const modifiers[] = { "private ", "protected ", "abstract " };
 	const struct source_file *f;
 	size_t len, threshold, ind, n;
 	const char *s, *name, *sep = "#";
@@ -227,11 +233,7 @@ char *crystal_enclosing_def(struct source_cache *sc, const char *file, uint32_t 
 		threshold = ind;
 		s += ind;
 		len -= ind;
-		for (size_t i = 0; i < sizeof(modifiers) / sizeof(modifiers[0]); i++)
-			if (len > strlen(modifiers[i]) && !strncmp(s, modifiers[i], strlen(modifiers[i]))) {
-				s += strlen(modifiers[i]);
-				len -= strlen(modifiers[i]);
-			}
+		skip_modifiers(&s, &len);
 		if (type_decl(s, len, &name))
 			return NULL;	/* in a type's body, not a method's */
 		if (!starts_word(s, len, "def") || len < 5)

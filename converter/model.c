@@ -678,6 +678,9 @@ uint32_t model_first_kept(struct model *m, const struct trace_stack *st, uint32_
 	struct frame_iter it;
 	uint64_t ip;
 
+	*skip = 0;
+	if (m->keep_allocator_frames)
+		return 0;
 	frames_begin(&it, m->t, st, depth);
 	for (uint32_t k = 0; frames_next(&it, &ip); k++) {
 		const struct sym_entry *e = symbolizer_entry(m->sym,
@@ -689,7 +692,6 @@ uint32_t model_first_kept(struct model *m, const struct trace_stack *st, uint32_
 			return k;
 		}
 	}
-	*skip = 0;
 	return 0;
 }
 
@@ -707,12 +709,10 @@ size_t model_frames(struct model *m, size_t b, const struct sym_frame ***frames)
 		return 2;
 	}
 	const struct trace_stack *st = &t->stacks[b - 1];
-	uint32_t first = 0, skip = 0;
+	uint32_t skip, first = model_first_kept(m, st, m->depth, &skip);
 	struct frame_iter it;
 	uint64_t ip;
 
-	if (!m->keep_allocator_frames)
-		first = model_first_kept(m, st, m->depth, &skip);
 	frames_begin(&it, t, st, m->depth);
 	for (uint32_t i = 0; frames_next(&it, &ip); i++) {
 		const struct sym_entry *e;

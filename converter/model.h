@@ -138,7 +138,7 @@ struct model {
 	bool has_code_types;
 	struct type_ids code_types;
 
-	bool keep_allocator_frames;	/* model_frames() does not trim them */
+	bool keep_allocator_frames;	/* model_first_kept() trims nothing */
 
 	/* scratch for model_frames() */
 	const struct sym_frame **frames;
@@ -156,8 +156,8 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
  * allocator frames (is_allocator_frame: GC_*, __crystal_malloc*,
  * Pointer.malloc...): the addresses that are only such frames, and those
  * inlined at the next address (*skip of its frames), unless nothing else
- * would remain. Returns the first address kept of st's innermost depth
- * (0: all) frames.
+ * would remain or m->keep_allocator_frames. Returns the first address
+ * kept of st's innermost depth (0: all) frames.
  */
 uint32_t model_first_kept(struct model *m, const struct trace_stack *st, uint32_t depth,
 			  uint32_t *skip);

@@ -121,14 +121,12 @@ void name_tree_add(struct name_tree *t, struct model *m, size_t b, uint64_t v)
 		const struct trace_stack *st = &tr->stacks[b - 1];
 		const struct trace_node *leaf = &tr->nodes[st->leaf - 1];
 		bool truncated = model_truncated(m, b);
-		uint32_t first = 0, skip = 0;
+		uint32_t skip, first = model_first_kept(m, st, 0, &skip);
 
 		if (!t->of_node[truncated])
 			t->of_node[truncated] = xcalloc(tr->nr_nodes, sizeof(uint32_t));
 		if (!t->chain)
 			t->chain = xcalloc(TRACE_MAX_FRAMES + 1, sizeof(uint32_t));
-		if (!m->keep_allocator_frames)
-			first = model_first_kept(m, st, 0, &skip);
 		for (uint32_t i = 0; i < first; i++)
 			leaf = &tr->nodes[leaf->parent - 1];
 		at = caller_path(t, m, leaf->parent, truncated);

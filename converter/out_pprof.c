@@ -342,12 +342,11 @@ void write_pprof(struct model *m, struct outbuf *o, const struct output_options 
 			continue;
 		if (b <= t->nr_stacks) {
 			const struct trace_stack *stk = &t->stacks[b - 1];
-			uint32_t depth = bucket_depth(m, b), first = 0, skip = 0;
+			uint32_t skip, depth = bucket_depth(m, b);
+			uint32_t first = model_first_kept(m, stk, depth, &skip);
 			struct frame_iter it;
 			uint64_t ip;
 
-			if (!opt->keep_allocator_frames)
-				first = model_first_kept(m, stk, depth, &skip);
 			frames_begin(&it, t, stk, depth);
 			for (uint32_t i = 0; frames_next(&it, &ip); i++) {
 				uint32_t idx;

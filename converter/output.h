@@ -24,7 +24,7 @@ struct output_options {
 	uint32_t depth;			/* frames kept per stack, innermost first; 0: all */
 	uint64_t min_bytes;		/* aggregated formats: drop stacks/sites below */
 	enum value_kind value;		/* folded-stacks, flamegraph */
-	bool keep_allocator_frames;	/* pprof: do not trim GC_*, __crystal_malloc*, ... */
+	bool keep_allocator_frames;	/* into the model: model_first_kept trims nothing */
 	uint32_t limit;			/* heap-graph: objects whose paths are drawn; 0: 10 */
 	bool live_view;			/* --at: the state at a time, what is live first */
 };

@@ -407,10 +407,8 @@ static size_t unversioned_len(const char *name)
 /* The name shown for symbol: the same string when the rule leaves it be. */
 static const char *display_name(struct crystal_namer *namer, const char *symbol)
 {
-	size_t len = crystal_namer_display(namer, symbol, NULL, 0);
-	char *shown = xmalloc(len + 1);
+	char *shown = crystal_namer_dup(namer, symbol);
 
-	crystal_namer_display(namer, symbol, shown, len + 1);
 	if (!strcmp(shown, symbol)) {
 		free(shown);
 		return symbol;
@@ -492,10 +490,11 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 		} else {
 			f[i].symbol = xmemdup_str(name, unversioned_len(name));
 		}
-		f[i].name = s->opt.full_names ? f[i].symbol : proc_name(s, f[i].symbol);
-		if (!f[i].name)
-			f[i].name = s->opt.full_names ? f[i].symbol :
-				display_name(symbol_index_namer(&mod->symbols, mod->mod), f[i].symbol);
+		if (s->opt.full_names)
+			f[i].name = f[i].symbol;
+		else if (!(f[i].name = proc_name(s, f[i].symbol)))
+			f[i].name = display_name(symbol_index_namer(&mod->symbols, mod->mod),
+						 f[i].symbol);
 		f[i].resolved = true;
 		/* the innermost runs at addr; each outer one at its call site */
 		if (i == 0) {

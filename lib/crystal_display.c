@@ -248,7 +248,14 @@ struct crystal_namer {
 	bool built;
 };
 
-static void *must(void *p);
+static void *must(void *p)
+{
+	if (!p) {
+		fprintf(stderr, "out of memory (names)\n");
+		exit(1);
+	}
+	return p;
+}
 
 struct crystal_namer *crystal_namer_new(void)
 {
@@ -274,16 +281,6 @@ void crystal_namer_add(struct crystal_namer *n, const char *symbol)
 {
 	if (!n->built)
 		str_table_intern(&n->syms, symbol);
-}
-
-
-static void *must(void *p)
-{
-	if (!p) {
-		fprintf(stderr, "out of memory (names)\n");
-		exit(1);
-	}
-	return p;
 }
 
 static char *display_dup(const char *name, enum crystal_detail d)
@@ -331,17 +328,37 @@ static void build(struct crystal_namer *n)
 	free(pending);
 }
 
-size_t crystal_namer_display(struct crystal_namer *n, const char *name, char *out,
-			     size_t outlen)
+/* What name is shown as: the text and the detail crystal_display gives it. */
+static const char *shown_form(struct crystal_namer *n, const char *name,
+			      enum crystal_detail *detail)
 {
 	uint32_t i;
 
+	*detail = CRYSTAL_SHORT;
 	if (!n)
-		return crystal_display(name, CRYSTAL_SHORT, out, outlen);
+		return name;
 	if (!n->built)
 		build(n);
 	i = str_table_find(&n->syms, name);
 	if (i == UINT32_MAX || !i)
-		return crystal_display(name, CRYSTAL_SHORT, out, outlen);
-	return crystal_display(n->shown[i], CRYSTAL_SYMBOL, out, outlen);
+		return name;
+	*detail = CRYSTAL_SYMBOL;	/* settled by build(), kept as it is */
+	return n->shown[i];
+}
+
+size_t crystal_namer_display(struct crystal_namer *n, const char *name, char *out,
+			     size_t outlen)
+{
+	enum crystal_detail d;
+	const char *text = shown_form(n, name, &d);
+
+	return crystal_display(text, d, out, outlen);
+}
+
+char *crystal_namer_dup(struct crystal_namer *n, const char *name)
+{
+	enum crystal_detail d;
+	const char *text = shown_form(n, name, &d);
+
+	return display_dup(text, d);
 }

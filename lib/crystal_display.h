@@ -57,5 +57,7 @@ void crystal_namer_add(struct crystal_namer *n, const char *symbol);
  * it apart from the program's other symbols; n may be NULL). */
 size_t crystal_namer_display(struct crystal_namer *n, const char *name, char *out,
 			     size_t outlen);
+/* The same, malloc'd (exits when out of memory, as the tables do). */
+char *crystal_namer_dup(struct crystal_namer *n, const char *name);
 
 #endif /* ALYS_CRYSTAL_DISPLAY_H */

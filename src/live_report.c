@@ -89,16 +89,6 @@ static struct crystal_namer *namer_of(struct live_report *lr, Dwfl_Module *m)
 	return ln->namer;
 }
 
-static char *shown(struct live_report *lr, Dwfl_Module *m, const char *symbol)
-{
-	struct crystal_namer *namer = m ? namer_of(lr, m) : NULL;
-	size_t len = crystal_namer_display(namer, symbol, NULL, 0);
-	char *s = malloc(len + 1);
-
-	if (s)
-		crystal_namer_display(namer, symbol, s, len + 1);
-	return s;
-}
 
 /* The site by the one rule of both programs (lib/crystal_names.h), from
  * symbols: as the converter names it without DWARF (diff). */
@@ -119,7 +109,7 @@ static char *site_name(struct live_report *lr, const uint64_t *ips, uint32_t nr)
 			n = hex;
 		}
 		if (site_rule_is_site(&rule, n))
-			return shown(lr, m, n);
+			return crystal_namer_dup(m ? namer_of(lr, m) : NULL, n);
 	}
 	return strdup("[allocator only]");
 }
