@@ -18,10 +18,12 @@ Prints "ok NAME" or "FAIL NAME: why" lines; exit status 1 if any failed.
 The page and the profile are served from 127.0.0.1 (speedscope fetches
 #profileURL=); nothing else is fetched.
 """
+import atexit
 import functools
 import http.server
 import os
 import re
+import shutil
 import sys
 import tempfile
 import threading
@@ -46,6 +48,12 @@ def serve(root):
     return srv
 
 
+def seen(name):
+    """A name as speedscope draws it: the pprof names' look-alikes of '::'
+    and '.' (a word joiner between the colons, U+2024) read as those."""
+    return name.replace("\u2060", "").replace("\u2024", ".")
+
+
 def sandwich_rows(d, name):
     """The Sandwich table as (total, self, function) texts, best self first."""
     deadline = time.time() + 30
@@ -61,7 +69,7 @@ def sandwich_rows(d, name):
         text = d.find_element(By.TAG_NAME, "body").text
         if "Symbol Name" in text:
             lines = text.split("Symbol Name", 1)[1].strip().split("\n")
-            return [tuple(lines[i:i + 3]) for i in range(0, len(lines) - 2, 3)]
+            return [tuple(map(seen, lines[i:i + 3])) for i in range(0, len(lines) - 2, 3)]
         time.sleep(0.3)
     return None
 
@@ -73,6 +81,7 @@ def main():
     if not os.path.isfile(os.path.join(app, "index.html")):
         sys.exit(f"no speedscope at {app}: run scripts/setup-debian.sh")
     root = tempfile.mkdtemp(prefix="alys-speedscope.")
+    atexit.register(shutil.rmtree, root, True)
     os.symlink(os.path.abspath(app), os.path.join(root, "speedscope"))
     srv = serve(root)
     base = f"http://127.0.0.1:{srv.server_address[1]}"

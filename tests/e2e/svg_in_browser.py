@@ -17,7 +17,9 @@ Prints "ok NAME" or "FAIL NAME: why" lines; exit status 1 if any failed.
 Nothing is fetched from the network: the page is a local file and the
 browser runs with networking features off.
 """
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 
@@ -35,13 +37,15 @@ def check(name, ok, why=""):
 
 
 def browser():
+    profile = tempfile.mkdtemp(prefix="alys-chromium.")
+    atexit.register(shutil.rmtree, profile, True)  # chromium leaves it full
     opts = webdriver.ChromeOptions()
     opts.binary_location = "/usr/bin/chromium"
     for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
               "--no-first-run", "--disable-background-networking",
               "--disable-component-update", "--disable-sync",
               "--disable-dev-shm-usage", "--window-size=1300,900",
-              "--user-data-dir=" + tempfile.mkdtemp(prefix="alys-chromium.")):
+              "--user-data-dir=" + profile):
         opts.add_argument(a)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)

@@ -78,8 +78,13 @@ types = [st[t.get("type", [0])[0]] for t in p["sample_type"]]
 def total(name):
     k = types.index(name)
     return sum(s["value"][k] for s in p["sample"])
-funcs = {f["id"][0]: (st[f.get("name", [0])[0]], st[f.get("filename", [0])[0]],
-                      st[f.get("system_name", [0])[0]]) for f in p["function"]}
+def seen(name):
+    """a pprof name as a user reads it: the look-alikes of :: and . that keep
+    pprof from cutting names (out_pprof.c) print as the characters"""
+    return name.replace("\u2060", "").replace("\u2024", ".")
+funcs = {f["id"][0]: (seen(st[f.get("name", [0])[0]]), st[f.get("filename", [0])[0]],
+                      st[f.get("system_name", [0])[0]], st[f.get("name", [0])[0]])
+         for f in p["function"]}
 locs = {l["id"][0]: [(funcs[ln["function_id"][0]], ln.get("line", [0])[0]) for ln in l.get("line", [])] for l in p["location"]}
 def lines_of(name):
     """(file, line) pairs of every Line whose function name contains name"""
@@ -105,10 +110,16 @@ browser_checks() {
 	done <"$2"
 }
 
+# seen: pprof's names as a terminal or a browser shows them (the word
+# joiner between the colons of :: is invisible, U+2024 is a dot)
+seen() {
+	sed 's/\xe2\x81\xa0//g; s/\xe2\x80\xa4/./g'
+}
+
 # pprof_top FILE.pb.gz: the function go tool pprof -top lists first (what a
 # user opening the profile sees first), without pprof's " (inline)" mark
 pprof_top() {
-	go tool pprof -top "$1" 2>/dev/null |
+	go tool pprof -top "$1" 2>/dev/null | seen |
 		awk '/^ +flat +flat%/ { getline; $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); sub(/ \(inline\)$/, ""); print; exit }'
 }
 
@@ -243,15 +254,15 @@ check_eq "cc: pprof, same bytes under chain_c" \
 "$CONV" -q -f folded-stacks -o "$T/demo.folded" "$T/demo.alys"
 "$CONV" -q -f flamegraph -o "$T/demo.svg" "$T/demo.alys"
 CRYSTAL_NAME='(?!GC_|GC[.]|__crystal_malloc|Pointer\(.*\)[.]malloc)[A-Za-z_][^*<>]*[^:*<>]'
-top_rows=$(go tool pprof -top "$T/demo.pb.gz" 2>/dev/null | awk '/^ +flat +flat%/ { on = 1; next } on { $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print }')
+top_rows=$(go tool pprof -top "$T/demo.pb.gz" 2>/dev/null | seen | awk '/^ +flat +flat%/ { on = 1; next } on { $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print }')
 check_eq "demo: go tool pprof -top: no row starts with '*' or ends in ':' / ':Pointer'" \
 	"$(printf '%s\n' "$top_rows" | grep -c '^[*]\|:$\|:Pointer$')" 0
 check_match "demo: go tool pprof -top: Array instantiations apart (Array(Item), Array(JSON::Builder::ArrayState | …))" \
 	"$(printf '%s\n' "$top_rows" | grep -c '^Array(Item)#\|^Array(JSON::Builder::ArrayState | …)#')" '^([2-9]|[1-9][0-9]+)$'
 check_eq "demo: go tool pprof -top -sample_index=inuse_space: no row starts with '*' or ends in ':'" \
-	"$(go tool pprof -top -sample_index=inuse_space "$T/demo.pb.gz" 2>/dev/null | awk '/^ +flat +flat%/ { on = 1; next } on { print $NF }' | grep -c '^[*]\|:$')" 0
+	"$(go tool pprof -top -sample_index=inuse_space "$T/demo.pb.gz" 2>/dev/null | seen | awk '/^ +flat +flat%/ { on = 1; next } on { print $NF }' | grep -c '^[*]\|:$')" 0
 check_match "demo: go tool pprof -raw shows the symbols as system names" \
-	"$(go tool pprof -raw "$T/demo.pb.gz" 2>/dev/null | grep -c ' String::Builder#resize_to_capacity .* s=0([*]String::Builder#resize_to_capacity<Int32>:Pointer(UInt8))$')" '^[1-9]'
+	"$(go tool pprof -raw "$T/demo.pb.gz" 2>/dev/null | seen | grep -c ' String::Builder#resize_to_capacity .* s=0([*]String::Builder#resize_to_capacity<Int32>:Pointer(UInt8))$')" '^[1-9]'
 # the demo's report names the type of almost every allocation: String
 # bytes from String and String::Builder methods, Item from
 # Item.new_from_json_pull_parser (issue 20: was 34.6% unnamed)
@@ -277,6 +288,21 @@ check_match "demo: go tool pprof -http: the graph page draws (dot ran) with the 
 	"$(grep -c '<svg' "$T/pprof-graph.html"):$(grep -c 'Builder#resize_to_capacity' "$T/pprof-graph.html")" '^[1-9][0-9]*:[1-9]'
 check_match "demo: go tool pprof -http: its top table lists Array(Item) methods apart" \
 	"$(grep -o 'Array(Item)#[a-z_?]*' "$T/pprof-top.html" | sort -u | wc -l)" '^([2-9]|[1-9][0-9]+)$'
+# the graph draws a name whole, on one line: pprof cuts C++-like names at
+# '::' (JSON::Lexer::StringBased#initialize was drawn "Lexer::StringBased",
+# like its three neighbours), Java-like ones before '(' (Item.new(String, ...)
+# lost its argument types), then breaks lines at every '::' and '.'
+graph_texts=$(grep -o '<text [^>]*>[^<]*</text>' "$T/pprof-graph.html" | sed 's/<[^>]*>//g' | seen)
+check_match "demo: go tool pprof -http: the graph draws String::Builder#resize_to_capacity on one line" \
+	"$(printf '%s\n' "$graph_texts" | grep -c '^String::Builder#resize_to_capacity$')" '^1$'
+check_match "demo: go tool pprof -http: the graph's JSON::Lexer::StringBased methods keep their names, all different" \
+	"$(printf '%s\n' "$graph_texts" | grep '^JSON::Lexer::StringBased[#.]' | sort | uniq -d | wc -l):$(printf '%s\n' "$graph_texts" | grep -c '^JSON::Lexer::StringBased[#.]')" '^0:([2-9]|[1-9][0-9]+)$'
+check_eq "demo: go tool pprof -http: no graph line is a cut name (JSON, Builder#..., Lexer::StringBased alone)" \
+	"$(printf '%s\n' "$graph_texts" | grep -c '^JSON$\|^Builder#\|^Lexer::StringBased$\|^new\b')" 0
+check_eq "demo: pprof names hold no '::' or '.' for pprof to cut at" \
+	"$(pprof_query "$T/demo.pb.gz" "sorted(f[3] for f in funcs.values() if '::' in f[3] or '.' in f[3])[:3]")" "[]"
+check_match "demo: go tool pprof -focus with the separators written as '.' (the profile's comment says so)" \
+	"$(go tool pprof -top -focus='String:.:Builder.new' "$T/demo.pb.gz" 2>/dev/null | seen | grep -c ' String::Builder.new')" '^[1-9]'
 # the folded file's leaf with most bytes, and its bytes as speedscope prints them
 read -r want_bytes want_name < <(awk '{ v = $NF; $NF = ""; sub(/ $/, ""); n = split($0, f, ";"); s[f[n]] += v }
 	END { for (k in s) print s[k], k }' "$T/demo.folded" | sort -rn | head -1)
