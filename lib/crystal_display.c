@@ -35,6 +35,22 @@ static void put_str(struct text *t, const char *s)
 	put(t, s, strlen(s));
 }
 
+/* NUL-terminate, cut at a character boundary; the length written, or
+ * the length wanted when there is no room at all. */
+static size_t finish(struct text *t, size_t outlen)
+{
+	size_t end;
+
+	if (!outlen)
+		return t->len;
+	end = t->len < t->cap ? t->len : t->cap;
+	if (t->len > t->cap)	/* cut: not inside a UTF-8 sequence */
+		while (end && ((unsigned char)t->out[end] & 0xc0) == 0x80)
+			end--;
+	t->out[end] = '\0';
+	return end;
+}
+
 /* The end of the depth-0 item of s[0..n) that starts at s: at a ',' or
  * '|' (whichever stop is) outside parentheses, or at n. */
 static size_t item_end(const char *s, size_t n, char stop)
@@ -199,7 +215,6 @@ size_t crystal_display(const char *name, enum crystal_detail detail, char *out,
 	struct text t = { .out = out, .cap = outlen ? outlen - 1 : 0 };
 	bool cut = detail <= CRYSTAL_WITH_ARGS, args = detail >= CRYSTAL_WITH_ARGS;
 	struct crystal_sym s;
-	size_t end;
 
 	if (detail == CRYSTAL_SYMBOL) {
 		/* without the '*': a name unlike its symbol, which pprof would
@@ -230,14 +245,15 @@ size_t crystal_display(const char *name, enum crystal_detail detail, char *out,
 			put(&t, ")", 1);
 		}
 	}
-	if (!outlen)
-		return t.len;
-	end = t.len < t.cap ? t.len : t.cap;
-	if (t.len > t.cap)	/* cut: not inside a UTF-8 sequence */
-		while (end && ((unsigned char)out[end] & 0xc0) == 0x80)
-			end--;
-	out[end] = '\0';
-	return end;
+	return finish(&t, outlen);
+}
+
+size_t crystal_type_display(const char *type, size_t n, char *out, size_t outlen)
+{
+	struct text t = { .out = out, .cap = outlen ? outlen - 1 : 0 };
+
+	put_owner(&t, type, n, true);
+	return finish(&t, outlen);
 }
 
 /* ---- telling apart the symbols of one program ---- */

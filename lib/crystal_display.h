@@ -38,6 +38,11 @@ enum crystal_detail {
 size_t crystal_display(const char *name, enum crystal_detail detail, char *out,
 		       size_t outlen);
 
+/* A type name of n bytes as shown: its unions cut as in function names
+ * ("Array(JSON::Builder::ArrayState | …)"), a type private to a file by
+ * its name alone. NUL-terminated in out as crystal_display does. */
+size_t crystal_type_display(const char *type, size_t n, char *out, size_t outlen);
+
 /* Where the proc literal a symbol names is written ("~procProc(Nil)@
  * /usr/lib/crystal/lib/fiber.cr:98", or the bare "/path/file.cr:N"):
  * the file (not NUL-terminated at file_len) and line. */

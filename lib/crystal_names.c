@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "crystal_names.h"
 
+#include "crystal_display.h"
+
 #include <string.h>
 
 /* Operator methods, longest first where one is a prefix of another. */
@@ -180,6 +182,19 @@ static bool method_is(const struct method_name *m, const char *want)
 	return m->method_len == strlen(want) && !memcmp(m->method, want, m->method_len);
 }
 
+/* out = type s[0..n) as every output shows it (crystal_type_display),
+ * then suffix; false, out untouched, when that does not fit in cap. */
+static bool put_type(char *out, size_t cap, const char *s, size_t n, const char *suffix)
+{
+	size_t len = crystal_type_display(s, n, NULL, 0);
+
+	if (len + strlen(suffix) >= cap)
+		return false;
+	crystal_type_display(s, n, out, cap);
+	strcpy(out + len, suffix);
+	return true;
+}
+
 bool crystal_constructed_type(const char *name, char *out, size_t outlen)
 {
 	struct method_name m;
@@ -189,11 +204,7 @@ bool crystal_constructed_type(const char *name, char *out, size_t outlen)
 	if (!method_is(&m, "new") && !method_is(&m, "initialize") &&
 	    !method_is(&m, "allocate"))
 		return false;
-	if (m.type_len >= outlen)
-		return false;
-	memcpy(out, m.type, m.type_len);
-	out[m.type_len] = '\0';
-	return true;
+	return put_type(out, outlen, m.type, m.type_len, "");
 }
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -232,11 +243,17 @@ static void note_buffer(struct site_rule *r, const char *name)
 {
 	struct method_name m;
 
-	if (r->buffer[0] || !split_method(name, &m) || m.type_len >= sizeof(r->buffer) ||
+	if (r->buffer[0] || !split_method(name, &m) ||
 	    strncmp(m.type, "Pointer(", 8) || (!method_is(&m, "malloc") && !method_is(&m, "realloc")))
 		return;
-	memcpy(r->buffer, m.type, m.type_len);
-	r->buffer[m.type_len] = '\0';
+	r->pointer_buffer = put_type(r->buffer, sizeof(r->buffer), m.type, m.type_len, "");
+}
+
+/* A Pointer(X) buffer reaches its owner: "Owner buffer". */
+static void own_buffer(struct site_rule *r, const char *owner, size_t n)
+{
+	if (r->pointer_buffer && put_type(r->buffer, sizeof(r->buffer), owner, n, " buffer"))
+		r->pointer_buffer = false;
 }
 
 /*
@@ -252,9 +269,12 @@ static void note_owner(struct site_rule *r, const char *name)
 	struct crystal_sym s;
 	size_t n;
 
-	if (r->type[0] || r->buffer[0] || !crystal_parse(name, &s) || !s.sep ||
-	    s.owner_len + sizeof(" buffer") > sizeof(r->buffer))
+	if (r->type[0] || !crystal_parse(name, &s) || !s.sep)
 		return;
+	if (r->buffer[0]) {
+		own_buffer(r, s.owner, s.owner_len);
+		return;
+	}
 	n = s.owner_len;
 	if ((n == 6 && !memcmp(s.owner, "String", 6)) ||
 	    (n == 15 && !memcmp(s.owner, "String::Builder", 15))) {
@@ -264,12 +284,10 @@ static void note_owner(struct site_rule *r, const char *name)
 	/* a constructor by another name (JSON::Serializable's
 	 * Foo.new_from_json_pull_parser): its allocate was inlined */
 	if (s.sep == '.' && s.method_len >= 3 && !memcmp(s.method, "new", 3)) {
-		memcpy(r->type, s.owner, n);
-		r->type[n] = '\0';
+		put_type(r->type, sizeof(r->type), s.owner, n, "");
 		return;
 	}
-	memcpy(r->buffer, s.owner, n);
-	strcpy(r->buffer + n, " buffer");
+	put_type(r->buffer, sizeof(r->buffer), s.owner, n, " buffer");
 }
 
 bool site_rule_is_site(struct site_rule *r, const char *name)
@@ -285,6 +303,7 @@ bool site_rule_is_site(struct site_rule *r, const char *name)
 	if (crystal_constructed_type(name, other, sizeof(other))) {
 		if (!r->type[0]) {
 			memcpy(r->type, other, strlen(other) + 1);
+			own_buffer(r, other, strlen(other));
 			return false;
 		}
 		if (!strcmp(r->type, other))

@@ -71,16 +71,20 @@ bool is_bare_constructor(const char *name);
 struct site_rule {
 	char type[SITE_TYPE_MAX];	/* "" until a constructor is seen; "String"
 					 * for bytes String's methods allocate */
-	/* A block no constructor builds, from Pointer(X).malloc or
-	 * Pointer(X)#realloc: "Pointer(X)", the buffer's type; allocated by
-	 * a method itself: "Owner buffer" ("" if neither). */
+	/* A block that is not an object: "Owner buffer" for the owner of
+	 * the constructor or method that allocates it, itself or through
+	 * Pointer(X).malloc or Pointer(X)#realloc ("Array(Leaf) buffer");
+	 * "Pointer(X)" when no Crystal type owns the Pointer call; "" for
+	 * an object. */
 	char buffer[SITE_TYPE_MAX];
+	bool pointer_buffer;	/* buffer is still "Pointer(X)" */
 };
 
 static inline void site_rule_init(struct site_rule *r)
 {
 	r->type[0] = '\0';
 	r->buffer[0] = '\0';
+	r->pointer_buffer = false;
 }
 
 /* True when name, the next frame outwards, is the site. */

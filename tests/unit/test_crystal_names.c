@@ -72,7 +72,7 @@ static const struct {
 	const char *frames[8];
 	const char *site;	/* NULL: only allocator frames */
 	const char *type;
-	const char *buffer;	/* Pointer(X) of a Pointer.malloc/realloc */
+	const char *buffer;	/* a block that is not an object: "Owner buffer" */
 } stacks[] = {
 	{ { "GC_malloc_atomic", "*GC::malloc_atomic<UInt64>:Pointer(Void)", "__crystal_malloc_atomic64",
 	    "*Point::new<Int32>:Point", "*make_points<Int32>:Array(Point)", "__crystal_main", NULL },
@@ -87,12 +87,36 @@ static const struct {
 	{ { "GC_realloc", "*GC::realloc<Pointer(Void), UInt64>:Pointer(Void)",
 	    "*Pointer(UInt8)@Pointer(T)#realloc<Int32>:Pointer(UInt8)",
 	    "*Array(Int32)@Array(T)#resize_to_capacity<Int32>:Pointer(Int32)", "*grow<Int32>:Nil", NULL },
-	  "*Array(Int32)@Array(T)#resize_to_capacity<Int32>:Pointer(Int32)", "", "Pointer(UInt8)" },
+	  "*Array(Int32)@Array(T)#resize_to_capacity<Int32>:Pointer(Int32)", "", "Array(Int32) buffer" },
 	/* an array's elements: the constructor names the type, the buffer is noted */
 	{ { "GC_malloc", "__crystal_malloc64", "*Pointer(Point)@Pointer(T)::malloc<Int32>:Pointer(Point)",
 	    "*Array(Point)@Array(T)#initialize<Int32>:Nil", "*Array(Point)@Array(T)::new<Int32>:Array(Point)",
 	    "main", NULL },
-	  "main", "Array(Point)", "Pointer(Point)" },
+	  "main", "Array(Point)", "Array(Point) buffer" },
+	/* a Hash's entries, Pointer.malloc'd by its own method */
+	{ { "GC_malloc", "__crystal_malloc64",
+	    "*Pointer(Hash::Entry(String, Int32))@Pointer(T)::malloc<Int32>:Pointer(Hash::Entry(String, Int32))",
+	    "*Hash(String, Int32)@Hash(K, V)#malloc_entries<Int32>:Pointer(Hash::Entry(String, Int32))",
+	    "*Hash(String, Int32)@Hash(K, V)#upsert<String, Int32>:(Hash::Entry(String, Int32) | Nil)", NULL },
+	  "*Hash(String, Int32)@Hash(K, V)#malloc_entries<Int32>:Pointer(Hash::Entry(String, Int32))", "",
+	  "Hash(String, Int32) buffer" },
+	/* a union's members cut as in function names */
+	{ { "GC_realloc", "*GC::realloc<Pointer(Void), UInt64>:Pointer(Void)",
+	    "*Array(JSON::Builder::ArrayState | JSON::Builder::DocumentEndState | JSON::Builder::DocumentStartState | "
+	    "JSON::Builder::ObjectState | JSON::Builder::StartState)@Array(T)#resize_to_capacity<Int32>:"
+	    "Pointer(JSON::Builder::ArrayState | JSON::Builder::DocumentEndState | JSON::Builder::DocumentStartState | "
+	    "JSON::Builder::ObjectState | JSON::Builder::StartState)", "main", NULL },
+	  "*Array(JSON::Builder::ArrayState | JSON::Builder::DocumentEndState | JSON::Builder::DocumentStartState | "
+	  "JSON::Builder::ObjectState | JSON::Builder::StartState)@Array(T)#resize_to_capacity<Int32>:"
+	  "Pointer(JSON::Builder::ArrayState | JSON::Builder::DocumentEndState | JSON::Builder::DocumentStartState | "
+	  "JSON::Builder::ObjectState | JSON::Builder::StartState)", "",
+	  "Array(JSON::Builder::ArrayState | …) buffer" },
+	{ { "GC_malloc", "*/usr/lib/crystal/lib/raise.cr::LEBReader::new<Pointer(UInt8)>:/usr/lib/crystal/lib/raise.cr::LEBReader",
+	    "main", NULL }, "main", "LEBReader" },
+	/* a Pointer buffer no type owns: its own type */
+	{ { "GC_malloc", "__crystal_malloc64", "*Pointer(Int64)@Pointer(T)::malloc<Int32>:Pointer(Int64)",
+	    "*make_buffer<Int32>:Pointer(Int64)", "main", NULL },
+	  "*make_buffer<Int32>:Pointer(Int64)", "", "Pointer(Int64)" },
 	/* GC.realloc of a String::Builder: the bytes of the String it becomes */
 	{ { "GC_realloc", "*GC::realloc<Pointer(Void), UInt64>:Pointer(Void)",
 	    "*String::Builder#resize_to_capacity<Int32>:Pointer(UInt8)", "main", NULL },
