@@ -236,9 +236,10 @@ static bool stack_frame(const struct model *m, const struct trace_root *r, struc
 					     strcmp(f->symbol, "__crystal_main")) ||
 			    !f->file || stdlib_file(f->file))
 				continue;
-			outbuf_printf(o, " in %s %s", f->name, base_name(f->file));
+			outbuf_printf(o, " at %s", base_name(f->file));
 			if (f->line)
 				outbuf_printf(o, ":%" PRIu32, f->line);
+			outbuf_printf(o, " in %s", f->name);
 			return true;
 		}
 	}
@@ -248,8 +249,8 @@ static bool stack_frame(const struct model *m, const struct trace_root *r, struc
 /* A constant or class variable by where the program defines it, for a
  * newcomer to the heap: its initializer "~NAME:init" starts at the
  * definition's line. */
-static void where_defined(struct outbuf *o, const struct model *m, struct elf_file *ef,
-			  uint64_t bias, const char *sym)
+static bool where_defined(struct outbuf *o, const struct model *m, struct elf_file *ef,
+			  uint64_t bias, const char *sym, uint64_t in_sym)
 {
 	char init[600];
 	GElf_Addr vaddr;
@@ -260,11 +261,14 @@ static void where_defined(struct outbuf *o, const struct model *m, struct elf_fi
 
 	snprintf(init, sizeof(init), "~%s:init", sym);
 	if (!elf_file_find_symbol(ef, init, &vaddr, &size))
-		return;
+		return false;
 	e = symbolizer_entry(m->sym, symbolizer_resolve(m->sym, vaddr + bias, 0));
 	f = &e->frames[e->nr_frames - 1];
 	if (!f->file)
-		return;
+		return false;
+	outbuf_str(o, sym);
+	if (in_sym)
+		outbuf_printf(o, "+%" PRIu64, in_sym);
 	/* REG, Foo::MAX: a constant; Crystal::Signal::pipe: a class variable */
 	last = strrchr(sym, ':');
 	last = last ? last + 1 : sym;
@@ -273,11 +277,14 @@ static void where_defined(struct outbuf *o, const struct model *m, struct elf_fi
 	if (f->line)
 		outbuf_printf(o, ":%" PRIu32, f->line);
 	outbuf_char(o, ')');
+	return true;
 }
 
 /* A root's word by the symbol that holds it, where the program's symbols
- * say (a constant, a class variable); a stack by the program's innermost
- * frame on it; else the root's own name. */
+ * say: a constant or class variable by itself and where it is defined
+ * ("REG (constant, heap_graph.cr:35)"), another symbol with its region
+ * ("data libgc.so.1 GC_arrays+8"); a stack by the program's innermost
+ * frame on it; registers by name; else the root's own name. */
 static void root_text(struct outbuf *o, const struct model *m, const struct trace_root *r,
 		      uint32_t off)
 {
@@ -285,11 +292,30 @@ static void root_text(struct outbuf *o, const struct model *m, const struct trac
 	uint64_t addr = r->addr + off, in_sym;
 	char sym[512];
 
-	outbuf_str(o, r->name);
+	/* x86-64 struct user_regs_struct, as ptrace gives the registers */
+	static const char *const regs[] = {
+		"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax",
+		"rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss",
+		"fs_base", "gs_base", "ds", "es", "fs", "gs",
+	};
+
+	if (r->kind != ALYS_ROOT_DATA)
+		outbuf_str(o, r->name);
+	if (r->kind == ALYS_ROOT_REGISTERS) {
+		if (off % 8 == 0 && off / 8 < sizeof(regs) / sizeof(regs[0]))
+			outbuf_printf(o, " register %s", regs[off / 8]);
+		else
+			outbuf_printf(o, " registers +%" PRIu32, off);
+		return;
+	}
+	if (r->kind == ALYS_ROOT_STACK || r->kind == ALYS_ROOT_FIBER) {
+		/* "fiber 0x… stack +64 at heap_graph.cr:51 in start_holders" */
+		outbuf_printf(o, " stack +%" PRIu32, off);
+		stack_frame(m, r, o);
+		return;
+	}
 	if (r->kind != ALYS_ROOT_DATA) {
 		outbuf_printf(o, " +%" PRIu32, off);
-		if (r->kind == ALYS_ROOT_STACK || r->kind == ALYS_ROOT_FIBER)
-			stack_frame(m, r, o);
 		return;
 	}
 	/* the file the region belongs to: its mapping in the trace has the
@@ -307,18 +333,17 @@ static void root_text(struct outbuf *o, const struct model *m, const struct trac
 			continue;
 		named = elf_mapping_bias(ef.elf, map->start, map->offset, &bias) &&
 			elf_file_symbol_at(&ef, addr - bias, sym, sizeof(sym), &in_sym);
-		if (named) {
-			outbuf_printf(o, " %s", sym);
+		if (named && !where_defined(o, m, &ef, bias, sym, in_sym)) {
+			outbuf_printf(o, "%s %s", r->name, sym);
 			if (in_sym)
 				outbuf_printf(o, "+%" PRIu64, in_sym);
-			where_defined(o, m, &ef, bias, sym);
 		}
 		elf_file_close(&ef);
 		if (named)
 			return;
 		break;
 	}
-	outbuf_printf(o, " 0x%" PRIx64, addr);
+	outbuf_printf(o, "%s 0x%" PRIx64, r->name, addr);
 }
 
 static void object_text(struct outbuf *o, const struct model *m, const struct heap *h,

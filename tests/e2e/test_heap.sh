@@ -78,7 +78,7 @@ for v in heap_graph heap_graph-static; do
 		"$kept" $((typed + 2 * N * 8 * 4 / 3 + 16 + N * (M * 8 + 16)))
 	check_match "$v: the biggest retainer is the Registry, found from the constant REG, named where it is defined (heap_graph.cr:$reg_line)" \
 		"$(sed -n '/^Top retaining/,$p' "$T/$v.heap" | sed -n 2,3p | tr '\n' ' ' | tr -s ' ')" \
-		"^ ?1 $kept bytes retained Registry@0x[0-9a-f]+ data $v REG \\(constant, heap_graph\\.cr:$reg_line\\) -> Registry@0x[0-9a-f]+ \$"
+		"^ ?1 $kept bytes retained Registry@0x[0-9a-f]+ REG \\(constant, heap_graph\\.cr:$reg_line\\) -> Registry@0x[0-9a-f]+ \$"
 	check_match "$v: the stop time is kept in the trace" "$(sed -n 1p "$T/$v.heap")" \
 		"^Heap snapshot of pid $tp \\(.*$v\\): stopped [0-9.]+ ms"
 	# The mermaid graph of the paths to 3 leaves: from the constant through
@@ -104,14 +104,17 @@ for line in open(sys.argv[1]):
 for a, off, b in edges:
     print(label.get(a, a), "+" + off if off else "", label.get(b, b))
 PY
-	for step in "data $v REG (constant, heap_graph.cr:$reg_line)  Registry" "Registry +8 Array(Node)" \
+	for step in "REG (constant, heap_graph.cr:$reg_line)  Registry" "Registry +8 Array(Node)" \
 		"Node +8 Array(Leaf)" "Array(Leaf) +16 Array(Leaf) buffer"; do
 		check "$v: heap-graph: the path holds $step" grep -qxF "$step" "$T/$v.edges"
 	done
 	check_match "$v: heap-graph is a mermaid flowchart" "$(sed -n 2p "$T/$v.mmd")" '^flowchart LR$'
 	"$BIN/alys_converter" -q -f heap-graph --type FiberLeaf --limit 1 -o "$T/$v-fiber.mmd" "$T/$v.alys"
-	check_match "$v: heap-graph: a fiber's stack root named by the program's frame waiting there: the spawned proc, named after start_holders that holds it" \
-		"$(cat "$T/$v-fiber.mmd")" '\(\["fiber 0x[0-9a-f]+ \+[0-9]+ in start_holders \(proc at heap_graph\.cr:[0-9]+\) heap_graph\.cr:[0-9]+"\]\)'
+	# the fiber waits at wake.receive, in the proc spawned in start_holders
+	wait_line=$(grep -n 'wake.receive' "$ALYS_ROOT/tests/programs/heap_graph.cr" | cut -d: -f1)
+	proc_line=$(grep -n 'spawn do' "$ALYS_ROOT/tests/programs/heap_graph.cr" | cut -d: -f1)
+	check_match "$v: heap-graph: a fiber's stack root named by where it waits (heap_graph.cr:$wait_line) in the spawned proc, named after start_holders (heap_graph.cr:$proc_line)" \
+		"$(cat "$T/$v-fiber.mmd")" "\\(\\[\"fiber 0x[0-9a-f]+ stack \\+[0-9]+ at heap_graph\\.cr:$wait_line in start_holders \\(proc at heap_graph\\.cr:$proc_line\\)\"\\]\\)"
 	"$BIN/alys_converter" -q -f heap-graph --type Leaf --limit 3 --depth 2 -o - "$T/$v.alys" \
 		>"$T/$v-d2.mmd"
 	check_match "$v: heap-graph --depth 2: paths cut two steps from the leaves" \
