@@ -70,11 +70,38 @@ for variant in liveness liveness-static; do
 		"$(sed -n '/^In use at the end, by site/,/^$/p' "$T/$v.report" | awk '/churn_a/ { n += $4 } END { print (n < 48) }')" 1
 	# short-lived: every churn batch is dropped one round after it was
 	# made, so it lives through a collection (GC.collect each round), and
-	# leak_c's objects are kept: none of them is short-lived
+	# leak_c's objects are kept: none of them is short-lived; temp_d's are
 	check_eq "$v: report: churn_a, churn_b and leak_c have no short-lived objects (each lives through a collection)" \
 		"$(sed -n '/^Short-lived/,/^$/p' "$T/$v.report" | grep -c 'churn_\|leak_c')" 0
 	check_match "$v: report: the short-lived table is there, from the marks" \
-		"$(sed -n '/^Short-lived/,/^$/p' "$T/$v.report" | sed -n 3p)" '^ +# +bytes +objects +of site +site$|^\(none\)$'
+		"$(sed -n '/^Short-lived/,/^$/p' "$T/$v.report" | sed -n 3p)" '^ +# +bytes +objects +of site +site$'
+	# temp_d's objects are dropped as soon as made: all of them are
+	# short-lived (freed at the first collection after their allocation,
+	# the truth's on time) but for those a stale stack word kept
+	read -r d_objects d_short < <("$ALYS_PYTHON" - "$T/$v.json" "$T/$v.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+born = {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if f[:2] == ["DROP", "temp_d"]:
+        born[(int(f[2]), int(f[3]))] = int(f[4])
+ev = d["events"]
+byid = {e["id"]: e for e in ev}
+short = 0
+for e in ev:
+    a = byid.get(e.get("prev_id"))
+    if e["kind"] == "free" and a and (int(a["addr"], 16), a["gc_no"]) in born:
+        short += e["collection"] == born[(int(a["addr"], 16), a["gc_no"])] + 1
+print(len(born), short)
+PY
+)
+	d_late=$((d_objects - d_short))
+	check_eq "$v: temp_d made its $((ROUNDS * 50)) temporaries" "$d_objects" $((ROUNDS * 50))
+	check_eq "$v: report: temp_d's short-lived objects = its temporaries freed at the next collection ($d_short)" \
+		"$(sed -n '/^Short-lived/,/^$/p' "$T/$v.report" | awk '/  temp_d  / { print $3, $4 }')" \
+		"$d_short $(awk -v n="$d_short" -v d="$d_objects" 'BEGIN { printf "%.1f%%", 100 * n / d }')"
+	check_le "$v: stale words kept at most 3% of temp_d's temporaries ($d_late)" $((d_late * 100)) $((d_objects * 3))
 	# the peak of bytes in use: the churn's garbage before a collection
 	# finds it dead; the flamegraph at the peak draws exactly those bytes
 	peak=$(sed -n 's/^  Peak in use: \([0-9]*\) bytes after the collection at .*/\1/p' "$T/$v.report")

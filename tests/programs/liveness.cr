@@ -7,6 +7,8 @@
 #   churn_b  300 Bytes.new(96)        (GC_malloc_atomic of 96 bytes)
 #   leak_c    20 instances of Leaked  (Int64 fields only: GC_malloc_atomic),
 #             appended to a global array and never dropped
+#   temp_d    50 instances of Temp (GC_malloc_atomic), each dropped as soon
+#             as made: short-lived, dead at the first collection after it
 # With "more", churn_b allocates 340 per round instead of 300 (+13.3%): the
 # deliberately added allocations of the diff test.
 # then drops the previous round's churn_a and churn_b batches (the arrays
@@ -43,6 +45,19 @@ end
 PER_A = 400
 PER_B = ARGV[1]? == "more" ? 340 : 300
 PER_C =  20
+PER_D =  50
+
+class Temp
+  @a : Int64
+  @b : Int64 = 0_i64
+
+  def initialize(@a)
+  end
+
+  def a
+    @a
+  end
+end
 
 @[NoInline]
 def churn_a(i : Int32) : Churn
@@ -57,6 +72,11 @@ end
 @[NoInline]
 def leak_c(i : Int32) : Leaked
   Leaked.new(i.to_i64)
+end
+
+@[NoInline]
+def temp_d(i : Int32) : Temp
+  Temp.new(i.to_i64)
 end
 
 rounds = (ARGV[0]? || "12").to_i
@@ -85,6 +105,12 @@ rounds.times do |r|
   PER_C.times do |i|
     leaks << leak_c(i)
     leak_born << LibGC.gc_no.to_u64
+  end
+  # Temporaries: used once, dropped at once (no reference kept).
+  PER_D.times do |i|
+    t = temp_d(i)
+    g = LibGC.gc_no.to_u64
+    out << "DROP temp_d " << t.object_id << ' ' << g << ' ' << g << '\n' if t.a >= 0
   end
   # Drop the previous batch: log it, then clear the only references.
   d = LibGC.gc_no.to_u64
