@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "crystal_display.h"
+#include "module_namer.h"
 #include "util.h"
 
 struct symbol_entry {
@@ -29,7 +30,7 @@ static void build(struct symbol_index *ix, Dwfl_Module *mod)
 	size_t cap = 0;
 
 	ix->built = 1;
-	ix->namer = crystal_namer_new();
+	ix->namer = module_namer_new(mod);
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -39,15 +40,13 @@ static void build(struct symbol_index *ix, Dwfl_Module *mod)
 		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
 		struct symbol_entry *e;
 
-		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
-		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
+		if (!name || !*name || !module_symbol_is_code(&sym))
 			continue;
 		ix->syms = grow_array(ix->syms, &cap, ix->nr + 1, sizeof(*ix->syms));
 		e = &ix->syms[ix->nr++];
 		e->start = addr;
 		e->end = addr + sym.st_size;
 		e->name = name;
-		crystal_namer_add(ix->namer, name);
 		/* sized before sizeless, functions before labels, global first */
 		e->rank = (sym.st_size ? 8 : 0) + (type != STT_NOTYPE ? 4 : 0) +
 			  (bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0);

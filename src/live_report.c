@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "crystal_display.h"
+#include "module_namer.h"
 #include "crystal_names.h"
 
 #define WEIGHT_BITS 40
@@ -60,7 +61,6 @@ static struct crystal_namer *namer_of(struct live_report *lr, Dwfl_Module *m)
 {
 	const char *name = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	struct live_namer *ln;
-	int nr;
 
 	if (!name)
 		return NULL;
@@ -75,17 +75,8 @@ static struct crystal_namer *namer_of(struct live_report *lr, Dwfl_Module *m)
 	ln->module = strdup(name);
 	if (!ln->module)
 		return NULL;
-	ln->namer = crystal_namer_new();
+	ln->namer = module_namer_new(m);
 	lr->nr_namers++;
-	nr = dwfl_module_getsymtab(m);
-	for (int i = 1; i < nr; i++) {
-		GElf_Sym sym;
-		const char *sn = dwfl_module_getsym(m, i, &sym, NULL);
-
-		if (sn && *sn && sym.st_shndx != SHN_UNDEF &&
-		    (GELF_ST_TYPE(sym.st_info) == STT_FUNC || GELF_ST_TYPE(sym.st_info) == STT_NOTYPE))
-			crystal_namer_add(ln->namer, sn);
-	}
 	return ln->namer;
 }
 
