@@ -20,9 +20,44 @@ struct source_file {
 	uint32_t nr_lines;
 };
 
-static void load(struct source_file *f)
+void source_cache_set_base(struct source_cache *sc, const char *dir)
 {
-	FILE *fp = fopen(f->path, "rb");
+	free(sc->base_dir);
+	sc->base_dir = dir ? xmemdup_str(dir, strlen(dir)) : NULL;
+}
+
+/* path, or a relative path under base_dir or one of its parents. */
+static FILE *open_source(const struct source_cache *sc, const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	char *dir, *slash;
+
+	if (fp || path[0] == '/' || !sc->base_dir)
+		return fp;
+	while (!strncmp(path, "./", 2))
+		path += 2;
+	dir = xmemdup_str(sc->base_dir, strlen(sc->base_dir));
+	while (!fp && dir[0] == '/') {
+		char *full = xasprintf("%s/%s", dir, path);
+
+		fp = fopen(full, "rb");
+		free(full);
+		slash = strrchr(dir, '/');
+		if (slash == dir) {
+			if (!dir[1])
+				break;
+			dir[1] = '\0';
+		} else {
+			*slash = '\0';
+		}
+	}
+	free(dir);
+	return fp;
+}
+
+static void load(const struct source_cache *sc, struct source_file *f)
+{
+	FILE *fp = open_source(sc, f->path);
 	size_t cap = 0;
 	long len;
 
@@ -58,7 +93,7 @@ static struct source_file *get_file(struct source_cache *sc, const char *path)
 	f = &sc->files[sc->nr++];
 	memset(f, 0, sizeof(*f));
 	f->path = xmemdup_str(path, strlen(path));
-	load(f);
+	load(sc, f);
 	return f;
 }
 
@@ -269,6 +304,8 @@ void source_cache_free(struct source_cache *sc)
 		free(sc->files[i].line_start);
 	}
 	free(sc->files);
+	free(sc->base_dir);
 	sc->files = NULL;
+	sc->base_dir = NULL;
 	sc->nr = sc->cap = 0;
 }

@@ -22,7 +22,15 @@ struct source_file;
 struct source_cache {
 	struct source_file *files;
 	size_t nr, cap;
+	/* where a relative source path is also looked for: the program was
+	 * built where its sources are (crystal writes the paths it was given,
+	 * DW_AT_comp_dir "."), so this directory and its parents */
+	char *base_dir;
 };
+
+/* Relative paths are also looked up under dir and its parents (the traced
+ * executable's directory), after the current directory. */
+void source_cache_set_base(struct source_cache *sc, const char *dir);
 
 /*
  * "Owner::name" (class methods, new) or "Owner#name" (instance methods), or

@@ -478,6 +478,8 @@ void write_heap(struct model *m, struct outbuf *o, const struct output_options *
 	heap_free(&h);
 }
 
+#define MERMAID_WRAP_PX "400"
+
 /* A mermaid label: quotes and angle brackets as entities, no control bytes. */
 static void mermaid_text(struct outbuf *o, const char *s)
 {
@@ -557,6 +559,10 @@ void write_heap_graph(struct model *m, struct outbuf *o, const struct output_opt
 		nsel = limit;
 	u64_table_init(&drawn);
 	u64_table_init(&edges);
+	/* mermaid wraps a label wider than 200 px by default: a root's name
+	 * ("fiber 0x… stack +432 at app.cr:51 in start (proc at app.cr:49)")
+	 * took five lines */
+	outbuf_str(o, "---\nconfig:\n  flowchart:\n    wrappingWidth: " MERMAID_WRAP_PX "\n---\n");
 	outbuf_str(o, "%% alys_converter -f heap-graph: paths from roots to ");
 	outbuf_printf(o, "%zu of the %zu reachable objects of ", nsel, total);
 	mermaid_text(o, m->filter.type);

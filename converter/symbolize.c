@@ -343,20 +343,6 @@ static struct sym_module *module_for(struct symbolizer *s, const struct trace_ma
 	return s->map_state[mi] == MOD_READY ? &s->modules[s->module_of_map[mi]] : NULL;
 }
 
-static char *format_name(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *format_name(const char *fmt, ...)
-{
-	va_list ap;
-	char *out;
-
-	va_start(ap, fmt);
-	if (vasprintf(&out, fmt, ap) < 0)
-		out = xmemdup_str("?", 1);
-	va_end(ap);
-	return out;
-}
-
 static void lookup_line(struct sym_module *mod, uint64_t daddr, const char **file,
 			uint32_t *lineout)
 {
@@ -431,7 +417,7 @@ static char *proc_name(struct symbolizer *s, const char *symbol)
 	def = crystal_enclosing_def(&s->sources, path, (uint32_t)line);
 	if (def) {
 		crystal_display(def, CRYSTAL_SHORT, shown, sizeof(shown));
-		out = format_name("%s (proc at %s:%lu)", shown, base_name(path), line);
+		out = xasprintf("%s (proc at %s:%lu)", shown, base_name(path), line);
 	}
 	free(def);
 	free(path);
@@ -457,13 +443,13 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 
 	if (!m) {
 		f = *frames = xcalloc(1, sizeof(*f));
-		f->name = f->symbol = format_name("0x%" PRIx64, ip);
+		f->name = f->symbol = xasprintf("0x%" PRIx64, ip);
 		return 1;
 	}
 	if (m->flags & ALYS_MAPPING_ANON) {
 		/* JIT code, memfd, ...: no file to read symbols from. */
 		f = *frames = xcalloc(1, sizeof(*f));
-		f->name = f->symbol = format_name("[anon]");
+		f->name = f->symbol = xasprintf("[anon]");
 		return 1;
 	}
 	mod = module_for(s, m);
@@ -508,7 +494,7 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 	return (uint32_t)n + 1;
 unresolved:
 	f = *frames = xcalloc(1, sizeof(*f));
-	f->name = f->symbol = format_name("[%s+0x%" PRIx64 "]", base_name(m->path.ptr),
+	f->name = f->symbol = xasprintf("[%s+0x%" PRIx64 "]", base_name(m->path.ptr),
 					  ip - m->start + m->offset);
 	return 1;
 }
@@ -574,6 +560,14 @@ struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer
 	u64_table_init(&s->exact);
 	u64_table_init(&s->ret);
 	s->zero_entry[0] = s->zero_entry[1] = -1;
+	if (t->hdr.exe.ptr && strrchr(t->hdr.exe.ptr, '/')) {
+		/* sources given to crystal by relative paths, from where it ran */
+		char *dir = xmemdup_str(t->hdr.exe.ptr, (size_t)(strrchr(t->hdr.exe.ptr, '/') -
+								    t->hdr.exe.ptr));
+
+		source_cache_set_base(&s->sources, dir);
+		free(dir);
+	}
 	return s;
 }
 

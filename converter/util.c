@@ -54,6 +54,18 @@ char *xmemdup_str(const char *src, size_t len)
 	return s;
 }
 
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *out;
+
+	va_start(ap, fmt);
+	if (vasprintf(&out, fmt, ap) < 0)
+		out_of_memory(1, strlen(fmt));
+	va_end(ap);
+	return out;
+}
+
 void *grow_array(void *ptr, size_t *cap, size_t need, size_t item_size)
 {
 	size_t n = *cap ? *cap : 16;

@@ -15,6 +15,8 @@ void *xmalloc(size_t size);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc_array(void *ptr, size_t nmemb, size_t size);
 char *xmemdup_str(const char *src, size_t len);
+/* A malloc'd printf (exits when out of memory, as xmalloc does). */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The file name of a path (after its last '/'); NULL for NULL. */
 const char *base_name(const char *path);
 

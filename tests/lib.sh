@@ -162,6 +162,19 @@ ALYS_PYTHON=${ALYS_PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
 # Where scripts/setup-debian.sh installs the npm packages the browser tests
 # open (speedscope, mermaid): ALYS_WEB_TOOLS/node_modules/...
 ALYS_WEB_TOOLS=${ALYS_WEB_TOOLS:-/opt/alys-bpf-web}
+# browser_checks NAME FILE: a browser script's "ok ..." / "FAIL ..." lines
+# as this script's checks, anything else (a traceback) shown under them.
+browser_checks() {
+	local line
+	while read -r line; do
+		case $line in
+		ok*) ok "$1 in chromium: ${line#ok   }" ;;
+		FAIL*) fail "$1 in chromium" "${line#FAIL }" ;;
+		*) echo "    $line" ;;
+		esac
+	done <"$2"
+}
+
 json_query() {
 	"$ALYS_PYTHON" "$ALYS_ROOT/tests/json_query.py" "$1" "$2"
 }

@@ -97,19 +97,6 @@ print(v if not isinstance(v, bool) else int(v))
 PY
 }
 
-# browser_checks NAME FILE: a browser script's "ok ..." / "FAIL ..." lines
-# as this script's checks, anything else (a traceback) shown under them.
-browser_checks() {
-	local line
-	while read -r line; do
-		case $line in
-		ok*) ok "$1 in chromium: ${line#ok   }" ;;
-		FAIL*) fail "$1 in chromium" "${line#FAIL }" ;;
-		*) echo "    $line" ;;
-		esac
-	done <"$2"
-}
-
 # seen: pprof's names as a terminal or a browser shows them (the word
 # joiner between the colons of :: is invisible, U+2024 is a dot)
 seen() {
@@ -351,6 +338,11 @@ check_eq "ccr: pprof location carries Leaf.new as an inlined Line" \
 check_match "ccr: folded stack has chain_c;Leaf.new, the allocator's frames trimmed" \
 	"$(grep -c '[;]chain_c;Leaf.new [0-9]*$' "$T/ccr.folded")" '^[1-9]'
 check_eq "ccr: no allocator frame in folded stacks" "$(grep -c 'GC_\|GC[.]\|__crystal_malloc' "$T/ccr.folded")" 0
+# crystal wrote the sources' paths as given (relative, from the repo's
+# root): converted from another directory, they are found from the
+# program's directory upwards, and the names are the same
+check_eq "ccr: folded stacks converted in / are the same (Leaf.new found in the source)" \
+	"$(cd / && "$CONV" -q -f folded-stacks -o - "$T/ccr.alys" | cmp - "$T/ccr.folded" && echo same)" same
 "$CONV" -q -f folded-stacks --keep-allocator-frames -o "$T/ccr.all.folded" "$T/ccr.alys"
 check_match "ccr: --keep-allocator-frames keeps them" \
 	"$(grep -c ';chain_c;Leaf.new;__crystal_malloc_atomic64;GC.malloc_atomic;GC_malloc_atomic [0-9]*$' "$T/ccr.all.folded")" '^[1-9]'

@@ -108,13 +108,26 @@ PY
 		"Node +8 Array(Leaf)" "Array(Leaf) +16 Array(Leaf) buffer"; do
 		check "$v: heap-graph: the path holds $step" grep -qxF "$step" "$T/$v.edges"
 	done
-	check_match "$v: heap-graph is a mermaid flowchart" "$(sed -n 2p "$T/$v.mmd")" '^flowchart LR$'
+	check_match "$v: heap-graph is a mermaid flowchart, wrapping labels at 400 px" \
+		"$(sed -n '1,/^flowchart/p' "$T/$v.mmd" | tr '\n' ' ')" \
+		'^---  ?config:   flowchart:     wrappingWidth: 400 --- %% .* flowchart LR $'
 	"$BIN/alys_converter" -q -f heap-graph --type FiberLeaf --limit 1 -o "$T/$v-fiber.mmd" "$T/$v.alys"
 	# the fiber waits at wake.receive, in the proc spawned in start_holders
 	wait_line=$(grep -n 'wake.receive' "$ALYS_ROOT/tests/programs/heap_graph.cr" | cut -d: -f1)
 	proc_line=$(grep -n 'spawn do' "$ALYS_ROOT/tests/programs/heap_graph.cr" | cut -d: -f1)
 	check_match "$v: heap-graph: a fiber's stack root named by where it waits (heap_graph.cr:$wait_line) in the spawned proc, named after start_holders (heap_graph.cr:$proc_line)" \
 		"$(cat "$T/$v-fiber.mmd")" "\\(\\[\"fiber 0x[0-9a-f]+ stack \\+[0-9]+ at heap_graph\\.cr:$wait_line in start_holders \\(proc at heap_graph\\.cr:$proc_line\\)\"\\]\\)"
+	# as a reader sees it: mermaid (npm) in chromium draws every node,
+	# objects on one line, roots on at most three
+	for g in "$v" "$v-fiber"; do
+		"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/mermaid_in_browser.py" \
+			"$ALYS_WEB_TOOLS/node_modules/mermaid/dist/mermaid.min.js" "$T/$g.mmd" "$T/$g.png" \
+			>"$T/$g.browser" 2>&1
+		check_eq "$g.mmd: the browser ran" "$?:$(grep -c '^ok' "$T/$g.browser")" "0:6"
+		browser_checks "$g.mmd: mermaid" "$T/$g.browser"
+	done
+	check_eq "$v: heap-graph converted in / names the proc the same (its source found from the program's directory)" \
+		"$(cd / && "$BIN/alys_converter" -q -f heap-graph --type FiberLeaf --limit 1 -o - "$T/$v.alys" | cmp - "$T/$v-fiber.mmd" && echo same)" same
 	"$BIN/alys_converter" -q -f heap-graph --type Leaf --limit 3 --depth 2 -o - "$T/$v.alys" \
 		>"$T/$v-d2.mmd"
 	check_match "$v: heap-graph --depth 2: paths cut two steps from the leaves" \
