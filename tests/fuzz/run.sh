@@ -28,8 +28,7 @@ CLANG=${CLANG:-clang}
 SRCS="converter/trace.c converter/mp_scan.c converter/model.c converter/symbolize.c
 	converter/symbol_index.c converter/inline_index.c converter/line_index.c
 	converter/crystal_source.c converter/outbuf.c converter/util.c converter/progress.c
-	converter/type_ids.c converter/heap.c lib/u64_table.c lib/str_table.c lib/crystal_names.c lib/crystal_display.c lib/elf_file.c
-	lib/x86_insn.c lib/call_finder.c"
+	converter/type_ids.c converter/heap.c $(echo lib/*.c)"	# lib/: all of it, as the Makefile links it
 HDRS="converter/*.h lib/*.h include/alys_format.h"
 
 build() {
