@@ -65,6 +65,29 @@ struct pending_call {
 
 #define ALYS_STACK_PAGES 8
 
+/* A frame of a walk as the step that found it saw it (unwind_dwarf.h). */
+struct walk_frame {
+	__u64 ip;		/* the return address, read at cfa - 8 */
+	__u64 cfa;
+	__u64 bp;		/* rbp after the step */
+	__u64 bp_slot;		/* where the step read rbp (0: it did not) */
+};
+
+/* What a walk read, so that the next one can tell which of its frames
+ * still hold (unwind_dwarf.h, "Reusing the previous walk"). */
+struct walk_record {
+	struct walk_frame f[ALYS_MAX_FRAMES];
+	__u64 end_slot, end_val;	/* what the last step read (0: nothing) */
+	__u64 end_bp_slot, end_bp_val;
+	__u32 nr, flags, epoch, valid;
+	/* while walking, in map memory rather than the walk's context so
+	 * that the verifier does not track them and can prune its states:
+	 * the last walk's next frame to look at, whether it may still match,
+	 * whether its frames are being copied, the frame matched, and how
+	 * many were copied */
+	__u32 pj, matching, copying, match, reused;
+};
+
 struct thread_state {
 	__u32 depth;
 	__u32 sampling_started;
@@ -80,6 +103,9 @@ struct thread_state {
 	__u8 stack_pages[ALYS_STACK_PAGES][4096];
 	__u32 pages_loaded, pages_bad;	/* of stack_pages: copied, unreadable */
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
+	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too */
+	__u32 walk;		/* walks[walk & 1]: this walk; the other: the last */
+	struct walk_record walks[2];
 };
 
 /* Task storage: found without a hash lookup, freed when the thread exits. */
@@ -118,7 +144,9 @@ static __always_inline void count(enum alys_counter c)
 struct key_ctx {
 	struct thread_state *st;
 	__u32 nr;		/* prefix_key_step: frames */
-	__u32 from, to;		/* remember_step: checkpoints from..to-1 */
+	/* prefix_key_step: keys[0..from] are known; remember_step:
+	 * checkpoints from..to-1 */
+	__u32 from, to;
 };
 
 /* keys[k] from keys[k - 1], ALYS_KEYS_PER_STEP at a time: a bpf_loop
@@ -133,7 +161,7 @@ static long prefix_key_step(__u32 i, struct key_ctx *c)
 
 #pragma unroll
 	for (__u32 j = 0; j < ALYS_KEYS_PER_STEP; j++) {
-		__u32 k = i * ALYS_KEYS_PER_STEP + j + 1;
+		__u32 k = c->from + i * ALYS_KEYS_PER_STEP + j + 1;
 
 		if (k > c->nr)
 			return 1;
@@ -177,7 +205,11 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 
 	if (nr > ALYS_MAX_FRAMES)
 		return 0;
-	st->keys[0] = alys_stack_root_key(s->flags);
+	/* the outer frames the walk took from the last one keep their keys */
+	c.from = st->keys_kept <= nr ? st->keys_kept : 0;
+	st->keys_kept = 0;
+	if (!c.from)
+		st->keys[0] = alys_stack_root_key(s->flags);
 	bpf_loop(ALYS_MAX_FRAMES / ALYS_KEYS_PER_STEP + 1, prefix_key_step, &c, 0);
 	leaf = st->keys[nr & (2 * ALYS_MAX_FRAMES - 1)];
 	if (bpf_map_lookup_elem(&stack_cache, &leaf))

@@ -185,6 +185,7 @@ struct unwind_ctx {
 	struct alys_rb_stack *s;
 	struct alys_proc *proc;
 	struct thread_state *st;
+	struct walk_record *w, *old;	/* this walk's record, the last walk's */
 	__u64 pc, sp, bp;
 	__u64 page0;		/* the first sp's page number */
 };
@@ -218,12 +219,106 @@ static __always_inline int stack_read(struct unwind_ctx *c, __u64 addr, __u64 *v
 	return 0;
 }
 
-static long unwind_step(__u32 i, struct unwind_ctx *c)
+/*
+ * Reusing the previous walk. A step's result depends only on its state
+ * (pc, sp, bp), the unwind rows (the same while the process's epoch is)
+ * and the words it reads from the stack. So when this walk reaches a
+ * frame whose state the thread's last walk had too (same CFA, return
+ * address and rbp), the steps after it are the last walk's as long as the
+ * words those read still hold the values read then: the walk goes on by
+ * checking the last walk's next frame (its return address slot and saved
+ * rbp) and copying it, not by walking. A frame that changed sends it back
+ * to walking, from the last frame checked; so does the end of the last
+ * walk where that stopped at the frame limit. Where it ended otherwise,
+ * what its last step read is checked too, and this walk ends there. A deep
+ * program's consecutive allocations share most of their stack (a
+ * recursion's path from its root), and checking a frame costs a read and a
+ * compare where walking it costs a row lookup too.
+ */
+
+/* Frame nr was found at cfa: does the last walk have it (the same state)?
+ * Its frames' CFAs rise as this walk's do: a cursor follows, a few frames
+ * a step. */
+static __always_inline bool in_last_walk(struct unwind_ctx *c, __u64 cfa, __u64 ra)
+{
+	struct walk_record *old = c->old, *w = c->w;
+	__u32 pj = w->pj;
+	struct walk_frame *of;
+
+	for (int i = 0; i < 4; i++) {
+		if (pj >= old->nr || old->f[pj & (ALYS_MAX_FRAMES - 1)].cfa >= cfa)
+			break;
+		pj++;
+	}
+	w->pj = pj;
+	if (pj >= old->nr) {
+		w->matching = 0;
+		return false;
+	}
+	of = &old->f[pj & (ALYS_MAX_FRAMES - 1)];
+	return of->cfa == cfa && of->ip == ra && of->bp == c->bp;
+}
+
+/* One step while copying: the last walk's frame w->pj, checked. Returns
+ * what a bpf_loop callback does; w->copying 0 goes back to walking. */
+static __always_inline long copy_step(struct unwind_ctx *c)
+{
+	struct walk_record *old = c->old, *w = c->w;
+	__u32 k = w->pj, nr = c->s->nr;
+	struct walk_frame *of, *nf;
+	__u64 v;
+
+	if (k >= old->nr || k >= ALYS_MAX_FRAMES) {
+		w->copying = 0;
+		if ((old->flags & ALYS_STACK_FLAG_TRUNCATED) ||
+		    (old->end_slot && (stack_read(c, old->end_slot, &v) || v != old->end_val)) ||
+		    (old->end_bp_slot && (stack_read(c, old->end_bp_slot, &v) || v != old->end_bp_val)))
+			return 0;	/* walk on: it went further, or its end changed */
+		w->end_slot = old->end_slot;
+		w->end_val = old->end_val;
+		w->end_bp_slot = old->end_bp_slot;
+		w->end_bp_val = old->end_bp_val;
+		/* the outer frames from the match on, and the flags, are the
+		 * last stack's: so are its keys of those prefixes (stack_key) */
+		if (c->s->flags == old->flags && w->match <= old->nr)
+			c->st->keys_kept = old->nr - w->match;
+		return 1;
+	}
+	of = &old->f[k & (ALYS_MAX_FRAMES - 1)];
+	if (stack_read(c, of->cfa - 8, &v) || v != of->ip ||
+	    (of->bp_slot && (stack_read(c, of->bp_slot, &v) || v != of->bp))) {
+		w->copying = 0;
+		return 0;
+	}
+	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
+		/* a caller past the limit, as a walk would have found it */
+		c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
+		count(ALYS_CNT_STACK_TRUNCATED);
+		w->end_slot = of->cfa - 8;
+		w->end_val = of->ip;
+		w->end_bp_slot = of->bp_slot;
+		w->end_bp_val = of->bp;
+		return 1;
+	}
+	c->pc = of->ip;
+	c->sp = of->cfa;
+	c->bp = of->bp;
+	c->s->ips[nr & (ALYS_MAX_FRAMES - 1)] = of->ip;
+	c->s->nr = nr + 1;
+	nf = &w->f[nr & (ALYS_MAX_FRAMES - 1)];
+	*nf = *of;
+	w->pj = k + 1;
+	w->reused++;
+	return 0;
+}
+
+static __always_inline long walk_step(struct unwind_ctx *c)
 {
 	struct alys_proc_mapping found, *m;
 	struct alys_unwind_row *row, memo_row;
-	__u64 lookup = i == 0 ? c->pc : c->pc - 1;
-	__u64 cfa, ra = 0, rel;
+	__u64 lookup = c->s->nr <= 1 ? c->pc : c->pc - 1;
+	__u64 cfa, ra = 0, rel, bp_slot = 0;
+	struct walk_frame *f;
 	__u32 nr = c->s->nr, slot = (__u32)(lookup ^ lookup >> 13) & (UNWIND_MEMO_SLOTS - 1);
 	struct memo_entry *me = bpf_map_lookup_elem(&unwind_memo, &slot);
 
@@ -277,30 +372,57 @@ have_row:
 	}
 	if (stack_read(c, cfa - 8, &ra)) {
 		count(ALYS_CNT_UNWIND_BAD_READ);
+		c->w->valid = 0;
 		return 1;
 	}
 	if (row->rbp_type == ALYS_RBP_OFFSET) {
-		if (stack_read(c, cfa + row->rbp_offset, &c->bp)) {
+		bp_slot = cfa + row->rbp_offset;
+		if (stack_read(c, bp_slot, &c->bp)) {
 			count(ALYS_CNT_UNWIND_BAD_READ);
+			c->w->valid = 0;
 			return 1;
 		}
 	} else if (row->rbp_type != ALYS_RBP_SAME) {
 		c->bp = 0;
 	}
-	/* The stack grows down: a caller's frame is never below ours. */
-	if (!ra || cfa <= c->sp)
-		return 1;
-	/* Only a caller found past the limit makes the stack truncated. */
-	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
-		c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
-		count(ALYS_CNT_STACK_TRUNCATED);
+	/* The stack grows down: a caller's frame is never below ours. Only
+	 * a caller found past the limit makes the stack truncated. */
+	if (!ra || cfa <= c->sp || nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
+		if (ra && cfa > c->sp) {
+			c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
+			count(ALYS_CNT_STACK_TRUNCATED);
+		}
+		c->w->end_slot = cfa - 8;
+		c->w->end_val = ra;
+		c->w->end_bp_slot = bp_slot;
+		c->w->end_bp_val = c->bp;
 		return 1;
 	}
 	c->sp = cfa;
 	c->pc = ra;
 	c->s->ips[nr & (ALYS_MAX_FRAMES - 1)] = ra;
 	c->s->nr = nr + 1;
+	f = &c->w->f[nr & (ALYS_MAX_FRAMES - 1)];
+	f->ip = ra;
+	f->cfa = cfa;
+	f->bp = c->bp;
+	f->bp_slot = bp_slot;
+	if (c->w->matching && in_last_walk(c, cfa, ra)) {
+		/* one try: a walk that parts from the last one above is walked */
+		c->w->matching = 0;
+		c->w->copying = 1;
+		c->w->match = c->w->pj;
+		c->w->pj++;
+	}
 	return 0;
+}
+
+static long unwind_step(__u32 i, struct unwind_ctx *c)
+{
+	(void)i;
+	if (c->w->copying)
+		return copy_step(c);
+	return walk_step(c);
 }
 
 static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_state *st)
@@ -322,6 +444,11 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 
 	s->ips[0] = c.pc;
 	s->nr = 1;
+	st->walk++;
+	c.w = &st->walks[st->walk & 1];
+	c.old = &st->walks[(st->walk + 1) & 1];
+	c.w->valid = 0;
+	c.w->end_slot = c.w->end_bp_slot = 0;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &mm);
 	if (!c.proc) {
 		bpf_map_update_elem(&unwind_procs, &mm, &empty_proc, BPF_NOEXIST);
@@ -331,8 +458,19 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 	}
 	if (!c.proc->epoch)
 		c.proc->epoch = bpf_get_prandom_u32() | 1;
-	/* One step more than frames: it tells a cut stack from a full one. */
-	bpf_loop(ALYS_MAX_FRAMES + 1, unwind_step, &c, 0);
+	c.w->matching = c.old->valid && c.old->epoch == c.proc->epoch && c.old->nr > 1;
+	c.w->pj = 1;
+	c.w->copying = 0;
+	c.w->reused = 0;
+	c.w->valid = 1;
+	/* One step more than frames: it tells a cut stack from a full one;
+	 * two more for going back from copying to walking. */
+	bpf_loop(ALYS_MAX_FRAMES + 3, unwind_step, &c, 0);
+	if (c.w->reused)
+		count_n(ALYS_CNT_FRAMES_REUSED, c.w->reused);
+	c.w->nr = s->nr;
+	c.w->flags = s->flags;
+	c.w->epoch = c.proc->epoch;
 }
 
 #endif

@@ -82,6 +82,7 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_REALLOC_IN_PLACE] = "realloc_in_place",
 	[ALYS_CNT_DUTY_OUTSIDE] = "duty_outside",
 	[ALYS_CNT_STACK_FRAMES_SENT] = "stack_frames_sent",
+	[ALYS_CNT_FRAMES_REUSED] = "frames_reused",
 	[ALYS_CNT_LIVE_EXIT_IN_GC] = "live_exit_in_gc",
 	[ALYS_CNT_NO_THREAD_STATE] = "no_thread_state",
 	[CNT_UNMAPPED_IP] = "unmapped_ip",
