@@ -9,6 +9,8 @@
 #             conservative reference)
 #   premature reported freed at or before the drop, or freed though kept
 #   never     dropped but never reported freed
+#   never_churn          of them, at the churn sites (temp_d's last
+#             temporary may stay on the stack until exit, or not)
 #   kept_freed           kept objects reported freed
 #   causes    count of free events by cause
 #   pct_ontime           10000 * ontime / dropped
@@ -59,5 +61,6 @@ for e in ev:
 print(json.dumps(dict(objects=len(truth), traced=len(traced), dropped=len(dropped), kept=len(kept),
     ontime=ontime, late=late, premature=premature,
     never=len([k for k in dropped if k not in freed]),
+    never_churn=len([k for k in dropped if k not in freed and truth[k][0] != 'temp_d']),
     kept_freed=len([k for k in kept if k in freed]), causes=causes,
     pct_ontime=(10000 * ontime // len(dropped)) if dropped else 0)))

@@ -218,8 +218,8 @@ check_ge "overflow: $(truth overflow ontime) of $(truth overflow dropped) droppe
 	"$(truth overflow pct_ontime)" 9900
 check_eq "overflow: none reported freed while still referenced, none of the leaked" \
 	"$(truth overflow premature) $(truth overflow kept_freed)" "0 0"
-check_eq "overflow: as many never reported (kept by the collector at exit) as with one map" \
-	"$(truth overflow never)" "$(truth liveness never)"
+check_eq "overflow: as many churn objects never reported (kept by the collector at exit) as with one map" \
+	"$(truth overflow never_churn)" "$(truth liveness never_churn)"
 
 ALYS_BPF_LAYOUT_TEST=bad run bad "$ALYS_PROGS/liveness"
 check_match "wrong layout: caught by the run-time check and announced" "$(tr '\n' ' ' <"$T/bad.err")" \
