@@ -73,12 +73,18 @@ struct walk_frame {
 	__u64 bp_slot;		/* where the step read rbp (0: it did not) */
 };
 
+/* What the step that ended a walk read: the return address slot and the
+ * saved rbp's, with their values (a slot 0: not read). */
+struct walk_end {
+	__u64 slot, val;
+	__u64 bp_slot, bp_val;
+};
+
 /* What a walk read, so that the next one can tell which of its frames
  * still hold (unwind_dwarf.h, "Reusing the previous walk"). */
 struct walk_record {
 	struct walk_frame f[ALYS_MAX_FRAMES];
-	__u64 end_slot, end_val;	/* what the last step read (0: nothing) */
-	__u64 end_bp_slot, end_bp_val;
+	struct walk_end end;
 	__u32 nr, flags, epoch, valid;
 	/* while walking, in map memory rather than the walk's context so
 	 * that the verifier does not track them and can prune its states:

@@ -259,6 +259,14 @@ static __always_inline bool in_last_walk(struct unwind_ctx *c, __u64 cfa, __u64 
 	return of->cfa == cfa && of->ip == ra && of->bp == c->bp;
 }
 
+/* The word at slot is still val (a slot 0 was not read: nothing to check). */
+static __always_inline bool still_reads(struct unwind_ctx *c, __u64 slot, __u64 val)
+{
+	__u64 v;
+
+	return !slot || (!stack_read(c, slot, &v) && v == val);
+}
+
 /* One step while copying: the last walk's frame w->pj, checked. Returns
  * what a bpf_loop callback does; w->copying 0 goes back to walking. */
 static __always_inline long copy_step(struct unwind_ctx *c)
@@ -266,18 +274,14 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 	struct walk_record *old = c->old, *w = c->w;
 	__u32 k = w->pj, nr = c->s->nr;
 	struct walk_frame *of, *nf;
-	__u64 v;
 
 	if (k >= old->nr || k >= ALYS_MAX_FRAMES) {
 		w->copying = 0;
 		if ((old->flags & ALYS_STACK_FLAG_TRUNCATED) ||
-		    (old->end_slot && (stack_read(c, old->end_slot, &v) || v != old->end_val)) ||
-		    (old->end_bp_slot && (stack_read(c, old->end_bp_slot, &v) || v != old->end_bp_val)))
+		    !still_reads(c, old->end.slot, old->end.val) ||
+		    !still_reads(c, old->end.bp_slot, old->end.bp_val))
 			return 0;	/* walk on: it went further, or its end changed */
-		w->end_slot = old->end_slot;
-		w->end_val = old->end_val;
-		w->end_bp_slot = old->end_bp_slot;
-		w->end_bp_val = old->end_bp_val;
+		w->end = old->end;
 		/* the outer frames from the match on, and the flags, are the
 		 * last stack's: so are its keys of those prefixes (stack_key) */
 		if (c->s->flags == old->flags && w->match <= old->nr)
@@ -285,8 +289,7 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 		return 1;
 	}
 	of = &old->f[k & (ALYS_MAX_FRAMES - 1)];
-	if (stack_read(c, of->cfa - 8, &v) || v != of->ip ||
-	    (of->bp_slot && (stack_read(c, of->bp_slot, &v) || v != of->bp))) {
+	if (!still_reads(c, of->cfa - 8, of->ip) || !still_reads(c, of->bp_slot, of->bp)) {
 		w->copying = 0;
 		return 0;
 	}
@@ -294,10 +297,7 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 		/* a caller past the limit, as a walk would have found it */
 		c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
 		count(ALYS_CNT_STACK_TRUNCATED);
-		w->end_slot = of->cfa - 8;
-		w->end_val = of->ip;
-		w->end_bp_slot = of->bp_slot;
-		w->end_bp_val = of->bp;
+		w->end = (struct walk_end){ of->cfa - 8, of->ip, of->bp_slot, of->bp };
 		return 1;
 	}
 	c->pc = of->ip;
@@ -392,10 +392,7 @@ have_row:
 			c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
 			count(ALYS_CNT_STACK_TRUNCATED);
 		}
-		c->w->end_slot = cfa - 8;
-		c->w->end_val = ra;
-		c->w->end_bp_slot = bp_slot;
-		c->w->end_bp_val = c->bp;
+		c->w->end = (struct walk_end){ cfa - 8, ra, bp_slot, c->bp };
 		return 1;
 	}
 	c->sp = cfa;
@@ -448,7 +445,7 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 	c.w = &st->walks[st->walk & 1];
 	c.old = &st->walks[(st->walk + 1) & 1];
 	c.w->valid = 0;
-	c.w->end_slot = c.w->end_bp_slot = 0;
+	c.w->end.slot = c.w->end.bp_slot = 0;
 	c.proc = bpf_map_lookup_elem(&unwind_procs, &mm);
 	if (!c.proc) {
 		bpf_map_update_elem(&unwind_procs, &mm, &empty_proc, BPF_NOEXIST);

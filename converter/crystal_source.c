@@ -251,7 +251,6 @@ char *crystal_enclosing_def(struct source_cache *sc, const char *file, uint32_t 
 	size_t len, threshold, ind, n;
 	const char *s, *name, *sep = "#";
 	char owner[MAX_NAME];
-	char *out;
 
 	if (!file || !line || !ends_with(file, ".cr"))
 		return NULL;
@@ -285,13 +284,9 @@ char *crystal_enclosing_def(struct source_cache *sc, const char *file, uint32_t 
 			;
 		if (!n)
 			return NULL;
-		if (owner_of(f, k, owner, sizeof(owner))) {
-			if (asprintf(&out, "%s%s%.*s", owner, sep, (int)n, name) < 0)
-				return NULL;
-		} else if (asprintf(&out, "%.*s", (int)n, name) < 0) {
-			return NULL;
-		}
-		return out;
+		if (owner_of(f, k, owner, sizeof(owner)))
+			return xasprintf("%s%s%.*s", owner, sep, (int)n, name);
+		return xasprintf("%.*s", (int)n, name);
 	}
 	return NULL;
 }

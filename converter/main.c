@@ -231,6 +231,14 @@ struct run {
 	bool at_peak;		/* --at peak: the window ends at model_peak() */
 };
 
+/* The model of the events f selects, with types when the format or the
+ * --type filter needs them. */
+static void build_model(struct model *m, const struct trace *t, struct symbolizer *sym,
+			const struct event_filter *f, const struct run *r)
+{
+	model_build(m, t, sym, f, r->opt.depth, (r->fmt->honours & NAMES_TYPES) || f->type);
+}
+
 /* --at peak: the window up to the collection after which the most bytes
  * were in use, found by a first model of the whole selection. */
 static int window_to_peak(struct model *m, struct event_filter *f, const struct run *r)
@@ -247,8 +255,7 @@ static int window_to_peak(struct model *m, struct event_filter *f, const struct 
 	f->has_to = true;
 	f->to_ns = (int64_t)(peak->ts_ns - t->hdr.start_ns);
 	model_free(m);
-	model_build(m, t, sym, f, r->opt.depth,
-		    (r->fmt->honours & NAMES_TYPES) || f->type);
+	build_model(m, t, sym, f, r);
 	return 0;
 }
 
@@ -282,8 +289,7 @@ static int convert(const struct run *r)
 		}
 	}
 	sym = symbolizer_new(&t, &r->sym);
-	model_build(&m, &t, sym, &r->filter, r->opt.depth,
-		    (r->fmt->honours & NAMES_TYPES) || r->filter.type);
+	build_model(&m, &t, sym, &r->filter, r);
 	if (r->at_peak && window_to_peak(&m, &filter, r)) {
 		model_free(&m);
 		symbolizer_free(sym);

@@ -32,7 +32,6 @@ struct census_row {
 	uint64_t objects, bytes;
 	const char *name;	/* typed: the code's name; untyped: the example's */
 	const char *example;	/* what the example was allocated as, or NULL */
-	size_t first_words;	/* untyped: distinct first words grouped here */
 };
 
 static int by_bytes(const void *a, const void *b)
@@ -138,7 +137,6 @@ void write_census(struct model *m, struct outbuf *o, const struct output_options
 		}
 		r->objects += c->objects;
 		r->bytes += c->bytes;
-		r->first_words++;
 	}
 	qsort(rows, nr_rows, sizeof(*rows), by_bytes);
 	outbuf_printf(o, "\nLast census, after collection %" PRIu32 ", by bytes:\n", last->gc_no);

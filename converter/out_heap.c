@@ -71,8 +71,6 @@ static const char *held_name(const struct model *m, const struct heap *h,
 	const char *type = NULL;
 	char text[SITE_TYPE_MAX + 16];
 
-	if (!bn)
-		return NULL;
 	/* through untyped holders (a list of the collector's own blocks) to
 	 * the first typed object or root: the chain is named as its head */
 	for (int hops = 0; hops < 16 && heap_is_object(h, holder); hops++) {
@@ -84,7 +82,8 @@ static const char *held_name(const struct model *m, const struct heap *h,
 	if (holder == HEAP_NONE || holder == 0 || (heap_is_object(h, holder) && !type))
 		return NULL;
 	if (type) {
-		snprintf(text, sizeof(text), "%s buffer", type);
+		if (!crystal_buffer_name(type, strlen(type), text, sizeof(text)))
+			return NULL;
 	} else {
 		uint32_t kind = h->roots[holder - 1].kind;
 

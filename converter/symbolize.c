@@ -549,6 +549,7 @@ bool symbolizer_mapping_resolved(struct symbolizer *s, size_t map_index)
 struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer_options *opt)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
+	const char *slash;
 
 	/* libelf refuses to work until told which ELF version we speak */
 	elf_version(EV_CURRENT);
@@ -560,10 +561,10 @@ struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer
 	u64_table_init(&s->exact);
 	u64_table_init(&s->ret);
 	s->zero_entry[0] = s->zero_entry[1] = -1;
-	if (t->hdr.exe.ptr && strrchr(t->hdr.exe.ptr, '/')) {
+	slash = t->hdr.exe.ptr ? strrchr(t->hdr.exe.ptr, '/') : NULL;
+	if (slash) {
 		/* sources given to crystal by relative paths, from where it ran */
-		char *dir = xmemdup_str(t->hdr.exe.ptr, (size_t)(strrchr(t->hdr.exe.ptr, '/') -
-								    t->hdr.exe.ptr));
+		char *dir = xmemdup_str(t->hdr.exe.ptr, (size_t)(slash - t->hdr.exe.ptr));
 
 		source_cache_set_base(&s->sources, dir);
 		free(dir);

@@ -249,10 +249,15 @@ static void note_buffer(struct site_rule *r, const char *name)
 	r->pointer_buffer = put_type(r->buffer, sizeof(r->buffer), m.type, m.type_len, "");
 }
 
+bool crystal_buffer_name(const char *owner, size_t n, char *out, size_t cap)
+{
+	return put_type(out, cap, owner, n, " buffer");
+}
+
 /* A Pointer(X) buffer reaches its owner: "Owner buffer". */
 static void own_buffer(struct site_rule *r, const char *owner, size_t n)
 {
-	if (r->pointer_buffer && put_type(r->buffer, sizeof(r->buffer), owner, n, " buffer"))
+	if (r->pointer_buffer && crystal_buffer_name(owner, n, r->buffer, sizeof(r->buffer)))
 		r->pointer_buffer = false;
 }
 
@@ -287,7 +292,7 @@ static void note_owner(struct site_rule *r, const char *name)
 		put_type(r->type, sizeof(r->type), s.owner, n, "");
 		return;
 	}
-	put_type(r->buffer, sizeof(r->buffer), s.owner, n, " buffer");
+	crystal_buffer_name(s.owner, n, r->buffer, sizeof(r->buffer));
 }
 
 bool site_rule_is_site(struct site_rule *r, const char *name)

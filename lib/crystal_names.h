@@ -87,6 +87,11 @@ static inline void site_rule_init(struct site_rule *r)
 	r->pointer_buffer = false;
 }
 
+/* "Owner buffer": how every output names a block that is not an object,
+ * by the type owning it (owner[0..n), shown as crystal_type_display
+ * shows it), into out; false when that does not fit in cap. */
+bool crystal_buffer_name(const char *owner, size_t n, char *out, size_t cap);
+
 /* True when name, the next frame outwards, is the site. */
 bool site_rule_is_site(struct site_rule *r, const char *name);
 

@@ -80,7 +80,6 @@ static struct crystal_namer *namer_of(struct live_report *lr, Dwfl_Module *m)
 	return ln->namer;
 }
 
-
 /* The site by the one rule of both programs (lib/crystal_names.h), from
  * symbols: as the converter names it without DWARF (diff). */
 static char *site_name(struct live_report *lr, const uint64_t *ips, uint32_t nr)
