@@ -22,19 +22,21 @@ endif
 
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
-CPPFLAGS := -Iinclude -Ilib -I$(BUILD) -D_GNU_SOURCE
+CPPFLAGS := -Iinclude -Ilib -Iprofile -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 
 DAEMON_LIBS    := -lbpf -lelf -lz -lzstd -lmsgpackc -lcapstone -ldw -lm -lpthread
 CONVERTER_LIBS := -ldw -lelf -lz -lzstd -lmsgpackc -lcapstone -lm
 
-# lib/: code both programs use (one rule, one copy).
-LIB_SRCS       := $(wildcard lib/*.c)
+# lib/: code both programs use (one rule, one copy); profile/: the trace's
+# reader, model, symbolizer and pprof writer, which the converter renders
+# files with and the daemon its live profiles.
+LIB_SRCS       := $(wildcard lib/*.c) $(wildcard profile/*.c)
 DAEMON_SRCS    := $(wildcard src/*.c) $(LIB_SRCS)
 CONVERTER_SRCS := $(wildcard converter/*.c) $(LIB_SRCS)
 DAEMON_OBJS    := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
 CONVERTER_OBJS := $(CONVERTER_SRCS:%.c=$(BUILD)/%.o)
-HEADERS        := $(wildcard include/*.h lib/*.h src/*.h converter/*.h)
+HEADERS        := $(wildcard include/*.h lib/*.h profile/*.h src/*.h converter/*.h)
 
 .PHONY: all clean check unit-tests demo fuzz
 all: $(BIN)/alys-bpf $(BIN)/alys_converter
@@ -62,6 +64,10 @@ $(BUILD)/converter/%.o: converter/%.c $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/lib/%.o: lib/%.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/profile/%.o: profile/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 

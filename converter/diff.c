@@ -56,7 +56,7 @@ static void usage(FILE *f)
 		"  -h, --help        this text\n"
 		"\n"
 		"Exit status: 0, 1 (growth beyond --fail-above), 2 (usage or input error).\n",
-		PROG_NAME);
+		prog_name);
 }
 
 static int load(struct side *s, const char *path)

@@ -171,7 +171,7 @@ static void usage(FILE *f)
 		"\n"
 		"       %s diff [--fail-above PCT] OLD.alys NEW.alys\n"
 		"                     allocation changes by site ('diff --help')\n",
-		PROG_NAME, ALYS_FORMAT_VERSION, PROG_NAME);
+		prog_name, ALYS_FORMAT_VERSION, prog_name);
 }
 
 static const struct format *find_format(const char *name)

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer harness for the converter's trace reader (converter/trace.c,
- * converter/mp_scan.c): each input is handed to trace_load() exactly as
+ * libFuzzer harness for the converter's trace reader (profile/trace.c,
+ * profile/mp_scan.c): each input is handed to trace_load() exactly as
  * alys_converter hands it a file, through a memfd named by /proc/self/fd/N,
  * so the mmap, the bounds checks and msgpack-c all see real file bytes.
  *
  * On success the loaded trace is walked and its invariants checked (every
  * index in range, counts consistent), then the analysis every format
- * renders is built from it (converter/model.c, with frames left unresolved:
+ * renders is built from it (profile/model.c, with frames left unresolved:
  * a hostile mapping path opens nothing) and its sums checked; a violation
  * aborts, which libFuzzer reports like a crash. The reader's exit(1) on a failed allocation is a
  * finding too (libFuzzer flags a target that exits).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build and run the libFuzzer harness of the converter's trace reader
 # and of the analyses every format renders (tests/fuzz/fuzz_trace.c over
-# converter/trace.c, converter/mp_scan.c, converter/model.c and, for heap
+# profile/trace.c, profile/mp_scan.c, profile/model.c and, for heap
 # snapshots, converter/heap.c).
 #
 #   tests/fuzz/run.sh [SECONDS]     fuzz for SECONDS (default $FUZZ_SECONDS,
@@ -25,11 +25,9 @@ cd "$ROOT" || exit 1
 W=tests/build/fuzz
 FUZZER=$W/fuzz_trace
 CLANG=${CLANG:-clang}
-SRCS="converter/trace.c converter/mp_scan.c converter/model.c converter/symbolize.c
-	converter/symbol_index.c converter/inline_index.c converter/line_index.c
-	converter/crystal_source.c converter/outbuf.c converter/util.c converter/progress.c
-	converter/type_ids.c converter/heap.c $(echo lib/*.c)"	# lib/: all of it, as the Makefile links it
-HDRS="converter/*.h lib/*.h include/alys_format.h"
+# lib/ and profile/: all of them, as the Makefile links them
+SRCS="converter/heap.c $(echo profile/*.c lib/*.c)"
+HDRS="converter/*.h profile/*.h lib/*.h include/alys_format.h"
 
 build() {
 	local stale=0 f
@@ -40,7 +38,7 @@ build() {
 	done
 	[ $stale -eq 1 ] || return 0
 	echo "fuzz: building $FUZZER"
-	local flags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -Iconverter
+	local flags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -Iprofile -Iconverter
 		-fno-omit-frame-pointer -fno-sanitize-recover=all -Wall -Wextra)
 	local objs=() s o
 	# The reader is instrumented for coverage; main.c is not linked:

@@ -56,7 +56,7 @@ void progress_update(struct progress *p, uint64_t done)
 	for (unsigned int i = 0; i < BAR_WIDTH; i++)
 		bar[i] = i < fill ? '#' : '.';
 	bar[BAR_WIDTH] = '\0';
-	fprintf(stderr, "\r%s: %-10s [%s] %3u%%", PROG_NAME, p->label, bar, pct);
+	fprintf(stderr, "\r%s: %-10s [%s] %3u%%", prog_name, p->label, bar, pct);
 	fflush(stderr);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers shared by the converter: allocation that cannot fail
- * silently, and the one place that formats diagnostics.
+ * Small helpers of the trace model (both programs): allocation that cannot
+ * fail silently, and the one place that formats diagnostics.
  */
 #ifndef ALYS_CONV_UTIL_H
 #define ALYS_CONV_UTIL_H
@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROG_NAME "alys_converter"
+/* The program diagnostics are prefixed with: "alys_converter" unless the
+ * daemon's main says otherwise. */
+extern const char *prog_name;
 
 void *xmalloc(size_t size);
 void *xcalloc(size_t nmemb, size_t size);
@@ -29,6 +31,5 @@ void warnx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void note_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int quiet;
 void errx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 
 #endif /* ALYS_CONV_UTIL_H */

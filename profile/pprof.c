@@ -21,7 +21,7 @@
 #include <zlib.h>
 
 #include "crystal_names.h"
-#include "output.h"
+#include "pprof.h"
 #include "util.h"
 
 /* profile.proto field numbers */

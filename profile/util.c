@@ -6,11 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *prog_name = "alys_converter";
+
 static void out_of_memory(size_t nmemb, size_t size)
 {
 	fprintf(stderr, "%s: out of memory allocating %zu x %zu bytes; "
 		"convert on a machine with more memory or limit the trace\n",
-		PROG_NAME, nmemb, size);
+		prog_name, nmemb, size);
 	exit(1);
 }
 
@@ -86,7 +88,7 @@ void warnx_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs(PROG_NAME ": warning: ", stderr);
+	fprintf(stderr, "%s: warning: ", prog_name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -101,7 +103,7 @@ void note_msg(const char *fmt, ...)
 
 	if (quiet)
 		return;
-	fputs(PROG_NAME ": note: ", stderr);
+	fprintf(stderr, "%s: note: ", prog_name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -112,7 +114,7 @@ void errx_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs(PROG_NAME ": ", stderr);
+	fprintf(stderr, "%s: ", prog_name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

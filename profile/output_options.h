@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* What every output format is asked for: alys_converter's options, and the
+ * daemon's live profile (pprof only). */
+#ifndef ALYS_OUTPUT_OPTIONS_H
+#define ALYS_OUTPUT_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum value_kind {
+	VALUE_DEFAULT,	/* the format's own default */
+	VALUE_COUNT,	/* allocated objects (weight / size per event) */
+	VALUE_BYTES,	/* allocated bytes (sum of weights) */
+};
+
+struct output_options {
+	bool indent;			/* json: pretty-print */
+	bool inline_stacks;		/* json: frames in every event, no stacks table */
+	bool markdown;			/* report: Markdown instead of plain text */
+	uint32_t depth;			/* frames kept per stack, innermost first; 0: all */
+	uint64_t min_bytes;		/* aggregated formats: drop stacks/sites below */
+	enum value_kind value;		/* folded-stacks, flamegraph */
+	bool keep_allocator_frames;	/* into the model: model_first_kept trims nothing */
+	uint32_t limit;			/* heap-graph: objects whose paths are drawn; 0: 10 */
+	bool live_view;			/* --at, /debug/pprof/heap: what is live first */
+};
+
+#endif /* ALYS_OUTPUT_OPTIONS_H */

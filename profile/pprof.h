@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* pprof output (profile.proto, gzipped): alys_converter -f pprof and the
+ * daemon's /debug/pprof endpoints write the same profile of a model. */
+#ifndef ALYS_PPROF_H
+#define ALYS_PPROF_H
+
+#include "model.h"
+#include "outbuf.h"
+#include "output_options.h"
+
+/* m has been built (model_build, model_from_totals); m->t and m->sym are
+ * the trace. */
+void write_pprof(struct model *m, struct outbuf *o, const struct output_options *opt);
+
+#endif /* ALYS_PPROF_H */
