@@ -25,7 +25,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CPPFLAGS := -Iinclude -Ilib -Iprofile -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 
-DAEMON_LIBS    := -lbpf -lelf -lz -lzstd -lmsgpackc -lcapstone -ldw -lm -lpthread
+DAEMON_LIBS    := -lbpf -lelf -lz -lzstd -lmsgpackc -lcapstone -ldw -lmicrohttpd -lm -lpthread
 CONVERTER_LIBS := -ldw -lelf -lz -lzstd -lmsgpackc -lcapstone -lm
 
 # lib/: code both programs use (one rule, one copy); profile/: the trace's

@@ -25,7 +25,7 @@ bool event_allocates(const struct trace_event *e)
 }
 
 /* A free, or a realloc that did not fail, gives back the block it replaces. */
-static bool event_releases(const struct trace_event *e)
+bool event_releases(const struct trace_event *e)
 {
 	return e->kind == ALYS_KIND_FREE || (e->kind == ALYS_KIND_REALLOC && !(!e->addr && e->size));
 }
@@ -48,11 +48,16 @@ uint64_t event_objects(const struct trace_event *e)
 	return (e->weight + e->size / 2) / e->size;
 }
 
+size_t trace_bucket(const struct trace *t, uint32_t stack, unsigned int kind)
+{
+	if (stack && t->stacks[stack - 1].nr)
+		return stack;
+	return t->nr_stacks + (kind <= ALYS_KIND_REALLOC ? kind : ALYS_KIND_MALLOC);
+}
+
 size_t model_bucket_of(const struct model *m, const struct trace_event *e)
 {
-	if (e->stack && m->t->stacks[e->stack - 1].nr)
-		return e->stack;
-	return m->t->nr_stacks + (e->kind <= ALYS_KIND_REALLOC ? e->kind : ALYS_KIND_MALLOC);
+	return trace_bucket(m->t, e->stack, e->kind);
 }
 
 /* ---- classification: each stack's site and type, once ---- */
@@ -597,8 +602,7 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 		type_ids_scan(&m->code_types, t, sym);
 		m->has_code_types = true;
 	}
-	/* stacks, then lost stacks of kinds 1..3 */
-	m->nr_buckets = t->nr_stacks + 1 + ALYS_KIND_REALLOC;
+	m->nr_buckets = model_nr_buckets(t);
 	m->buckets = xcalloc(m->nr_buckets, sizeof(*m->buckets));
 	m->stack_shown = xcalloc(t->nr_stacks ? t->nr_stacks : 1, 1);
 	classify(m);
@@ -625,6 +629,38 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 	}
 	if (m->nr_threads)
 		qsort(m->threads, m->nr_threads, sizeof(*m->threads), by_tid);
+}
+
+void model_from_buckets(struct model *m, const struct trace *t, struct symbolizer *sym,
+			const struct alloc_stats *stats, uint32_t depth)
+{
+	memset(m, 0, sizeof(*m));
+	m->t = t;
+	m->sym = sym;
+	m->depth = depth;
+	str_table_init(&m->names);
+	m->nr_buckets = model_nr_buckets(t);
+	m->buckets = xcalloc(m->nr_buckets, sizeof(*m->buckets));
+	m->stack_shown = xcalloc(t->nr_stacks ? t->nr_stacks : 1, 1);
+	classify(m);
+	for (size_t b = 1; b < m->nr_buckets; b++) {
+		struct model_site *s = &m->sites[m->buckets[b].site];
+
+		m->buckets[b].s = stats[b];
+		s->s.alloc_objects += stats[b].alloc_objects;
+		s->s.alloc_space += stats[b].alloc_space;
+		s->s.inuse_objects += stats[b].inuse_objects;
+		s->s.inuse_space += stats[b].inuse_space;
+		if (b <= t->nr_stacks && stats[b].alloc_objects)
+			m->stack_shown[b - 1] = 1;
+	}
+	sum_types(m);
+	for (size_t i = 0; i < m->nr_sites; i++) {
+		m->total.alloc_objects += m->sites[i].s.alloc_objects;
+		m->total.alloc_space += m->sites[i].s.alloc_space;
+		m->total.inuse_objects += m->sites[i].s.inuse_objects;
+		m->total.inuse_space += m->sites[i].s.inuse_space;
+	}
 }
 
 void model_free(struct model *m)

@@ -150,6 +150,24 @@ struct model {
 void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 		 const struct event_filter *filter, uint32_t depth, bool with_code_types);
 
+/* Buckets: the trace's stacks, then lost stacks of kinds 1..3. */
+static inline size_t model_nr_buckets(const struct trace *t)
+{
+	return t->nr_stacks + 1 + ALYS_KIND_REALLOC;
+}
+
+/* The bucket of an event with this stack (index + 1; 0: none) and kind. */
+size_t trace_bucket(const struct trace *t, uint32_t stack, unsigned int kind);
+
+/*
+ * The model of totals counted elsewhere (the daemon's live profile, which
+ * counts events as model_build's pass does, as they come): stats[b] for
+ * each bucket b < model_nr_buckets(t). Sites and types are classified and
+ * summed; there are no snapshots, threads or filters.
+ */
+void model_from_buckets(struct model *m, const struct trace *t, struct symbolizer *sym,
+			const struct alloc_stats *stats, uint32_t depth);
+
 /*
  * As Go's heap profiles start at the allocating function, not in the
  * allocator, every output that draws stacks leaves out their innermost
@@ -171,6 +189,9 @@ void model_each_shown(const struct model *m, trace_event_fn *fn, void *ctx);
 /* Whether e adds a block: malloc, malloc_atomic, a realloc that did not
  * fail and was not to size 0. */
 bool event_allocates(const struct trace_event *e);
+/* Whether e gives back the block it replaces: a free, a realloc that did
+ * not fail. */
+bool event_releases(const struct trace_event *e);
 
 /* Objects an allocation event stands for: weight / size rounded, at least 1
  * (1 when every call is recorded). */

@@ -23,6 +23,9 @@ struct output_options {
 	bool keep_allocator_frames;	/* into the model: model_first_kept trims nothing */
 	uint32_t limit;			/* heap-graph: objects whose paths are drawn; 0: 10 */
 	bool live_view;			/* --at, /debug/pprof/heap: what is live first */
+	/* pprof: when the profile starts and how long it covers (0: the
+	 * trace's start and length); the daemon's live ones */
+	uint64_t time_unix_ns, duration_ns;
 };
 
 #endif /* ALYS_OUTPUT_OPTIONS_H */

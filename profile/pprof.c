@@ -317,7 +317,10 @@ static uint64_t synthetic_location(uint64_t first_free_id, unsigned int kind,
 
 static bool bucket_shown(const struct model *m, size_t b, const struct output_options *opt)
 {
-	return m->buckets[b].s.alloc_objects && m->buckets[b].s.alloc_space >= opt->min_bytes;
+	const struct alloc_stats *s = &m->buckets[b].s;
+
+	/* a delta (the daemon's ?seconds=) may have frees and no allocation */
+	return (s->alloc_objects || s->inuse_objects) && s->alloc_space >= opt->min_bytes;
 }
 
 static uint32_t bucket_depth(const struct model *m, size_t b)
@@ -417,9 +420,13 @@ void write_pprof(struct model *m, struct outbuf *o, const struct output_options 
 	}
 	write_mappings(m, &msg, &st, loc.map_used);
 
-	if (t->hdr.present & HDR_START_UNIX_NS)
+	if (opt->time_unix_ns)
+		put_uint(&msg, PROFILE_TIME_NANOS, opt->time_unix_ns);
+	else if (t->hdr.present & HDR_START_UNIX_NS)
 		put_uint(&msg, PROFILE_TIME_NANOS, t->hdr.start_unix_ns);
-	if (t->has_end && (t->end.present & END_STOP_NS) && t->end.stop_ns > t->hdr.start_ns)
+	if (opt->duration_ns)
+		put_uint(&msg, PROFILE_DURATION_NANOS, opt->duration_ns);
+	else if (t->has_end && (t->end.present & END_STOP_NS) && t->end.stop_ns > t->hdr.start_ns)
 		put_uint(&msg, PROFILE_DURATION_NANOS, t->end.stop_ns - t->hdr.start_ns);
 	put_value_type(&msg, PROFILE_PERIOD_TYPE, &st, "space", "bytes");
 	/* values are already scaled by each event's weight */

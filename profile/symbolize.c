@@ -55,6 +55,7 @@ struct symbolizer {
 	/* per trace mapping: index into modules, or -1 if unavailable */
 	int *module_of_map;
 	enum module_state *map_state;
+	size_t nr_maps;			/* of the trace, as the two above know */
 	struct sym_module *modules;
 	size_t nr_modules, cap_modules;
 
@@ -558,6 +559,7 @@ struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer
 	debug_dir = opt->debug_dir;
 	s->module_of_map = xcalloc(t->nr_maps, sizeof(*s->module_of_map));
 	s->map_state = xcalloc(t->nr_maps, sizeof(*s->map_state));
+	s->nr_maps = t->nr_maps;
 	u64_table_init(&s->exact);
 	u64_table_init(&s->ret);
 	s->zero_entry[0] = s->zero_entry[1] = -1;
@@ -570,6 +572,21 @@ struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer
 		free(dir);
 	}
 	return s;
+}
+
+void symbolizer_maps_grew(struct symbolizer *s)
+{
+	size_t n = s->t->nr_maps;
+
+	if (n <= s->nr_maps)
+		return;
+	s->module_of_map = xrealloc_array(s->module_of_map, n, sizeof(*s->module_of_map));
+	s->map_state = xrealloc_array(s->map_state, n, sizeof(*s->map_state));
+	for (size_t i = s->nr_maps; i < n; i++) {
+		s->module_of_map[i] = -1;
+		s->map_state[i] = MOD_UNTRIED;
+	}
+	s->nr_maps = n;
 }
 
 void symbolizer_free(struct symbolizer *s)

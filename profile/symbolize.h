@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Offline symbolization of trace addresses with elfutils libdwfl.
+ * Symbolization of trace addresses with elfutils libdwfl, from the files
+ * (the converter, or the daemon while the program runs).
  *
  * Each file named by a mapping record is opened from this machine, checked
  * against the build id recorded in the trace, and reported to its own Dwfl at
@@ -51,6 +52,8 @@ struct symbolizer_options {
 
 struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer_options *opt);
 void symbolizer_free(struct symbolizer *s);
+/* The trace has more mappings than when s was made (a live trace). */
+void symbolizer_maps_grew(struct symbolizer *s);
 
 /*
  * The entry index for ip. depth is the frame's position in its stack:

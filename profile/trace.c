@@ -51,6 +51,16 @@ struct reader {
 	size_t blk_off;			/* the record's offset in the inflated block */
 	struct inflater *inf;
 	struct event_stream *es;	/* NULL: the first reading */
+	bool live;			/* trace_live_feed: both readings at once */
+};
+
+/* A trace read as it is written (trace_live_begin). */
+struct trace_live {
+	struct event_stream es;
+	struct inflater inf;
+	msgpack_unpacked up;
+	bool header_read;
+	uint64_t fed;			/* bytes fed before this batch */
 };
 
 static int bad(const struct reader *r, const char *fmt, ...)
@@ -394,7 +404,7 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 		return -1;
 	if (!s.id)
 		return bad(r, "stack id is 0; ids of stack records are non-zero");
-	if (r->es) {	/* the second reading: which stack the id names from here */
+	if (r->es && !r->live) {	/* the second reading: which stack the id names from here */
 		u64_table_put(&r->es->v1_ids, s.id, r->es->v1_stacks++, 0);
 		return 0;
 	}
@@ -481,12 +491,13 @@ static int push_event(const struct reader *r, struct trace_event *e, uint32_t st
 	struct trace *t = r->t;
 	struct event_stream *es = r->es;
 
-	if (!es) {
+	if (!es || r->live) {
 		if (t->nr_events >= UINT32_MAX - 1)
 			return bad(r, "more than %u events; this converter stops there",
 				   UINT32_MAX - 2);
 		t->nr_events++;
-		return 0;
+		if (!es)
+			return 0;
 	}
 	e->id = ++es->next_id;
 	if (stack_id) {
@@ -532,10 +543,16 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 	e.kind = (uint32_t)kind;
 	e.tid = (uint32_t)tid;
 	if (gc_no > UINT32_MAX) {
-		t->gc_no_saturated += !r->es;
+		t->gc_no_saturated += !r->es || r->live;
 		gc_no = UINT32_MAX;
 	}
 	e.gc_no = (uint32_t)gc_no;
+	if (stack_id && r->live && stack_of_id(t, stack_id) < 0 &&
+	    !t->undefined_stack_refs++) {
+		/* no second reading to wait for: shown without a stack */
+		t->first_undefined_stack = stack_id;
+		t->first_undefined_stack_at = r->t->live->fed + r->rec_off;
+	}
 	if (stack_id && !r->es && stack_of_id(t, stack_id) < 0) {
 		t->late = grow_array(t->late, &t->cap_late, t->nr_late + 1, sizeof(*t->late));
 		t->late[t->nr_late++] = (struct trace_late_ref){ .at = r->rec_off, .id = stack_id };
@@ -918,7 +935,7 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 		return bad(r, "record type is %s, expected an unsigned integer",
 			   type_name(&f[0]));
 	type = f[0].via.u64;
-	if (r->es) {	/* the second reading: events only */
+	if (r->es && !r->live) {	/* the second reading: events only */
 		switch (type) {
 		case ALYS_REC_STACK:
 			return r->t->hdr.version >= 2 ? 0 : parse_stack(r, f, n);
@@ -938,9 +955,10 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 	case ALYS_REC_DEATH: return parse_death(r, f, n);
 	case ALYS_REC_COLLECTION: return parse_collection(r, f, n);
 	case ALYS_REC_CENSUS: return parse_census(r, f, n);
-	case ALYS_REC_HEAP_BLOCK: return parse_heap_block(r, f, n);
-	case ALYS_REC_ROOT: return parse_root(r, f, n);
-	case ALYS_REC_SNAPSHOT: return parse_snapshot(r, f, n);
+	/* A live trace keeps no record's bytes (they point into the file). */
+	case ALYS_REC_HEAP_BLOCK: return r->live ? 0 : parse_heap_block(r, f, n);
+	case ALYS_REC_ROOT: return r->live ? 0 : parse_root(r, f, n);
+	case ALYS_REC_SNAPSHOT: return r->live ? 0 : parse_snapshot(r, f, n);
 	case ALYS_REC_BLOCK: return parse_block(r, f, n);
 	}
 	return 0;	/* a record type from a later minor version: skip */
@@ -1038,30 +1056,46 @@ static uint64_t counter_value(const struct trace *t, const char *name)
  * daemon counted the collector's bytes allocated in all (gc_bytes) and
  * inside the windows (gc_bytes_sampled). Dividing each weight by that
  * share makes totals estimates of the whole run, by the program's own
- * count rather than by time (tracing slows the program inside windows):
- * trace_each_event does, with the shares found here.
+ * count rather than by time (tracing slows the program inside windows).
+ * GC_realloc was probed in some windows only: the reallocs that kept
+ * their block (the only realloc events of a refill trace) stand for those
+ * windows' share.
  */
+bool trace_duty_shares(const struct trace_duty_bytes *b, double *share, double *share_realloc)
+{
+	if (!b->all || !b->in || b->in > b->all)
+		return false;
+	*share = (double)b->in / (double)b->all;
+	*share_realloc = b->in_realloc && b->in_realloc <= b->all ?
+			 (double)b->in_realloc / (double)b->all : *share;
+	return true;
+}
+
+bool trace_is_duty_cycled(const struct trace *t)
+{
+	return t->hdr.sample.ptr && !strncmp(t->hdr.sample.ptr, "refill duty:", 12);
+}
+
+void trace_duty_bytes(const struct trace *t, struct trace_duty_bytes *b)
+{
+	b->all = counter_value(t, "gc_bytes");
+	b->in = counter_value(t, "gc_bytes_sampled");
+	b->in_realloc = counter_value(t, "gc_bytes_sampled_realloc");
+}
+
+/* trace_each_event weights events with the shares found here. */
 static void apply_duty_share(struct trace *t)
 {
-	uint64_t all = counter_value(t, "gc_bytes");
-	uint64_t in = counter_value(t, "gc_bytes_sampled"), in_realloc;
+	struct trace_duty_bytes b;
 
-	if (!t->hdr.sample.ptr || strncmp(t->hdr.sample.ptr, "refill duty:", 12))
+	if (!trace_is_duty_cycled(t))
 		return;
-	if (!all || !in || in > all) {
+	trace_duty_bytes(t, &b);
+	if (!trace_duty_shares(&b, &t->duty_share, &t->duty_share_realloc))
 		warnx_msg("%s: the windows' share of the collector's bytes is not recorded "
 			  "(gc_bytes %" PRIu64 ", gc_bytes_sampled %" PRIu64 "): weights are "
 			  "what the windows saw, not estimates of the whole run",
-			  t->path, all, in);
-		return;
-	}
-	t->duty_share = (double)in / (double)all;
-	/* GC_realloc was probed in some windows only: the reallocs that kept
-	 * their block (the only realloc events of a refill trace) stand for
-	 * those windows' share. */
-	in_realloc = counter_value(t, "gc_bytes_sampled_realloc");
-	t->duty_share_realloc = in_realloc && in_realloc <= all ?
-				(double)in_realloc / (double)all : t->duty_share;
+			  t->path, b.all, b.in);
 }
 
 /* The end record's mode when there is one: the tracer may have fallen
@@ -1221,6 +1255,78 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 	return ret;
 }
 
+/* ---- a trace read as it is written ---------------------------------- */
+
+void trace_live_begin(struct trace *t, const char *name, trace_event_fn *fn, void *ctx)
+{
+	memset(t, 0, sizeof(*t));
+	t->path = name;
+	u64_table_init(&t->stack_by_id);
+	u64_table_init(&t->v1_child);
+	t->live = xcalloc(1, sizeof(*t->live));
+	t->live->es.fn = fn;
+	t->live->es.ctx = ctx;
+	u64_table_init(&t->live->es.live);
+	u64_table_init(&t->live->es.v1_ids);
+	msgpack_unpacked_init(&t->live->up);
+}
+
+int trace_live_feed(struct trace *t, const void *buf, size_t len)
+{
+	struct trace_live *lv = t->live;
+	struct reader r = { .t = t, .inf = &lv->inf, .es = &lv->es, .live = true };
+	size_t off = 0;
+	int ret = 0;
+
+	/* next_object reads t->data: the batch stands for the file meanwhile */
+	t->data = buf;
+	t->size = len;
+	while (!ret && off < len) {
+		enum next_result nr = next_object(&r, &lv->up, &off);
+
+		if (nr != NEXT_OK) {
+			if (nr == NEXT_SHORT)
+				bad(&r, "a record fed cut short");
+			ret = -1;
+		} else if (!lv->header_read) {
+			ret = parse_header(&r, &lv->up.data);
+			lv->header_read = true;
+			if (!ret && t->hdr.version < 2)
+				ret = bad(&r, "a live trace is of version 2 or later");
+			t->liveness = liveness_mode(t);
+		} else {
+			uint64_t type = lv->up.data.type == MSGPACK_OBJECT_ARRAY &&
+					lv->up.data.via.array.size ?
+					lv->up.data.via.array.ptr[0].via.u64 : 0;
+
+			/* --duty: weights stay as recorded; the reader of the
+			 * counts divides by the share of the period it shows */
+			ret = parse_record(&r, &lv->up.data);
+			if (type == ALYS_REC_END)
+				t->liveness = liveness_mode(t);
+		}
+	}
+	lv->fed += len;
+	t->data = NULL;
+	t->size = 0;
+	return ret;
+}
+
+static void trace_live_free(struct trace *t)
+{
+	struct trace_live *lv = t->live;
+
+	if (!lv)
+		return;
+	u64_table_free(&lv->es.live);
+	u64_table_free(&lv->es.v1_ids);
+	msgpack_unpacked_destroy(&lv->up);
+	ZSTD_freeDCtx(lv->inf.ctx);
+	free(lv->inf.buf);
+	free(lv);
+	t->live = NULL;
+}
+
 static void free_bstr(struct bstr *s)
 {
 	free(s->ptr);
@@ -1229,6 +1335,7 @@ static void free_bstr(struct bstr *s)
 
 void trace_free(struct trace *t)
 {
+	trace_live_free(t);
 	struct trace_header *h = &t->hdr;
 
 	free_bstr(&h->exe);

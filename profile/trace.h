@@ -242,6 +242,8 @@ struct trace {
 	struct trace_late_ref { uint64_t at; uint32_t id; } *late;
 	size_t nr_late, cap_late;
 
+	struct trace_live *live;	/* trace_live_begin: read as written */
+
 	/* diagnostics collected while reading, reported once */
 	uint64_t undefined_stack_refs;
 	uint32_t first_undefined_stack;
@@ -259,6 +261,18 @@ void trace_free(struct trace *t);
  * message, if the file cannot be read again. */
 typedef void trace_event_fn(void *ctx, const struct trace_event *e);
 int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx);
+
+/*
+ * A trace read as it is written (the daemon's live profile): trace_live_feed
+ * takes whole records, the header first, keeps what trace_load keeps
+ * (heap snapshots' records aside) and hands each event to fn at once,
+ * linked and weighted as trace_each_event does, except that --duty weights
+ * stay as recorded: a live reader divides its counts by the windows'
+ * share of the period it shows (trace_duty_shares). Free with trace_free.
+ */
+void trace_live_begin(struct trace *t, const char *name, trace_event_fn *fn, void *ctx);
+/* Returns -1, with a message, on a record it cannot read. */
+int trace_live_feed(struct trace *t, const void *buf, size_t len);
 
 static inline const struct trace_stack *
 trace_event_stack(const struct trace *t, const struct trace_event *e)
@@ -295,6 +309,16 @@ static inline uint32_t trace_free_since(const struct trace_event *e)
 {
 	return e->cause != ALYS_CAUSE_CALL ? (uint32_t)e->old_addr : e->gc_no;
 }
+
+/* --duty traces (FORMAT.md counters gc_bytes*): the collector's bytes in
+ * all and inside the windows, and the share of them the windows saw. */
+struct trace_duty_bytes {
+	uint64_t all, in, in_realloc;
+};
+bool trace_is_duty_cycled(const struct trace *t);
+void trace_duty_bytes(const struct trace *t, struct trace_duty_bytes *b);
+/* false (shares unchanged) when b does not give them. */
+bool trace_duty_shares(const struct trace_duty_bytes *b, double *share, double *share_realloc);
 
 /* The mapping covering addr, the latest written winning; NULL if none. */
 const struct trace_mapping *trace_find_mapping(const struct trace *t,

@@ -12,8 +12,11 @@
 #include <string.h>
 
 #include "alys_events.h"
+#include "alys_format.h"
+#include "http_endpoint.h"
 #include "heap_snapshot.h"
 #include "tracer.h"
+#include "util.h"
 
 #define ALYS_VERSION "0.1.0"
 
@@ -27,7 +30,8 @@ static void usage(FILE *out)
 "Crystal program, with its stack, into a .alys trace for alys_converter.\n"
 "\n"
 "Options:\n"
-"  -o, --output FILE    trace file (default: ./<ISO-8601 local time>.alys)\n"
+"  -o, --output FILE    trace file (default: ./<ISO-8601 local time>.alys; with\n"
+"                       --http, no file unless -o is given)\n"
 "  -p, --pid PID        attach to process PID; detach on Ctrl-C, SIGTERM or exit\n"
 "      --unwind MODE    dwarf (default: .eh_frame tables, no frame pointers needed)\n"
 "                       or fp (frame pointers, for code built with them)\n"
@@ -66,6 +70,15 @@ static void usage(FILE *out)
 "                       trace (kill -USR1 ALYS_BPF_PID)\n"
 "      --interval SECS  every SECS seconds (e.g. 5 or 0.5), and at the end, print\n"
 "                       the top sites by live bytes to stderr\n"
+"      --http [HOST:]PORT  while tracing, serve the live profile in Go's pprof\n"
+"                       conventions: /debug/pprof/allocs (?seconds=N: the next\n"
+"                       N seconds), /debug/pprof/heap (in-use bytes first),\n"
+"                       /metrics (Prometheus). HOST defaults to 127.0.0.1;\n"
+"                       numeric addresses only ([::1]:PORT for IPv6); PORT 0:\n"
+"                       any free port (printed). E.g. go tool pprof -http :8080\n"
+"                       http://127.0.0.1:PORT/debug/pprof/allocs?seconds=30\n"
+"      --http-allow-remote  let --http listen on a non-loopback address (the\n"
+"                       profile shows the program's code to whoever connects)\n"
 "      --as-root        under sudo, run COMMAND as root instead of the invoking user\n"
 "      --empty-probes   attach the same probes doing nothing (benchmark floor)\n"
 "  -q, --quiet          print nothing but errors\n"
@@ -88,7 +101,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 enum { OPT_UNWIND = 256, OPT_DUTY, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
        OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_CENSUS, OPT_STACK_CACHE,
-       OPT_HEAP_SNAPSHOT };
+       OPT_HEAP_SNAPSHOT, OPT_HTTP, OPT_HTTP_ALLOW_REMOTE };
 
 /* "all", "refill", or "bytes:N" with N in bytes, optionally with a k/K/KiB,
  * m/M/MiB suffix (powers of 1024). */
@@ -152,6 +165,8 @@ static int parse_ringbuf_size(const char *s, uint32_t *size)
 
 int main(int argc, char **argv)
 {
+	/* the trace model's messages (profile/util.h) */
+	prog_name = "alys-bpf";
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -167,6 +182,8 @@ int main(int argc, char **argv)
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
 		{ "census", optional_argument, NULL, OPT_CENSUS },
 		{ "heap-snapshot", no_argument, NULL, OPT_HEAP_SNAPSHOT },
+		{ "http", required_argument, NULL, OPT_HTTP },
+		{ "http-allow-remote", no_argument, NULL, OPT_HTTP_ALLOW_REMOTE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -178,6 +195,10 @@ int main(int argc, char **argv)
 		.max_frames = ALYS_DEFAULT_FRAMES,
 		.stack_cache = ALYS_DEFAULT_STACK_CACHE,
 	};
+	static struct sockaddr_storage http_addr;
+	const char *http = NULL;
+	bool allow_remote = false;
+	char err[512];
 	unsigned long v;
 	int c;
 
@@ -289,6 +310,12 @@ int main(int argc, char **argv)
 		case OPT_HEAP_SNAPSHOT:
 			o.heap_snapshot = true;
 			break;
+		case OPT_HTTP:
+			http = optarg;
+			break;
+		case OPT_HTTP_ALLOW_REMOTE:
+			allow_remote = true;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -299,7 +326,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("alys-bpf %s (trace format %d)\n", ALYS_VERSION, 1);
+			printf("alys-bpf %s (trace format %d)\n", ALYS_VERSION, ALYS_FORMAT_VERSION);
 			return 0;
 		default:
 			fprintf(stderr, "Try 'alys-bpf --help'.\n");
@@ -308,6 +335,21 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
+	if (http) {
+		if (http_parse_addr(http, allow_remote, &http_addr, err, sizeof(err))) {
+			fprintf(stderr, "alys-bpf: %s\n", err);
+			return 2;
+		}
+		if (o.heap_snapshot) {
+			fprintf(stderr, "alys-bpf: --http serves a profile while tracing; "
+				"--heap-snapshot only copies the heap once: give one of them\n");
+			return 2;
+		}
+		o.http_addr = &http_addr;
+	} else if (allow_remote) {
+		fprintf(stderr, "alys-bpf: --http-allow-remote goes with --http HOST:PORT\n");
+		return 2;
+	}
 	if (o.heap_snapshot) {
 		if (o.argv) {
 			fprintf(stderr, "alys-bpf: --heap-snapshot copies a running process's heap: "

@@ -16,8 +16,13 @@
  * stronger levels gain little on these records (bench/RESULTS.md). */
 #define ALYS_ZSTD_LEVEL 1
 
+/* Records handed to the tap at once (and at every flush). */
+#define TAP_BATCH (64 * 1024)
+
 static int write_file(struct trace_writer *w, const void *buf, size_t len)
 {
+	if (!w->fp)		/* no file: the tap only */
+		return 0;
 	if (len && fwrite(buf, 1, len, w->fp) != len) {
 		if (!w->error)
 			w->error = errno ? errno : EIO;
@@ -51,6 +56,17 @@ static int write_cb(void *data, const char *buf, size_t len)
 
 	if (!len)
 		return 0;
+	if (w->tap && !w->in_block_record) {
+		b = grow(w->tap_buf, &w->tap_cap, w->tap_len + len);
+		if (!b) {
+			if (!w->error)
+				w->error = ENOMEM;
+			return -1;
+		}
+		w->tap_buf = b;
+		memcpy(w->tap_buf + w->tap_len, buf, len);
+		w->tap_len += len;
+	}
 	w->raw_bytes += len;
 	if (w->bare)
 		return write_file(w, buf, len);
@@ -76,6 +92,11 @@ static void emit_block(struct trace_writer *w)
 
 	if (!w->blk_len)
 		return;
+	if (!w->fp) {		/* the tap had them */
+		w->blk_len = 0;
+		w->blk_records = 0;
+		return;
+	}
 	bound = ZSTD_compressBound(w->blk_len);
 	zb = grow(w->zbuf, &w->zbuf_cap, bound);
 	if (!zb) {
@@ -92,6 +113,7 @@ static void emit_block(struct trace_writer *w)
 	}
 	raw = w->raw_bytes;	/* the records were counted as they were gathered */
 	w->bare = true;
+	w->in_block_record = true;
 	msgpack_pack_array(pk, ALYS_BLOCK_FIELDS);
 	msgpack_pack_uint8(pk, ALYS_REC_BLOCK);
 	msgpack_pack_uint8(pk, ALYS_CODEC_ZSTD);
@@ -101,6 +123,7 @@ static void emit_block(struct trace_writer *w)
 	msgpack_pack_bin_body(pk, w->zbuf, z);
 	w->raw_bytes = raw;
 	w->bare = false;
+	w->in_block_record = false;
 	w->blk_len = 0;
 	w->blk_records = 0;
 	w->blocks++;
@@ -109,8 +132,18 @@ static void emit_block(struct trace_writer *w)
 /* Every record starts here: a full block goes out first, so that blocks
  * hold whole records. A record of size bytes or more beyond a block's
  * target (a heap block's contents) goes out bare, uncompressed. */
+static void pass_to_tap(struct trace_writer *w)
+{
+	if (w->tap && w->tap_len) {
+		w->tap(w->tap_ctx, w->tap_buf, w->tap_len);
+		w->tap_len = 0;
+	}
+}
+
 static msgpack_packer *record(struct trace_writer *w, size_t size)
 {
+	if (w->tap_len >= TAP_BATCH)
+		pass_to_tap(w);
 	if (w->bare_once)
 		w->bare = w->bare_once = false;
 	if (w->bare)
@@ -181,6 +214,11 @@ int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
 
 	memset(w, 0, sizeof(*w));
 	w->path = path;
+	if (!path) {
+		msgpack_packer_init(&w->pk, w, write_cb);
+		w->bare = true;
+		return 0;
+	}
 	fd = open_private(path, uid != (uid_t)-1 ? uid : geteuid(), err, errlen);
 	if (fd < 0)
 		return -1;
@@ -461,10 +499,17 @@ void trace_writer_end(struct trace_writer *w, const char *reason, int exit_statu
 	msgpack_pack_uint64(pk, w->blocks);
 }
 
+void trace_writer_tap(struct trace_writer *w, trace_tap_fn *fn, void *ctx)
+{
+	w->tap = fn;
+	w->tap_ctx = ctx;
+}
+
 int trace_writer_flush(struct trace_writer *w)
 {
+	pass_to_tap(w);
 	emit_block(w);
-	if (fflush(w->fp) && !w->error)
+	if (w->fp && fflush(w->fp) && !w->error)
 		w->error = errno;
 	return w->error ? -1 : 0;
 }
@@ -473,7 +518,7 @@ int trace_writer_close(struct trace_writer *w)
 {
 	int ret = trace_writer_flush(w);
 
-	if (fclose(w->fp) && !w->error) {
+	if (w->fp && fclose(w->fp) && !w->error) {
 		w->error = errno;
 		ret = -1;
 	}
@@ -481,6 +526,8 @@ int trace_writer_close(struct trace_writer *w)
 	ZSTD_freeCCtx(w->zctx);
 	free(w->blk);
 	free(w->zbuf);
+	free(w->tap_buf);
+	w->tap_buf = NULL;
 	w->zctx = NULL;
 	w->blk = w->zbuf = NULL;
 	return ret;

@@ -23,8 +23,12 @@ struct trace_header {
 	const char *liveness;	/* "marks", "reuse" or "off" */
 };
 
+/* Every record as written, before compression, in batches of whole
+ * records (the live profile reads them). */
+typedef void trace_tap_fn(void *ctx, const void *records, size_t len);
+
 struct trace_writer {
-	FILE *fp;
+	FILE *fp;		/* NULL: no file (the tap only) */
 	const char *path;
 	msgpack_packer pk;
 	uint64_t events;
@@ -40,6 +44,11 @@ struct trace_writer {
 	uint64_t raw_bytes;	/* records' bytes before compression */
 	uint64_t file_bytes;	/* bytes written to the file */
 	uint64_t blocks;
+	trace_tap_fn *tap;
+	void *tap_ctx;
+	char *tap_buf;
+	size_t tap_len, tap_cap;
+	bool in_block_record;	/* a block record's own bytes: not for the tap */
 };
 
 /*
@@ -50,6 +59,8 @@ struct trace_writer {
  */
 int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
 		      gid_t gid, char *err, size_t errlen);
+/* A NULL path writes no file: records go to the tap only. */
+void trace_writer_tap(struct trace_writer *w, trace_tap_fn *fn, void *ctx);
 void trace_writer_header(struct trace_writer *w, const struct trace_header *h);
 void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 			  uint64_t offset, const char *path,

@@ -28,7 +28,8 @@
 #include "gc_probes.h"
 #include "heap_snapshot.h"
 #include "launch.h"
-#include "live_report.h"
+#include "http_endpoint.h"
+#include "live_profile.h"
 #include "liveness_setup.h"
 #include "ldso_list.h"
 #include "mmap_watch.h"
@@ -115,7 +116,8 @@ struct tracer {
 	struct mmap_watch mw;
 	struct u64_table sizes;
 	struct stack_table stacks;
-	struct live_report lr;		/* --interval */
+	struct live_profile *lp;	/* --interval, --http: the profile so far */
+	struct http_endpoint *http;
 	uint64_t start_ns;
 	struct launch launch;
 	struct invoker inv;
@@ -126,6 +128,7 @@ struct tracer {
 	bool exited;
 	bool end_scanned;	/* the last collection was read at exit or detach */
 	bool maps_gone;
+	bool lp_failed;
 	int interrupted;	/* signal that stopped a launch before exec */
 	bool want_snapshot;	/* SIGUSR1: copy the heap into the trace */
 	int exit_status;
@@ -728,13 +731,6 @@ static int on_record(void *ctx, void *data, size_t len)
 			return 0;
 		cover_stack(t, add.ips, add.n);
 		trace_writer_stack(&t->w, add.first, add.parent, add.ips, add.n, s->flags);
-		if (t->o->interval_ns) {
-			uint64_t whole[ALYS_MAX_FRAMES];
-			uint32_t leaf = add.first + add.n - 1;
-
-			live_report_stack(&t->lr, leaf, whole,
-					  stack_table_frames(&t->stacks, leaf, whole, ALYS_MAX_FRAMES));
-		}
 	} else if (type == ALYS_RB_EVENT && len >= sizeof(struct alys_rb_event)) {
 		const struct alys_rb_event *e = data;
 		uint32_t stack_id = stack_table_event(&t->stacks, e->stack_key);
@@ -752,14 +748,6 @@ static int on_record(void *ctx, void *data, size_t len)
 			u64_table_put(&t->sizes, e->addr, e->size, 0);
 		}
 		trace_writer_event(&t->w, e, stack_id, old_size, weight);
-		if (t->o->interval_ns) {
-			if (e->kind == ALYS_KIND_REALLOC)
-				live_report_drop(&t->lr, e->old_addr);
-			if (e->kind == ALYS_KIND_FREE)
-				live_report_drop(&t->lr, e->addr);
-			else
-				live_report_alloc(&t->lr, e->addr, stack_id, weight);
-		}
 	} else if (type == ALYS_RB_CENSUS && len >= sizeof(struct alys_rb_census)) {
 		census_session_on_stop(&t->census, data, t->exited);
 	} else if (type == ALYS_RB_DEATH && len >= sizeof(struct alys_rb_death)) {
@@ -767,16 +755,25 @@ static int on_record(void *ctx, void *data, size_t len)
 
 		u64_table_take_a(&t->sizes, d->addr);
 		trace_writer_death(&t->w, d);
-		if (t->o->interval_ns)
-			live_report_drop(&t->lr, d->addr);
 		t->deaths++;
 	} else if (type == ALYS_RB_COLLECTION && len >= sizeof(struct alys_rb_collection)) {
 		trace_writer_collection(&t->w, data);
 		t->collections++;
 		t->end_scanned |= ((const struct alys_rb_collection *)data)->at_end;
-		t->lr.gc_no = ((const struct alys_rb_collection *)data)->gc_no;
 	}
 	return 0;
+}
+
+/* The trace writer's records, as written, into the live profile. */
+static void feed_live_profile(void *ctx, const void *records, size_t len)
+{
+	struct tracer *t = ctx;
+
+	if (live_profile_feed(t->lp, records, len) && !t->lp_failed) {
+		t->lp_failed = true;
+		fail("the live profile stopped counting (a record it could not read: "
+		     "please report); the trace file is not affected\n");
+	}
 }
 
 static int setup_signals(struct tracer *t)
@@ -864,10 +861,14 @@ static int trace_loop(struct tracer *t)
 	epoll_ctl(ep, EPOLL_CTL_ADD, t->pidfd, &ev);
 	ev.data.fd = t->sigfd;
 	epoll_ctl(ep, EPOLL_CTL_ADD, t->sigfd, &ev);
+	if (t->lp && live_profile_wake_fd(t->lp) >= 0) {
+		ev.data.fd = live_profile_wake_fd(t->lp);
+		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	}
 
 	for (;;) {
 		struct epoll_event got[4];
-		bool stop = false;
+		bool stop = false, want_live;
 		uint64_t now;
 		/* Events are submitted without waking us: poll at a short
 		 * period, woken early only when the buffer fills. */
@@ -894,12 +895,25 @@ static int trace_loop(struct tracer *t)
 		refill_windows_poll(&t->rw);
 		now = clock_ns(CLOCK_MONOTONIC);
 		if (t->o->interval_ns && now - last_report >= t->o->interval_ns) {
-			live_report_print(&t->lr, stderr, INTERVAL_TOP, (now - t->start_ns) / 1e9);
+			/* what the buffer holds first */
+			write_counters(t);
+			trace_writer_flush(&t->w);
+			live_profile_print_sites(t->lp, stderr, INTERVAL_TOP,
+						 (now - t->start_ns) / 1e9);
 			last_report = now;
 		}
-		if (now - last_counters > COUNTERS_INTERVAL_NS) {
+		/* A live profile divides --duty weights by the windows' share
+		 * of the same moment: the counters go with every flush. */
+		if (now - last_counters > (t->lp ? FLUSH_INTERVAL_NS : COUNTERS_INTERVAL_NS)) {
 			write_counters(t);
 			last_counters = now;
+		}
+		want_live = t->lp && live_profile_wanted(t->lp);
+		if (want_live) {
+			/* an HTTP reader: everything up to now, the counters too */
+			write_counters(t);
+			last_counters = now;
+			last_flush = 0;
 		}
 		if (now - last_flush > FLUSH_INTERVAL_NS) {
 			if (trace_writer_flush(&t->w)) {
@@ -909,6 +923,8 @@ static int trace_loop(struct tracer *t)
 			}
 			last_flush = now;
 		}
+		if (want_live)
+			live_profile_caught_up(t->lp);
 		if (stop)
 			break;
 	}
@@ -1051,7 +1067,8 @@ static int start(struct tracer *t)
 	t->start_ns = h.start_ns;
 	if (attach_probes(t))
 		return 1;
-	if (trace_writer_open(&t->w, t->output, t->inv.drop ? t->inv.uid : (uid_t)-1,
+	if (trace_writer_open(&t->w, t->output[0] ? t->output : NULL,
+			      t->inv.drop ? t->inv.uid : (uid_t)-1,
 			      t->inv.drop ? t->inv.gid : (gid_t)-1, err, sizeof(err))) {
 		fail("%s\n", err);
 		return 1;
@@ -1059,12 +1076,26 @@ static int start(struct tracer *t)
 	h.pid = t->pid;
 	h.exe = t->exe;
 	h.argv = t->o->argv;
-	if (t->o->interval_ns)
-		live_report_init(&t->lr, t->pid);
+	if (t->o->interval_ns || t->o->http_addr) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "pid %d", t->pid);
+		t->lp = live_profile_new(name);
+		trace_writer_tap(&t->w, feed_live_profile, t);
+	}
 	trace_writer_header(&t->w, &h);
 	if (!t->launched)
 		proc_maps_refresh(&t->maps, &t->w);
 	trace_writer_flush(&t->w);
+	if (t->o->http_addr) {
+		t->http = http_endpoint_start(t->o->http_addr, t->lp, err, sizeof(err));
+		if (!t->http) {
+			fail("%s\n", err);
+			return 1;
+		}
+		say(t, "serving the live profile at http://%s/debug/pprof/\n",
+		    http_url_host(t->o->http_addr, http_endpoint_port(t->http), err, sizeof(err)));
+	}
 	say(t, "tracing pid %d (%s), libgc %s %s\n", t->pid, t->exe,
 	    t->gp.in_executable ? "linked into" : "from", t->gp.in_executable ? "the executable" : t->gp.path);
 	if (t->launched && (launch_interrupted(t) ||
@@ -1151,12 +1182,16 @@ static void finish(struct tracer *t)
 	write_counters(t);
 	trace_writer_end(&t->w, reason, t->exit_status,
 			 clock_ns(CLOCK_MONOTONIC), live_mode_name(t));
-	if (t->o->interval_ns)
-		live_report_print(&t->lr, stderr, INTERVAL_TOP,
-				  (clock_ns(CLOCK_MONOTONIC) - t->start_ns) / 1e9);
 	if (trace_writer_close(&t->w))
-		fail("error writing %s: %s: the trace is incomplete\n", t->output,
-		     strerror(t->w.error));
+		fail("error writing %s: %s: the trace is incomplete\n",
+		     t->output[0] ? t->output : "the live profile", strerror(t->w.error));
+	if (t->lp)
+		live_profile_detached(t->lp);
+	if (t->o->interval_ns)
+		live_profile_print_sites(t->lp, stderr, INTERVAL_TOP,
+					 (clock_ns(CLOCK_MONOTONIC) - t->start_ns) / 1e9);
+	http_endpoint_stop(t->http);
+	t->http = NULL;
 	if (t->counters[ALYS_CNT_RB_DROP_EVENT] || t->counters[ALYS_CNT_RB_DROP_STACK])
 		fail("warning: the ring buffer overflowed: %llu events and %llu stacks were lost "
 		     "(counted in the trace)\n",
@@ -1175,7 +1210,8 @@ static void finish(struct tracer *t)
 		     "received: those events have no stack (counted in the trace; please report)\n",
 		     (unsigned long long)t->counters[CNT_STACK_ORPHAN],
 		     (unsigned long long)t->counters[CNT_STACK_UNKNOWN]);
-	stat(t->output, &st);
+	if (!t->output[0] || stat(t->output, &st))
+		st.st_size = 0;
 	if (t->exited && t->live.mode == ALYS_LIVE_MARKS && !t->end_scanned && t->collections)
 		say(t, "note: the target %s: the collections after %llu were not read "
 		    "(blocks that died in them show as in use)\n",
@@ -1192,10 +1228,16 @@ static void finish(struct tracer *t)
 		say(t, "sampling: refill, %llu free-list refills recorded%s\n",
 		    (unsigned long long)t->counters[ALYS_CNT_REFILL],
 		    t->duty_pct < 100 ? duty_summary(t) : "");
-	say(t, "%s: %llu events, %llu stacks (%llu nodes), %.1f MiB written to %s\n",
-	    t->exited ? "target exited" : "detached",
-	    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,
-	    (unsigned long long)t->stacks.nodes, st.st_size / 1048576.0, t->output);
+	if (t->output[0])
+		say(t, "%s: %llu events, %llu stacks (%llu nodes), %.1f MiB written to %s\n",
+		    t->exited ? "target exited" : "detached",
+		    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,
+		    (unsigned long long)t->stacks.nodes, st.st_size / 1048576.0, t->output);
+	else
+		say(t, "%s: %llu events, %llu stacks (%llu nodes), no trace file (--http "
+		    "without -o)\n", t->exited ? "target exited" : "detached",
+		    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,
+		    (unsigned long long)t->stacks.nodes);
 }
 
 static void cleanup(struct tracer *t)
@@ -1214,7 +1256,8 @@ static void cleanup(struct tracer *t)
 	unwind_maps_free(&t->um);
 	lib_list_free(&t->libs);
 	u64_table_free(&t->sizes);
-	live_report_free(&t->lr);
+	http_endpoint_stop(t->http);
+	live_profile_free(t->lp);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	if (t->sigfd >= 0)
@@ -1232,7 +1275,7 @@ int tracer_run(const struct tracer_opts *o)
 	invoker_from_env(&t.inv, o->as_root);
 	if (o->output)
 		snprintf(t.output, sizeof(t.output), "%s", o->output);
-	else
+	else if (!o->http_addr)		/* --http alone writes no file */
 		default_output(t.output, sizeof(t.output));
 	proc_maps_init(&t.maps, o->pid);
 	unwind_maps_init(&t.um);

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 enum sample_mode {
@@ -39,6 +40,8 @@ struct tracer_opts {
 	uint32_t census_every;	/* --census N: walk the heap every N collections; 0: off */
 	uint64_t interval_ns;	/* --interval: print live bytes by site this often */
 	bool heap_snapshot;	/* --heap-snapshot: copy the heap once (heap_snapshot.h) */
+	/* --http: serve the live profile here (http_endpoint.h); NULL: no */
+	const struct sockaddr_storage *http_addr;
 };
 
 /* Returns the process exit status to use for alys-bpf itself. */

@@ -258,3 +258,69 @@ cpu_load() {
 	done
 	echo "note: $n busy loops running beside the test (ALYS_LOAD=$n)"
 }
+
+# off_pct EST TRUTH: |EST - TRUTH| / TRUTH in hundredths of a percent.
+off_pct() {
+	awk -v e="$1" -v t="$2" 'BEGIN { d = (e - t) / t * 100; printf "%d", (d < 0 ? -d : d) * 100 }'
+}
+
+# profile.proto, as Debian ships it with google/pprof
+PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
+
+# pprof_query FILE.pb.gz EXPR: decode with protoc (an independent decoder), evaluate EXPR over the
+# parsed message (p: dict of repeated fields; helpers below).
+pprof_query() {
+	gzip -dc "$1" | protoc --decode=perftools.profiles.Profile -I "$PROTO_DIR" \
+		"$PROTO_DIR/profile.proto" >"$1.txt" || { echo "protoc failed"; return 1; }
+	"$ALYS_PYTHON" - "$1.txt" "$2" <<'PY'
+import ast, sys
+def parse(lines, i):
+    msg = {}
+    while i < len(lines):
+        l = lines[i].strip(); i += 1
+        if not l:
+            continue
+        if l == "}":
+            return msg, i
+        if l.endswith("{"):
+            sub, i = parse(lines, i)
+            msg.setdefault(l[:-1].strip(), []).append(sub)
+            continue
+        k, v = l.split(":", 1); v = v.strip()
+        if v.startswith('"'):
+            v = ast.literal_eval("b" + v).decode("utf-8", "replace")
+        else:
+            v = {"true": 1, "false": 0}.get(v) if v in ("true", "false") else int(v)
+        msg.setdefault(k, []).append(v)
+    return msg, i
+p, _ = parse(open(sys.argv[1]).read().split("\n"), 0)
+st = p["string_table"]
+st = [""] + st if st[0] != "" else st   # protoc omits nothing, but be safe
+types = [st[t.get("type", [0])[0]] for t in p["sample_type"]]
+def total(name):
+    k = types.index(name)
+    return sum(s["value"][k] for s in p.get("sample", []))
+def seen(name):
+    """a pprof name as a user reads it: the look-alikes of :: and . that keep
+    pprof from cutting names (profile/pprof.c) print as the characters"""
+    return name.replace("\u2060", "").replace("\u2024", ".")
+funcs = {f["id"][0]: (seen(st[f.get("name", [0])[0]]), st[f.get("filename", [0])[0]],
+                      st[f.get("system_name", [0])[0]], st[f.get("name", [0])[0]])
+         for f in p.get("function", [])}
+locs = {l["id"][0]: [(funcs[ln["function_id"][0]], ln.get("line", [0])[0]) for ln in l.get("line", [])] for l in p.get("location", [])}
+def lines_of(name):
+    """(file, line) pairs of every Line whose function name contains name"""
+    return sorted({(f[1], line) for ls in locs.values() for f, line in ls if name in f[0]})
+def multi_line_with(name):
+    """a location whose Lines hold an inlined frame named name, not the last"""
+    return any(any(name == f[0] for f, _ in ls[:-1]) for ls in locs.values() if len(ls) > 1)
+v = eval(sys.argv[2])
+print(v if not isinstance(v, bool) else int(v))
+PY
+}
+
+# seen: pprof's names as a terminal or a browser shows them (the word
+# joiner between the colons of :: is invisible, U+2024 is a dot)
+seen() {
+	sed 's/\xe2\x81\xa0//g; s/\xe2\x80\xa4/./g'
+}

@@ -177,13 +177,14 @@ check_eq "diff with one trace: usage error, exit 2" "$?" 2
 check_eq "--interval: traced" "$?" 0
 final=$(awk '/^alys-bpf: \[/ { block = "" } { block = block $0 "\n" } END { printf "%s", block }' "$T/iv.err")
 check_match "--interval: the report at the end holds leak_c's 240 blocks, 7680 bytes" \
-	"$(printf '%b' "$final" | grep leak_c)" '^ +7680 bytes +240 blocks  leak_c$'
+	"$(printf '%b' "$final" | grep leak_c)" '^ +7680 bytes +240 blocks  leak_c  liveness\.cr:[0-9]+$'
 check_match "--interval: the report at the end names its collection" \
 	"$(printf '%b' "$final" | head -1)" '^alys-bpf: \[[0-9.]+ s\] live after collection [0-9]+: [0-9]+ bytes in [0-9]+ blocks'
 "$BIN/alys-bpf" -q --interval 0.2 -o "$T/iv2.alys" -- "$ALYS_PROGS/sleeper" 1 /dev/null >/dev/null 2>"$T/iv2.err"
 check_ge "--interval 0.2: a report every 0.2 s over a 1 s run" \
 	"$(grep -c '^alys-bpf: \[.* top sites by live bytes:' "$T/iv2.err")" 4
-check_match "--interval: sites named by function" "$(cat "$T/iv2.err")" '  tick_alloc$'
+check_match "--interval: sites named as the converter's report names them" \
+	"$(cat "$T/iv2.err")" '  tick_alloc  sleeper\.cr:[0-9]+$'
 out=$("$BIN/alys-bpf" --interval 0 -- true 2>&1)
 check_eq "--interval 0: usage error" "$?" 2
 check_match "--interval 0: says what it takes" "$out" 'takes seconds between 0.05 and 86400'

@@ -13,11 +13,6 @@ require_root_bpf
 make_tmpdir T
 cpu_load
 
-# off_pct EST TRUTH: |EST - TRUTH| / TRUTH in hundredths of a percent.
-off_pct() {
-	awk -v e="$1" -v t="$2" 'BEGIN { d = (e - t) / t * 100; printf "%d", (d < 0 ? -d : d) * 100 }'
-}
-
 # sites NAME PROGRAM MODE MIB: trace with --sample refill; both sites'
 # estimated bytes within 10% of the truth, far fewer events than calls.
 sites() {

@@ -101,7 +101,7 @@ check_match "fresh machine: ends with done" "$(printf '%s\n' "$out" | tail -n 1)
 # package would pass on machines that kept it from earlier sessions.
 declare -A lib_pkg=([bpf]=libbpf-dev [elf]=libelf-dev [dw]=libdw-dev [z]=zlib1g-dev
 	[zstd]=libzstd-dev [msgpackc]=libmsgpack-dev [capstone]=libcapstone-dev [m]=libc6-dev
-	[pthread]=libc6-dev)
+	[pthread]=libc6-dev [microhttpd]=libmicrohttpd-dev)
 missing=()
 for l in $(cat "$ALYS_ROOT/Makefile" "$ALYS_ROOT/tests/fuzz/run.sh" | grep -v '^[[:space:]]*#' |
 	grep -oE -- '(^|[[:space:]])-l[a-z0-9_]+' | tr -d ' \t' | sort -u); do
@@ -115,7 +115,8 @@ done
 check_eq "fresh machine: every library linked has its package installed" "${missing[*]:-}" ""
 # Tools the tests run by path, not found on a fresh machine without them.
 for tool_pkg in /usr/bin/time:time /usr/bin/protoc:protobuf-compiler /usr/bin/xmllint:libxml2-utils \
-	/usr/bin/dot:graphviz /usr/bin/chromium:chromium /usr/bin/curl:curl; do
+	/usr/bin/dot:graphviz /usr/bin/chromium:chromium /usr/bin/curl:curl /usr/bin/wrk:wrk \
+	/usr/bin/go:golang-go; do
 	check "fresh machine: ${tool_pkg%%:*} (package ${tool_pkg#*:}) installed" \
 		grep -qx "${tool_pkg#*:}" "$STATE/installed"
 done

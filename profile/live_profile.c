@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: MIT
+#include "live_profile.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "pprof.h"
+#include "symbolize.h"
+#include "trace.h"
+#include "u64_table.h"
+#include "util.h"
+
+/* A counted allocation not given back yet (model.c's model_block). */
+struct live_block {
+	uint64_t weight, objects;
+	uint32_t bucket;		/* stack index + 1, or LOST + kind */
+};
+
+/* Buckets of events without a usable stack, by kind, above every stack's. */
+#define LOST (UINT32_MAX - 8)
+
+struct live_totals {
+	size_t nr_stacks;
+	struct alloc_stats *by_stack;	/* [1..nr_stacks] */
+	uint8_t *realloc;		/* [1..nr_stacks]: counted GC_realloc events */
+	struct alloc_stats lost[ALYS_KIND_REALLOC + 1];
+	bool duty;			/* weights as recorded: divide by the share */
+	uint64_t unix_ns;		/* when copied */
+	struct trace_duty_bytes bytes;	/* the collector's, at this moment */
+};
+
+struct live_profile {
+	/* the reading and the counts: the feeding thread, and copies */
+	pthread_mutex_t lock;
+	struct trace t;
+	bool failed;
+	struct live_totals tot;		/* tot.nr_stacks: capacity of by_stack */
+	size_t cap_realloc;
+	struct alloc_stats all;
+	struct u64_table counted;	/* event id -> index in blocks */
+	struct live_block *blocks;
+	size_t nr_blocks, cap_blocks;
+	uint32_t *free_blocks;
+	size_t nr_free, cap_free;
+
+	/* a reader waiting for what the ring buffer holds (catch_up) */
+	int wake_fd;
+	pthread_cond_t caught_up;
+	uint64_t wanted, done;
+	bool detached;			/* nothing more will come */
+
+	/* rendering, one at a time: a copy of the trace's tables (append
+	 * only) that the symbolizer reads without the lock */
+	pthread_mutex_t render;
+	struct trace view;
+	size_t cap_maps, cap_stacks, cap_nodes;
+	struct symbolizer *sym;
+};
+
+static struct alloc_stats *stats_of(struct live_totals *tot, uint32_t bucket)
+{
+	return bucket >= LOST ? &tot->lost[bucket - LOST] : &tot->by_stack[bucket];
+}
+
+/* Counted as model_build counts (model.c: give_back, count_alloc). */
+static void give_back(struct live_profile *lp, uint32_t prev_id)
+{
+	struct u64_slot *sl = u64_table_get(&lp->counted, prev_id);
+	const struct live_block *old;
+	struct alloc_stats *s;
+
+	if (!sl)
+		return;
+	old = &lp->blocks[sl->a];
+	lp->free_blocks = grow_array(lp->free_blocks, &lp->cap_free, lp->nr_free + 1,
+				     sizeof(*lp->free_blocks));
+	lp->free_blocks[lp->nr_free++] = (uint32_t)sl->a;
+	u64_table_remove(&lp->counted, prev_id);
+	s = stats_of(&lp->tot, old->bucket);
+	s->inuse_objects -= old->objects;
+	s->inuse_space -= old->weight;
+	lp->all.inuse_objects -= old->objects;
+	lp->all.inuse_space -= old->weight;
+}
+
+static void on_event(void *ctx, const struct trace_event *e)
+{
+	struct live_profile *lp = ctx;
+	const struct trace *t = &lp->t;
+	uint64_t objs = event_objects(e);
+	struct alloc_stats *s;
+	size_t b;
+	uint32_t at;
+
+	if (event_releases(e))
+		give_back(lp, e->prev_id);
+	if (!event_allocates(e))
+		return;
+	b = trace_bucket(t, e->stack, e->kind);
+	if (b > t->nr_stacks) {
+		b = LOST + (b - t->nr_stacks);
+	} else if (b >= lp->tot.nr_stacks) {
+		size_t cap = lp->tot.nr_stacks;
+
+		lp->tot.by_stack = grow_array(lp->tot.by_stack, &cap, t->nr_stacks + 1,
+					      sizeof(*lp->tot.by_stack));
+		memset(&lp->tot.by_stack[lp->tot.nr_stacks], 0,
+		       (cap - lp->tot.nr_stacks) * sizeof(*lp->tot.by_stack));
+		lp->tot.realloc = grow_array(lp->tot.realloc, &lp->cap_realloc, cap, 1);
+		memset(&lp->tot.realloc[lp->tot.nr_stacks], 0, cap - lp->tot.nr_stacks);
+		lp->tot.nr_stacks = cap;
+	}
+	if (b <= t->nr_stacks && e->kind == ALYS_KIND_REALLOC)
+		lp->tot.realloc[b] = 1;
+	if (lp->nr_free) {
+		at = lp->free_blocks[--lp->nr_free];
+	} else {
+		lp->blocks = grow_array(lp->blocks, &lp->cap_blocks, lp->nr_blocks + 1,
+					sizeof(*lp->blocks));
+		at = (uint32_t)lp->nr_blocks++;
+	}
+	lp->blocks[at] = (struct live_block){ e->weight, objs, (uint32_t)b };
+	u64_table_put(&lp->counted, e->id, at, 0);
+	s = stats_of(&lp->tot, (uint32_t)b);
+	s->alloc_objects += objs;
+	s->alloc_space += e->weight;
+	s->inuse_objects += objs;
+	s->inuse_space += e->weight;
+	lp->all.alloc_objects += objs;
+	lp->all.alloc_space += e->weight;
+	lp->all.inuse_objects += objs;
+	lp->all.inuse_space += e->weight;
+}
+
+struct live_profile *live_profile_new(const char *name)
+{
+	struct live_profile *lp = xcalloc(1, sizeof(*lp));
+
+	pthread_mutex_init(&lp->lock, NULL);
+	pthread_mutex_init(&lp->render, NULL);
+	pthread_cond_init(&lp->caught_up, NULL);
+	lp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	trace_live_begin(&lp->t, xasprintf("%s", name), on_event, lp);
+	u64_table_init(&lp->counted);
+	return lp;
+}
+
+void live_profile_free(struct live_profile *lp)
+{
+	if (!lp)
+		return;
+	symbolizer_free(lp->sym);
+	/* the view's strings are the trace's */
+	free(lp->view.maps);
+	free(lp->view.stacks);
+	free(lp->view.nodes);
+	free((char *)lp->t.path);
+	trace_free(&lp->t);
+	free(lp->tot.by_stack);
+	free(lp->tot.realloc);
+	free(lp->blocks);
+	free(lp->free_blocks);
+	u64_table_free(&lp->counted);
+	pthread_mutex_destroy(&lp->lock);
+	pthread_mutex_destroy(&lp->render);
+	pthread_cond_destroy(&lp->caught_up);
+	if (lp->wake_fd >= 0)
+		close(lp->wake_fd);
+	free(lp);
+}
+
+int live_profile_feed(struct live_profile *lp, const void *buf, size_t len)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&lp->lock);
+	if (!lp->failed && trace_live_feed(&lp->t, buf, len))
+		lp->failed = true;
+	ret = lp->failed ? -1 : 0;
+	pthread_mutex_unlock(&lp->lock);
+	return ret;
+}
+
+static uint64_t clock_unix_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct live_totals *copy_totals(const struct live_profile *lp)
+{
+	struct live_totals *c = xcalloc(1, sizeof(*c));
+	size_t n = lp->t.nr_stacks < lp->tot.nr_stacks ? lp->t.nr_stacks + 1 : lp->tot.nr_stacks;
+
+	/* the stacks counted so far; the rest are zero */
+	c->nr_stacks = lp->t.nr_stacks;
+	c->by_stack = xcalloc(c->nr_stacks + 1, sizeof(*c->by_stack));
+	c->realloc = xcalloc(c->nr_stacks + 1, 1);
+	if (n) {
+		memcpy(c->by_stack, lp->tot.by_stack, n * sizeof(*c->by_stack));
+		memcpy(c->realloc, lp->tot.realloc, n);
+	}
+	memcpy(c->lost, lp->tot.lost, sizeof(c->lost));
+	c->duty = trace_is_duty_cycled(&lp->t);
+	c->unix_ns = clock_unix_ns();
+	trace_duty_bytes(&lp->t, &c->bytes);
+	return c;
+}
+
+int live_profile_wake_fd(const struct live_profile *lp)
+{
+	return lp->wake_fd;
+}
+
+bool live_profile_wanted(struct live_profile *lp)
+{
+	uint64_t n;
+	bool want;
+
+	if (lp->wake_fd >= 0 && read(lp->wake_fd, &n, sizeof(n)) < 0)
+		n = 0;		/* nothing to read: it was polled, not woken */
+	pthread_mutex_lock(&lp->lock);
+	want = lp->wanted > lp->done;
+	pthread_mutex_unlock(&lp->lock);
+	return want;
+}
+
+void live_profile_caught_up(struct live_profile *lp)
+{
+	pthread_mutex_lock(&lp->lock);
+	lp->done = lp->wanted;
+	pthread_cond_broadcast(&lp->caught_up);
+	pthread_mutex_unlock(&lp->lock);
+}
+
+void live_profile_detached(struct live_profile *lp)
+{
+	pthread_mutex_lock(&lp->lock);
+	lp->detached = true;
+	pthread_cond_broadcast(&lp->caught_up);
+	pthread_mutex_unlock(&lp->lock);
+}
+
+/* What the ring buffer held when asked is read, or a second has passed.
+ * Under lp->lock. */
+static void catch_up(struct live_profile *lp)
+{
+	uint64_t want = ++lp->wanted, one = 1;
+	struct timespec until;
+
+	if (lp->detached || lp->wake_fd < 0 || write(lp->wake_fd, &one, sizeof(one)) < 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	while (lp->done < want && !lp->detached &&
+	       !pthread_cond_timedwait(&lp->caught_up, &lp->lock, &until))
+		;
+}
+
+struct live_totals *live_profile_totals(struct live_profile *lp)
+{
+	struct live_totals *c;
+
+	pthread_mutex_lock(&lp->lock);
+	catch_up(lp);
+	c = copy_totals(lp);
+	pthread_mutex_unlock(&lp->lock);
+	return c;
+}
+
+void live_totals_free(struct live_totals *tot)
+{
+	if (!tot)
+		return;
+	free(tot->by_stack);
+	free(tot->realloc);
+	free(tot);
+}
+
+/* Append what the trace gained since the last copy; under lp->lock. */
+static void sync_view(struct live_profile *lp)
+{
+	const struct trace *t = &lp->t;
+	struct trace *v = &lp->view;
+
+	v->path = t->path;
+	v->hdr = t->hdr;
+	v->liveness = t->liveness;
+	v->duty_share = t->duty_share;
+	v->duty_share_realloc = t->duty_share_realloc;
+	if (t->nr_maps > v->nr_maps) {
+		v->maps = grow_array(v->maps, &lp->cap_maps, t->nr_maps, sizeof(*v->maps));
+		memcpy(&v->maps[v->nr_maps], &t->maps[v->nr_maps],
+		       (t->nr_maps - v->nr_maps) * sizeof(*v->maps));
+		v->nr_maps = t->nr_maps;
+	}
+	if (t->nr_stacks > v->nr_stacks) {
+		v->stacks = grow_array(v->stacks, &lp->cap_stacks, t->nr_stacks, sizeof(*v->stacks));
+		memcpy(&v->stacks[v->nr_stacks], &t->stacks[v->nr_stacks],
+		       (t->nr_stacks - v->nr_stacks) * sizeof(*v->stacks));
+		v->nr_stacks = t->nr_stacks;
+	}
+	if (t->nr_nodes > v->nr_nodes) {
+		v->nodes = grow_array(v->nodes, &lp->cap_nodes, t->nr_nodes, sizeof(*v->nodes));
+		memcpy(&v->nodes[v->nr_nodes], &t->nodes[v->nr_nodes],
+		       (t->nr_nodes - v->nr_nodes) * sizeof(*v->nodes));
+		v->nr_nodes = t->nr_nodes;
+	}
+}
+
+/* The --duty windows' share of the collector's bytes over the period
+ * shown (1: not duty-cycled): its own when it has windows, else that of
+ * the whole trace so far, as the converter divides by at the end. */
+static void period_shares(const struct live_totals *now, const struct live_totals *before,
+			  double *share, double *share_realloc)
+{
+	struct trace_duty_bytes d = now->bytes;
+
+	*share = *share_realloc = 1;
+	if (!now->duty)
+		return;
+	trace_duty_shares(&now->bytes, share, share_realloc);
+	if (!before)
+		return;
+	d.all -= before->bytes.all;
+	d.in -= before->bytes.in;
+	d.in_realloc -= before->bytes.in_realloc;
+	if (d.in && d.in_realloc)
+		trace_duty_shares(&d, share, share_realloc);
+	else if (d.in)		/* no realloc window in the period */
+		trace_duty_shares(&d, share, &(double){ 0 });
+}
+
+static uint64_t scaled(uint64_t v, double share)
+{
+	double x = (double)(int64_t)v / share;
+
+	/* as trace.c's duty_weight: a hostile share cannot overflow sums */
+	return x < 1e15 && x > -1e15 ? (uint64_t)(int64_t)llround(x)
+				     : (uint64_t)(int64_t)(x < 0 ? -1e15 : 1e15);
+}
+
+/* now - before (every value: a delta as Go's), divided by the share. */
+static struct alloc_stats period_stats(const struct alloc_stats *now,
+				       const struct alloc_stats *before, double share)
+{
+	struct alloc_stats s = *now;
+
+	if (before) {
+		s.alloc_objects -= before->alloc_objects;
+		s.alloc_space -= before->alloc_space;
+		s.inuse_objects -= before->inuse_objects;
+		s.inuse_space -= before->inuse_space;
+	}
+	if (share != 1) {
+		s.alloc_objects = scaled(s.alloc_objects, share);
+		s.alloc_space = scaled(s.alloc_space, share);
+		s.inuse_objects = scaled(s.inuse_objects, share);
+		s.inuse_space = scaled(s.inuse_space, share);
+	}
+	return s;
+}
+
+/* Under lp->render: the view brought up to date, its symbolizer, and the
+ * model of now - before (NULL: now; NULL too: the totals at this moment,
+ * after the feeding thread caught up if wait). */
+static struct live_totals *begin_render(struct live_profile *lp, struct model *m,
+					const struct live_totals *now,
+					const struct live_totals *before, bool wait)
+{
+	static const struct symbolizer_options opt = { .want_dwarf = true };
+	struct live_totals *own = NULL;
+	double share, share_realloc;
+	struct alloc_stats *stats;
+	size_t nb;
+
+	pthread_mutex_lock(&lp->render);
+	pthread_mutex_lock(&lp->lock);
+	if (!now && wait)
+		catch_up(lp);
+	sync_view(lp);
+	if (!now)
+		now = own = copy_totals(lp);
+	pthread_mutex_unlock(&lp->lock);
+	if (!lp->sym)
+		lp->sym = symbolizer_new(&lp->view, &opt);
+	symbolizer_maps_grew(lp->sym);
+
+	nb = model_nr_buckets(&lp->view);
+	stats = xcalloc(nb, sizeof(*stats));
+	period_shares(now, before, &share, &share_realloc);
+	for (size_t s = 1; s <= now->nr_stacks; s++)
+		stats[s] = period_stats(&now->by_stack[s], before && s <= before->nr_stacks ?
+					&before->by_stack[s] : NULL,
+					now->realloc[s] ? share_realloc : share);
+	for (unsigned int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_REALLOC; k++)
+		stats[lp->view.nr_stacks + k] = period_stats(&now->lost[k],
+							     before ? &before->lost[k] : NULL,
+							     k == ALYS_KIND_REALLOC ? share_realloc
+										    : share);
+	model_from_buckets(m, &lp->view, lp->sym, stats, 0);
+	free(stats);
+	return own;
+}
+
+static void end_render(struct live_profile *lp, struct model *m, struct live_totals *own)
+{
+	model_free(m);
+	live_totals_free(own);
+	pthread_mutex_unlock(&lp->render);
+}
+
+void live_profile_pprof(struct live_profile *lp, const struct live_totals *now,
+			const struct live_totals *before, bool heap, struct outbuf *o)
+{
+	struct output_options opt = { .live_view = heap };
+	struct live_totals *own;
+	struct model m;
+
+	own = begin_render(lp, &m, now, before, true);
+	now = now ? now : own;
+	/* a delta covers [before, now]; else the trace's start to now */
+	if (before) {
+		opt.time_unix_ns = before->unix_ns;
+		opt.duration_ns = now->unix_ns - before->unix_ns;
+	} else if (lp->view.hdr.start_unix_ns && now->unix_ns > lp->view.hdr.start_unix_ns) {
+		opt.duration_ns = now->unix_ns - lp->view.hdr.start_unix_ns;
+	}
+	write_pprof(&m, o, &opt);
+	end_render(lp, &m, own);
+}
+
+static int by_live_bytes(const void *a, const void *b)
+{
+	const struct model_site *x = *(const struct model_site *const *)a;
+	const struct model_site *y = *(const struct model_site *const *)b;
+
+	if (x->s.inuse_space != y->s.inuse_space)
+		return x->s.inuse_space < y->s.inuse_space ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
+			      double elapsed_s)
+{
+	const struct model_site **rows;
+	struct live_totals *own;
+	uint32_t gc_no;
+	struct model m;
+
+	/* the feeding thread itself, which flushed just before */
+	own = begin_render(lp, &m, NULL, NULL, false);
+	pthread_mutex_lock(&lp->lock);
+	gc_no = lp->t.nr_collections ? lp->t.collections[lp->t.nr_collections - 1].gc_no : 0;
+	pthread_mutex_unlock(&lp->lock);
+	rows = xcalloc(m.nr_sites ? m.nr_sites : 1, sizeof(*rows));
+	for (size_t i = 0; i < m.nr_sites; i++)
+		rows[i] = &m.sites[i];
+	qsort(rows, m.nr_sites, sizeof(*rows), by_live_bytes);
+	fprintf(out, "%s: [%.1f s] live after collection %u: %" PRIu64 " bytes in %" PRIu64
+		" blocks; top sites by live bytes:\n", prog_name, elapsed_s, gc_no,
+		m.total.inuse_space, m.total.inuse_objects);
+	for (size_t i = 0; i < m.nr_sites && i < top && rows[i]->s.inuse_space; i++)
+		fprintf(out, "  %12" PRIu64 " bytes %9" PRIu64 " blocks  %s\n",
+			rows[i]->s.inuse_space, rows[i]->s.inuse_objects, rows[i]->name);
+	fflush(out);
+	free(rows);
+	end_render(lp, &m, own);
+}
+
+void live_profile_metrics(struct live_profile *lp, struct live_metrics *out)
+{
+	double share = 1, share_realloc;
+	struct trace_duty_bytes b;
+	struct alloc_stats all;
+
+	pthread_mutex_lock(&lp->lock);
+	trace_duty_bytes(&lp->t, &b);
+	if (trace_is_duty_cycled(&lp->t))
+		trace_duty_shares(&b, &share, &share_realloc);
+	all = period_stats(&lp->all, NULL, share);
+	*out = (struct live_metrics){
+		.events = lp->t.nr_events,
+		.alloc_objects = all.alloc_objects,
+		.alloc_space = all.alloc_space,
+		.inuse_objects = all.inuse_objects,
+		.inuse_space = all.inuse_space,
+		.stacks = lp->t.nr_stacks,
+		.failed = lp->failed,
+	};
+	pthread_mutex_unlock(&lp->lock);
+}
+
+void live_profile_each_counter(struct live_profile *lp,
+			       void (*fn)(void *ctx, const char *name, uint64_t value),
+			       void *ctx)
+{
+	pthread_mutex_lock(&lp->lock);
+	for (size_t i = 0; i < lp->t.nr_counters; i++)
+		fn(ctx, lp->t.counters[i].name.ptr, lp->t.counters[i].value);
+	pthread_mutex_unlock(&lp->lock);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profile of a trace while it is written: the daemon's /debug/pprof
+ * endpoints, /metrics and --interval.
+ *
+ * The daemon's trace writer hands every record it writes (before
+ * compression, with or without a file) to live_profile_feed, on the thread
+ * that drains the ring buffer. They are read by the converter's reader
+ * (trace_live_feed) and each event is counted into per-stack totals as
+ * model_build counts it: the same weights, the same frees. Nothing is
+ * named there: rendering (another thread, one at a time) copies the totals
+ * and the stacks and mappings that arrived since its last copy under a
+ * short lock, then builds the converter's model of them and symbolizes
+ * without holding it, so that a slow render never stalls the probes'
+ * consumer.
+ */
+#ifndef ALYS_LIVE_PROFILE_H
+#define ALYS_LIVE_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "outbuf.h"
+
+struct live_profile;
+
+/* name: how messages name the trace ("pid 1234"). */
+struct live_profile *live_profile_new(const char *name);
+void live_profile_free(struct live_profile *lp);
+
+/* Whole records, the header first (the writer's). -1 after a record the
+ * reader refused (said on stderr); the profile stops counting then. */
+int live_profile_feed(struct live_profile *lp, const void *buf, size_t len);
+
+/*
+ * A reader wants what the ring buffer holds now (so that a profile ends
+ * when it is asked for, not at the writer's next flush): the wake fd
+ * becomes readable; the feeding thread then checks live_profile_wanted,
+ * flushes the writer and calls live_profile_caught_up. Readers wait a
+ * second at most, and not at all after live_profile_detached.
+ */
+int live_profile_wake_fd(const struct live_profile *lp);
+bool live_profile_wanted(struct live_profile *lp);
+void live_profile_caught_up(struct live_profile *lp);
+void live_profile_detached(struct live_profile *lp);
+
+/* Totals at one moment: what a delta subtracts (?seconds=N). */
+struct live_totals;
+struct live_totals *live_profile_totals(struct live_profile *lp);
+void live_totals_free(struct live_totals *tot);
+
+/* The profile of `now`, minus `before` when given (every value, as Go's
+ * delta profiles), as gzipped pprof; heap: inuse_space first. */
+void live_profile_pprof(struct live_profile *lp, const struct live_totals *now,
+			const struct live_totals *before, bool heap, struct outbuf *o);
+
+/* The top sites by live bytes, as --interval prints them: on the feeding
+ * thread, after a flush. */
+void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
+			      double elapsed_s);
+
+struct live_metrics {
+	uint64_t events;		/* event records read (frees included) */
+	uint64_t alloc_objects, alloc_space;	/* estimated, since attach */
+	uint64_t inuse_objects, inuse_space;	/* not given back */
+	uint64_t stacks;
+	bool failed;			/* a record could not be read */
+};
+void live_profile_metrics(struct live_profile *lp, struct live_metrics *out);
+
+/* The tracer's counters as the last counters record gave them: calls
+ * fn(ctx, name, value) for each. */
+void live_profile_each_counter(struct live_profile *lp,
+			       void (*fn)(void *ctx, const char *name, uint64_t value),
+			       void *ctx);
+
+#endif /* ALYS_LIVE_PROFILE_H */

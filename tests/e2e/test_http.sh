@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# test_http.sh: alys-bpf --http (issue 21). The HTTP benchmark server is
+# attached with --pid --http and loaded by wrk; its live profile is read as
+# users read it (go tool pprof on the URL, curl) and checked against the
+# server's own request count and a full trace of the same load; the
+# endpoint answers hostile requests with 4xx without disturbing tracing.
+#   tests/e2e/test_http.sh BINDIR
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/../lib.sh"
+BIN=${1:?usage: test_http.sh BINDIR}
+BIN=$(cd "$BIN" && pwd)
+require_root_bpf
+make_tmpdir T
+cpu_load
+for tool in wrk curl go protoc; do
+	command -v $tool >/dev/null || fail "$tool installed" "run scripts/setup-debian.sh"
+done
+export PPROF_TMPDIR=$T/pprof	# where go tool pprof saves what it fetched
+
+# --- the address: loopback unless said otherwise -------------------------
+out=$("$BIN/alys-bpf" --http 10.1.2.3:8080 --pid 1 2>&1)
+check_eq "--http on a non-loopback address: usage error" "$?" 2
+check_match "--http on a non-loopback address: says why and how" "$out" \
+	'not a loopback address.*--http-allow-remote'
+out=$("$BIN/alys-bpf" --http localhost:8080 --pid 1 2>&1)
+check_eq "--http with a host name: usage error" "$?" 2
+check_match "--http with a host name: numeric addresses only" "$out" 'not a numeric IPv4 or IPv6'
+out=$("$BIN/alys-bpf" --http 70000 --pid 1 2>&1)
+check_eq "--http 70000: usage error" "$?" 2
+check_match "--http 70000: says the range" "$out" 'port from 0 to 65535'
+out=$("$BIN/alys-bpf" --http-allow-remote --pid 1 2>&1)
+check_eq "--http-allow-remote alone: usage error" "$?" 2
+check_match "--help: --http writes no file unless -o" "$("$BIN/alys-bpf" --help)" \
+	'--http, no file unless -o is given'
+
+# --- the server, attached with --http ------------------------------------
+PORT=$((20000 + RANDOM % 20000))
+"$ALYS_PROGS/http_json" $PORT >"$T/server.out" 2>&1 &
+SERVER=$!
+on_exit "kill $SERVER 2>/dev/null"
+wait_for_line "$T/server.out" '^listening' 30 || fail "server started" "no listening line"
+wrk -t1 -c4 -d1s "http://127.0.0.1:$PORT/" >/dev/null 2>&1	# warm up
+count() { curl -s "http://127.0.0.1:$PORT/count"; }
+
+"$BIN/alys-bpf" --pid $SERVER --http 0 -o "$T/live.alys" 2>"$T/live.err" &
+ALYS=$!
+on_exit "kill -INT $ALYS 2>/dev/null"
+wait_for_line "$T/live.err" '^alys-bpf: tracing pid' 30 || fail "attached" "$(cat "$T/live.err")"
+URL=$(sed -n 's|^alys-bpf: serving the live profile at \(http://127\.0\.0\.1:[0-9]*\)/debug/pprof/$|\1|p' "$T/live.err")
+check_match "--http 0: says where it serves, on loopback" "$URL" '^http://127\.0\.0\.1:[0-9]+$'
+
+# bytes per request from two cumulative profiles around a load, against
+# the server's own count of requests between them (exact bounds)
+c0=$(count)
+curl -sf -o "$T/a0.pb.gz" "$URL/debug/pprof/allocs"
+check_eq "allocs: fetched" "$?" 0
+wrk -t1 -c4 -d4s "http://127.0.0.1:$PORT/" >"$T/wrk1" 2>&1
+c1=$(count)
+curl -sf -o "$T/a1.pb.gz" "$URL/debug/pprof/allocs"
+b0=$(pprof_query "$T/a0.pb.gz" 'total("alloc_space")')
+b1=$(pprof_query "$T/a1.pb.gz" 'total("alloc_space")')
+check_ge "allocs: requests served under load" $((c1 - c0)) 1000
+live_bpr=$(( (b1 - b0) * 1000 / (c1 - c0) ))
+
+# ?seconds=3 while wrk loads the server, read by go tool pprof as users do
+wrk -t1 -c4 -d7s "http://127.0.0.1:$PORT/" >"$T/wrk2" 2>&1 &
+WRK=$!
+sleep 1.5
+c0=$(count)
+go tool pprof -top "$URL/debug/pprof/allocs?seconds=3" >"$T/top" 2>"$T/top.err"
+check_eq "go tool pprof -top URL?seconds=3: exits 0" "$?" 0
+c1=$(count)
+wait $WRK
+saved=$(ls "$T"/pprof/*.pb.gz | head -1)
+rows=$(seen <"$T/top" | awk '/^ +flat +flat%/ { on = 1; next } on { $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); sub(/ \(inline\)$/, ""); print }')
+check_match "seconds=3: the server's Crystal methods lead the table" "$(head -1 <<<"$rows")" \
+	'^[A-Z][A-Za-z0-9:]*(\([^)]*\))?[.#][a-z_]'
+check_eq "seconds=3: no allocator, address or unresolved row in the top 10" \
+	"$(head -10 <<<"$rows" | grep -cE '^(GC_|__crystal_malloc|0x|\[)')" 0
+check_match "seconds=3: the server's own types are there" "$rows" 'Reply\.new'
+check_match "seconds=3: and its request handler (a block at the top level)" "$rows" \
+	'^proc@http_json\.cr:[0-9]+$'
+dur=$(pprof_query "$saved" 'p["duration_nanos"][0]')
+check_ge "seconds=3: the profile says it covers 3 s" "$dur" 2900000000
+check_le "seconds=3: and not more than 3.5 s" "$dur" 3500000000
+d3=$(pprof_query "$saved" 'total("alloc_space")')
+delta_bpr=$(( d3 * 1000 / (c1 - c0) ))
+echo "note: seconds=3 profile: $d3 bytes over about $((c1 - c0)) requests"
+
+# heap: inuse_space first, and -sample_index=inuse_space works
+go tool pprof -top -sample_index=inuse_space "$URL/debug/pprof/heap" >"$T/heap" 2>"$T/heap.err"
+check_eq "heap: go tool pprof -sample_index=inuse_space exits 0" "$?" 0
+check_match "heap: type inuse_space" "$(cat "$T/heap")" 'Type: inuse_space'
+curl -sf -o "$T/heap.pb.gz" "$URL/debug/pprof/heap"
+check_match "heap: inuse_space is its default" "$(go tool pprof -top "$T/heap.pb.gz" 2>&1)" \
+	'Type: inuse_space'
+check_ge "heap: bytes in use" "$(pprof_query "$T/heap.pb.gz" 'total("inuse_space")')" 1
+
+# --- hostile requests: 4xx, tracing undisturbed -------------------------
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+check_eq "index: 200" "$(code "$URL/debug/pprof/")" 200
+check_match "index: links the profiles" "$(curl -s "$URL/debug/pprof/")" 'href="allocs".*'
+check_eq "/: 404" "$(code "$URL/")" 404
+check_eq "/debug/pprof/goroutine: 404 (not ours)" "$(code "$URL/debug/pprof/goroutine")" 404
+check_eq "a path out of the tree: 404" "$(code --path-as-is "$URL/debug/pprof/../../etc/passwd")" 404
+check_eq "seconds=abc: 400" "$(code "$URL/debug/pprof/allocs?seconds=abc")" 400
+check_eq "seconds=0: 400" "$(code "$URL/debug/pprof/allocs?seconds=0")" 400
+check_eq "seconds=-5: 400" "$(code "$URL/debug/pprof/heap?seconds=-5")" 400
+check_eq "seconds=1e9: 400" "$(code "$URL/debug/pprof/allocs?seconds=1000000000")" 400
+check_eq "POST: 405" "$(code -X POST -d x "$URL/debug/pprof/allocs")" 405
+check_ge "a 40 KB header: 4xx" "$(code -H "X-Big: $(head -c 40000 /dev/zero | tr '\0' a)" "$URL/metrics")" 400
+check_eq "HEAD: 200" "$(code -I "$URL/debug/pprof/heap")" 200
+
+metric() { curl -s "$URL/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+ev0=$(metric alys_events_total)
+check_ge "/metrics: events counted" "$ev0" 1
+check_eq "/metrics: nothing lost so far" "$(metric alys_lost_events_total)" 0
+check_ge "/metrics: estimated bytes allocated" "$(metric alys_allocated_bytes_total)" 1000000
+check_match "/metrics: Prometheus text, with HELP and TYPE" "$(curl -s "$URL/metrics")" \
+	'# TYPE alys_live_bytes gauge'
+check_match "/metrics: the tracer's counters" "$(curl -s "$URL/metrics")" \
+	'alys_tracer_counter\{name="duty_windows"\} [0-9]+'
+# 1,000 malformed requests, some slow, while wrk loads the server
+wrk -t1 -c4 -d6s "http://127.0.0.1:$PORT/" >"$T/wrk3" 2>&1 &
+WRK=$!
+"$ALYS_PYTHON" "$HERE/http_abuse.py" "${URL#http://}" 1000 >"$T/abuse" 2>&1
+check_eq "1,000 malformed requests: each answered 4xx or dropped, none served" "$?" 0
+wait $WRK
+tail -3 "$T/abuse" | sed 's/^/    /'
+check_eq "after them: the server still serves" \
+	"$(curl -s "http://127.0.0.1:$PORT/?id=5" | head -c 9)" '{"id":5,"'
+check_eq "after them: the endpoint still serves allocs" "$(code "$URL/debug/pprof/allocs")" 200
+check_eq "after them: nothing lost" "$(metric alys_lost_events_total)" 0
+check_ge "after them: still tracing (events went on)" "$(metric alys_events_total)" $((ev0 + 1))
+# (what libmicrohttpd refuses before a handler sees it, it does not count)
+check_ge "after them: the endpoint counted the paths, methods and seconds it refused" \
+	"$(metric alys_http_rejected_total)" 300
+
+# one model: the live profile of the whole attach is what the converter
+# makes of the trace file (the server idle: nothing comes in between)
+sleep 0.5
+curl -sf -o "$T/end.pb.gz" "$URL/debug/pprof/allocs"
+kill -INT $ALYS
+wait $ALYS
+check_eq "detached: exit 0" "$?" 0
+check_eq "detached: the endpoint is gone" "$(code --max-time 2 "$URL/metrics")" 000
+"$BIN/alys_converter" -q -f pprof -o "$T/file.pb.gz" "$T/live.alys"
+for v in alloc_space alloc_objects inuse_space; do
+	live=$(pprof_query "$T/end.pb.gz" "total('$v')")
+	file=$(pprof_query "$T/file.pb.gz" "total('$v')")
+	echo "note: $v: live $live, converted trace $file"
+	check_le "the live allocs at detach: $v as the converter reads the trace (within 0.5%)" \
+		"$(off_pct "$live" "$file")" 50
+done
+check_eq "the live profile and the converter's: the same functions" \
+	"$(pprof_query "$T/end.pb.gz" 'sorted(set(f[0] for f in funcs.values()))' | md5sum)" \
+	"$(pprof_query "$T/file.pb.gz" 'sorted(set(f[0] for f in funcs.values()))' | md5sum)"
+
+# A full trace of the same load: bytes per request to compare with
+"$BIN/alys-bpf" --sample all --pid $SERVER -o "$T/full.alys" 2>"$T/full.err" &
+pid=$!
+wait_for_line "$T/full.err" '^alys-bpf: tracing pid' 30 || fail "full: attached" "no tracing line"
+c0=$(count)
+wrk -t1 -c4 -d4s "http://127.0.0.1:$PORT/" >/dev/null 2>&1
+c1=$(count)
+kill -INT $pid
+wait $pid
+"$BIN/alys_converter" -f pprof -o "$T/full.pb.gz" "$T/full.alys" 2>/dev/null
+full_bpr=$(( $(pprof_query "$T/full.pb.gz" 'total("alloc_space")') * 1000 / (c1 - c0) ))
+echo "note: bytes per request: live cumulative $((live_bpr / 1000)), live seconds=3 $((delta_bpr / 1000)), full trace $((full_bpr / 1000))"
+check_le "live allocs (default sampling): bytes per request within 10% of a full trace" \
+	"$(off_pct $live_bpr $full_bpr)" 1000
+check_le "live allocs?seconds=3: bytes per request within 10% of a full trace" \
+	"$(off_pct $delta_bpr $full_bpr)" 1000
+
+# --- a launched command with --http and every --sample mode ------------
+mkdir -p "$T/cwd"
+for mode in all bytes:4K refill; do
+	(cd "$T/cwd" && exec "$BIN/alys-bpf" --sample $mode --http 0 -- \
+		"$ALYS_PROGS/sleeper" 3 /dev/null >/dev/null 2>"$T/l.err") &
+	pid=$!
+	wait_for_line "$T/l.err" '^alys-bpf: tracing pid' 30 || fail "launched, $mode: traced" "$(cat "$T/l.err")"
+	u=$(sed -n 's|^alys-bpf: serving the live profile at http://\(127\.0\.0\.1:[0-9]*\)/debug/pprof/$|\1|p' "$T/l.err")
+	check_match "launched, --sample $mode: listening on loopback" "$u" '^127\.0\.0\.1:[0-9]+$'
+	sleep 1
+	curl -sf -o "$T/l.pb.gz" "http://$u/debug/pprof/allocs"
+	check_eq "launched, --sample $mode: allocs served" "$?" 0
+	check_match "launched, --sample $mode: the sleeper's allocations, named" \
+		"$(go tool pprof -top "$T/l.pb.gz" 2>/dev/null | seen)" 'tick_alloc'
+	wait $pid
+	check_eq "launched, --sample $mode: the command's exit status" "$?" 0
+	check_match "launched, --sample $mode: says no file was written" "$(tail -1 "$T/l.err")" \
+		'no trace file \(--http without -o\)'
+	check_eq "launched, --sample $mode: --http alone writes no trace file" \
+		"$(ls "$T/cwd" | wc -l)" 0
+done
+
+summary
