@@ -11,6 +11,9 @@
 #   refill-100      --sample refill --duty 100 (probes attached all along)
 #   bytes:512K      --sample bytes:512K (a probe on every allocation)
 #   all             --sample all
+#   http-fetch5     the default with --http (no trace file) and a client
+#                   fetching /debug/pprof/allocs every 5 s (issue 21);
+#                   bytes/request from its /metrics
 # Prints, per mode, the median over REPS rounds of its requests/s divided by
 # those of an untraced run just before it, and the bytes per request the
 # trace estimates (its allocated bytes over the requests served while
@@ -44,14 +47,27 @@ run() {
 	refill-100) args=(--sample refill --duty 100) ;;
 	bytes:512K) args=(--sample bytes:512K) ;;
 	all) args=(--sample all) ;;
+	http-fetch5) args=(--http 0) ;;
 	esac
 	rm -f "$W/t.alys" "$W/err"
-	if [ "$mode" != untraced ]; then
+	if [ "$mode" = http-fetch5 ]; then
+		"$ALYS" "${args[@]}" --pid $SERVER 2>"$W/err" &
+		pid=$!
+		until grep -q 'tracing pid' "$W/err" 2>/dev/null; do sleep 0.05; done
+		url=$(sed -n 's|^alys-bpf: serving the live profile at \(http://[0-9.:]*\)/.*|\1|p' "$W/err")
+		(while :; do curl -s -o /dev/null "$url/debug/pprof/allocs"; sleep 5; done) &
+		fetcher=$!
+	elif [ "$mode" != untraced ]; then
 		"$ALYS" "${args[@]}" --pid $SERVER -o "$W/t.alys" 2>"$W/err" &
 		pid=$!
 		until grep -q 'tracing pid' "$W/err" 2>/dev/null; do sleep 0.05; done
 	fi
 	taskset -c 0 wrk -t1 -c4 -d"${SECS}s" "http://127.0.0.1:$PORT/" >"$W/wrk"
+	if [ "$mode" = http-fetch5 ]; then
+		kill $fetcher
+		wait $fetcher 2>/dev/null || true
+		bytes=$(curl -s "$url/metrics" | awk '$1 == "alys_allocated_bytes_total" { print $2 }')
+	fi
 	if [ "$mode" != untraced ]; then
 		kill -INT $pid
 		wait $pid || true
@@ -59,7 +75,7 @@ run() {
 	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p' "$W/wrk")
 	req=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$W/wrk")
 	case $mode in
-	untraced | floor-default) ;;
+	untraced | floor-default | http-fetch5) ;;
 	*) bytes=$("$CONV" -f report -o - "$W/t.alys" 2>/dev/null |
 		sed -n 's/^ *Allocated: [0-9]* objects, \([0-9]*\) bytes.*/\1/p') ;;
 	esac
@@ -69,7 +85,7 @@ run() {
 # Machine speed drifts by 30% and more from minute to minute here: each
 # traced run is paired with an untraced run just before it, and the ratio
 # reported is the median of the pairs' ratios.
-MODES="default floor-default refill-100 bytes:512K all"
+MODES=${MODES:-"default floor-default refill-100 bytes:512K all http-fetch5"}
 echo "# bench/http_server.sh, $(date -u +%F), $(uname -r), $(nproc) CPUs," \
 	"wrk -t1 -c4 ${SECS}s, median of $REPS paired rounds"
 for i in $(seq "$REPS"); do

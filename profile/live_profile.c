@@ -43,7 +43,6 @@ struct live_profile {
 	bool failed;
 	struct live_totals tot;		/* tot.nr_stacks: capacity of by_stack */
 	size_t cap_realloc;
-	struct alloc_stats all;
 	struct u64_table counted;	/* event id -> index in blocks */
 	struct live_block *blocks;
 	size_t nr_blocks, cap_blocks;
@@ -86,8 +85,6 @@ static void give_back(struct live_profile *lp, uint32_t prev_id)
 	s = stats_of(&lp->tot, old->bucket);
 	s->inuse_objects -= old->objects;
 	s->inuse_space -= old->weight;
-	lp->all.inuse_objects -= old->objects;
-	lp->all.inuse_space -= old->weight;
 }
 
 static void on_event(void *ctx, const struct trace_event *e)
@@ -133,10 +130,6 @@ static void on_event(void *ctx, const struct trace_event *e)
 	s->alloc_space += e->weight;
 	s->inuse_objects += objs;
 	s->inuse_space += e->weight;
-	lp->all.alloc_objects += objs;
-	lp->all.alloc_space += e->weight;
-	lp->all.inuse_objects += objs;
-	lp->all.inuse_space += e->weight;
 }
 
 struct live_profile *live_profile_new(const char *name)
@@ -477,17 +470,38 @@ void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
 	end_render(lp, &m, own);
 }
 
+static void add_to(struct alloc_stats *sum, const struct alloc_stats *s)
+{
+	sum->alloc_objects += s->alloc_objects;
+	sum->alloc_space += s->alloc_space;
+	sum->inuse_objects += s->inuse_objects;
+	sum->inuse_space += s->inuse_space;
+}
+
 void live_profile_metrics(struct live_profile *lp, struct live_metrics *out)
 {
-	double share = 1, share_realloc;
-	struct trace_duty_bytes b;
-	struct alloc_stats all;
+	const struct live_totals *tot = &lp->tot;
+	struct alloc_stats all = { 0 }, s;
+	double share, share_realloc;
+	struct live_totals now;
+	size_t n;
 
 	pthread_mutex_lock(&lp->lock);
-	trace_duty_bytes(&lp->t, &b);
-	if (trace_is_duty_cycled(&lp->t))
-		trace_duty_shares(&b, &share, &share_realloc);
-	all = period_stats(&lp->all, NULL, share);
+	catch_up(lp);
+	/* each bucket divided by its share, as rendering does */
+	now.duty = trace_is_duty_cycled(&lp->t);
+	trace_duty_bytes(&lp->t, &now.bytes);
+	period_shares(&now, NULL, &share, &share_realloc);
+	n = lp->t.nr_stacks < tot->nr_stacks ? lp->t.nr_stacks + 1 : tot->nr_stacks;
+	for (size_t b = 1; b < n; b++) {
+		s = period_stats(&tot->by_stack[b], NULL, tot->realloc[b] ? share_realloc : share);
+		add_to(&all, &s);
+	}
+	for (unsigned int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_REALLOC; k++) {
+		s = period_stats(&tot->lost[k], NULL,
+				 k == ALYS_KIND_REALLOC ? share_realloc : share);
+		add_to(&all, &s);
+	}
 	*out = (struct live_metrics){
 		.events = lp->t.nr_events,
 		.alloc_objects = all.alloc_objects,

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench/http_live.sh: does rendering the live profile stall the probes'
+# consumer? (issue 21). bench/workloads/http_json.cr under wrk (server on
+# CPU 1, wrk on CPU 0), attached with --pid --http, for SECS seconds per run,
+# in two sampling modes (the default, refill --duty 20, and --sample all,
+# the heaviest event stream), each without a client and with one fetching
+# /debug/pprof/allocs back to back. Prints per run: the server's requests/s,
+# events read, events lost (ring buffer full), profiles fetched and their
+# latency (median, 95th percentile, max).
+#   bench/http_live.sh [SECS]   (as root, after make; default 8)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SECS=${1:-8}
+ALYS=$ROOT/bin/alys-bpf
+W=$(mktemp -d /tmp/alys-http-live.XXXXXX)
+PORT=$((20000 + RANDOM % 20000))
+command -v wrk >/dev/null || { echo "bench/http_live.sh: needs wrk" >&2; exit 1; }
+crystal build --release --no-color -o "$W/http_json" "$ROOT/bench/workloads/http_json.cr"
+taskset -c 1 "$W/http_json" $PORT >"$W/server.out" 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null; rm -rf "$W"' EXIT
+for _ in $(seq 100); do grep -q listening "$W/server.out" && break; sleep 0.1; done
+taskset -c 0 wrk -t1 -c4 -d2s "http://127.0.0.1:$PORT/" >/dev/null	# warm up
+
+metric() { curl -s "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
+
+# run SAMPLE FETCH: one attach; prints the table's row.
+run() {
+	local sample=$1 fetch=$2 args=() pid url fetcher=
+	[ "$sample" = all ] && args=(--sample all)
+	"$ALYS" "${args[@]}" --pid $SERVER --http 0 2>"$W/err" &
+	pid=$!
+	until grep -q 'tracing pid' "$W/err" 2>/dev/null; do sleep 0.05; done
+	url=$(sed -n 's|^alys-bpf: serving the live profile at \(http://[0-9.:]*\)/.*|\1|p' "$W/err")
+	: >"$W/lat"
+	if [ "$fetch" = loop ]; then
+		(while :; do
+			curl -s -o /dev/null -w '%{time_total}\n' "$url/debug/pprof/allocs" >>"$W/lat"
+		done) &
+		fetcher=$!
+	fi
+	taskset -c 0 wrk -t1 -c4 -d"${SECS}s" "http://127.0.0.1:$PORT/" >"$W/wrk"
+	if [ -n "$fetcher" ]; then
+		kill $fetcher
+		wait $fetcher 2>/dev/null || true
+	fi
+	local events lost
+	events=$(metric "$url" alys_events_total)
+	lost=$(metric "$url" alys_lost_events_total)
+	kill -INT $pid
+	wait $pid || true
+	sort -n "$W/lat" | awk -v s="$sample" -v f="$fetch" -v e="$events" -v l="$lost" \
+		-v r="$(sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p' "$W/wrk")" '
+		{ v[NR] = $1 }
+		END {
+			if (NR) printf "%-8s %-6s %10.0f %10d %6d %8d %9.3f %9.3f %9.3f\n", s, f, r, e, l, NR,
+				v[int((NR + 1) / 2)], v[int(NR * 0.95 + 0.999)], v[NR]
+			else printf "%-8s %-6s %10.0f %10d %6d %8d %9s %9s %9s\n", s, f, r, e, l, 0, "-", "-", "-"
+		}'
+}
+
+echo "# bench/http_live.sh, $(date -u +%F), $(uname -r), $(nproc) CPUs, wrk -t1 -c4 ${SECS}s"
+printf '%-8s %-6s %10s %10s %6s %8s %9s %9s %9s\n' sample client requests/s events lost fetches \
+	median_s p95_s max_s
+for sample in default all; do
+	for fetch in none loop; do
+		run $sample $fetch
+	done
+done
