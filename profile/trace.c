@@ -619,6 +619,10 @@ static int parse_collection(const struct reader *r, const msgpack_object *f, uin
 		c.has_followed = true;
 		c.at_end = at_end;
 	}
+	/* A live trace keeps the last one only: a day's collections would
+	 * grow without bound, and nothing live reads them all. */
+	if (r->live)
+		t->nr_collections = 0;
 	t->collections = grow_array(t->collections, &t->cap_collections,
 				    t->nr_collections + 1, sizeof(*t->collections));
 	t->collections[t->nr_collections++] = c;
@@ -628,9 +632,12 @@ static int parse_collection(const struct reader *r, const msgpack_object *f, uin
 static int parse_census(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
 	struct trace *t = r->t;
-	struct trace_census c = { .first_event = t->nr_events,
-				  .first_type = t->nr_census_types };
+	struct trace_census c;
 	const msgpack_object *types;
+
+	if (r->live)		/* the last one only, as collections */
+		t->nr_censuses = t->nr_census_types = 0;
+	c = (struct trace_census){ .first_event = t->nr_events, .first_type = t->nr_census_types };
 
 	if (n < ALYS_CENSUS_FIELDS)
 		return bad(r, "census record has %u fields, expected %d", n, ALYS_CENSUS_FIELDS);

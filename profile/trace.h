@@ -264,11 +264,12 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx);
 
 /*
  * A trace read as it is written (the daemon's live profile): trace_live_feed
- * takes whole records, the header first, keeps what trace_load keeps
- * (heap snapshots' records aside) and hands each event to fn at once,
- * linked and weighted as trace_each_event does, except that --duty weights
- * stay as recorded: a live reader divides its counts by the windows'
- * share of the period it shows (trace_duty_shares). Free with trace_free.
+ * takes whole records, the header first, keeps what trace_load keeps (heap
+ * snapshots' records aside; of collections and censuses, the last one) and
+ * hands each event to fn at once, linked and weighted as trace_each_event
+ * does, except that --duty weights stay as recorded: a live reader divides
+ * its counts by the windows' share of the period it shows
+ * (trace_duty_shares). Free with trace_free.
  */
 void trace_live_begin(struct trace *t, const char *name, trace_event_fn *fn, void *ctx);
 /* Returns -1, with a message, on a record it cannot read. */

@@ -121,11 +121,21 @@ check_match "/metrics: Prometheus text, with HELP and TYPE" "$(curl -s "$URL/met
 check_match "/metrics: the tracer's counters" "$(curl -s "$URL/metrics")" \
 	'alys_tracer_counter\{name="duty_windows"\} [0-9]+'
 # 1,000 malformed requests, some slow, while wrk loads the server
-wrk -t1 -c4 -d6s "http://127.0.0.1:$PORT/" >"$T/wrk3" 2>&1 &
+# (and the bytes per request the profile counts meanwhile: compared with
+# the full trace's below)
+wrk -t1 -c4 -d30s "http://127.0.0.1:$PORT/" >"$T/wrk3" 2>&1 &
 WRK=$!
+sleep 1
+c0=$(count)
+curl -sf -o "$T/b0.pb.gz" "$URL/debug/pprof/allocs"
 "$ALYS_PYTHON" "$HERE/http_abuse.py" "${URL#http://}" 1000 >"$T/abuse" 2>&1
 check_eq "1,000 malformed requests: each answered 4xx or dropped, none served" "$?" 0
+c1=$(count)
+curl -sf -o "$T/b1.pb.gz" "$URL/debug/pprof/allocs"
+kill $WRK 2>/dev/null
 wait $WRK
+abuse_bpr=$(( ($(pprof_query "$T/b1.pb.gz" 'total("alloc_space")') -
+	$(pprof_query "$T/b0.pb.gz" 'total("alloc_space")')) * 1000 / (c1 - c0) ))
 tail -3 "$T/abuse" | sed 's/^/    /'
 check_eq "after them: the server still serves" \
 	"$(curl -s "http://127.0.0.1:$PORT/?id=5" | head -c 9)" '{"id":5,"'
@@ -167,11 +177,13 @@ kill -INT $pid
 wait $pid
 "$BIN/alys_converter" -f pprof -o "$T/full.pb.gz" "$T/full.alys" 2>/dev/null
 full_bpr=$(( $(pprof_query "$T/full.pb.gz" 'total("alloc_space")') * 1000 / (c1 - c0) ))
-echo "note: bytes per request: live cumulative $((live_bpr / 1000)), live seconds=3 $((delta_bpr / 1000)), full trace $((full_bpr / 1000))"
+echo "note: bytes per request: live cumulative $((live_bpr / 1000)), live seconds=3 $((delta_bpr / 1000)), during the malformed requests $((abuse_bpr / 1000)), full trace $((full_bpr / 1000))"
 check_le "live allocs (default sampling): bytes per request within 10% of a full trace" \
 	"$(off_pct $live_bpr $full_bpr)" 1000
 check_le "live allocs?seconds=3: bytes per request within 10% of a full trace" \
 	"$(off_pct $delta_bpr $full_bpr)" 1000
+check_le "live allocs during the malformed requests: the same bytes per request (10%)" \
+	"$(off_pct $abuse_bpr $full_bpr)" 1000
 
 # --- a launched command with --http and every --sample mode ------------
 mkdir -p "$T/cwd"

@@ -50,7 +50,7 @@ build() {
 		objs+=("$o")
 	done
 	"$CLANG" "${flags[@]}" -fsanitize=fuzzer,address,undefined \
-		tests/fuzz/fuzz_trace.c "${objs[@]}" -o "$FUZZER.tmp" -lmsgpackc -lzstd -ldw -lelf -lcapstone &&
+		tests/fuzz/fuzz_trace.c "${objs[@]}" -o "$FUZZER.tmp" -lmsgpackc -lzstd -lz -ldw -lelf -lcapstone -lpthread &&
 		mv "$FUZZER.tmp" "$FUZZER"
 }
 
