@@ -7,10 +7,16 @@
 # /debug/pprof/allocs back to back. Prints per run: the server's requests/s,
 # events read, events lost (ring buffer full), profiles fetched and their
 # latency (median, 95th percentile, max).
-#   bench/http_live.sh [SECS]   (as root, after make; default 8)
+# Then the same on many deep stacks: tests/programs/deep_stacks.cr (PATHS
+# distinct stacks of ~100 frames, a full trace) launched with --http, alone
+# and with the back-to-back client: its run time, events, lost events and
+# the profile's latency (each render symbolizes the stacks new since the
+# last).
+#   bench/http_live.sh [SECS [PATHS]]   (as root, after make; 8, 262144)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECS=${1:-8}
+PATHS=${2:-262144}
 ALYS=$ROOT/bin/alys-bpf
 W=$(mktemp -d /tmp/alys-http-live.XXXXXX)
 PORT=$((20000 + RANDOM % 20000))
@@ -35,7 +41,7 @@ run() {
 	: >"$W/lat"
 	if [ "$fetch" = loop ]; then
 		(while :; do
-			curl -s -o /dev/null -w '%{time_total}\n' "$url/debug/pprof/allocs" >>"$W/lat"
+			curl -s -o /dev/null -w '%{http_code} %{time_total}\n' "$url/debug/pprof/allocs" >>"$W/lat" || true
 		done) &
 		fetcher=$!
 	fi
@@ -49,7 +55,7 @@ run() {
 	lost=$(metric "$url" alys_lost_events_total)
 	kill -INT $pid
 	wait $pid || true
-	sort -n "$W/lat" | awk -v s="$sample" -v f="$fetch" -v e="$events" -v l="$lost" \
+	awk '$1 == 200 { print $2 }' "$W/lat" | sort -n | awk -v s="$sample" -v f="$fetch" -v e="$events" -v l="$lost" \
 		-v r="$(sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p' "$W/wrk")" '
 		{ v[NR] = $1 }
 		END {
@@ -67,3 +73,38 @@ for sample in default all; do
 		run $sample $fetch
 	done
 done
+
+crystal build --release --no-color -o "$W/deep" "$ROOT/tests/programs/deep_stacks.cr"
+# deep FETCH: one launched full trace; prints the table's row.
+deep() {
+	local fetch=$1 pid url fetcher= ms
+	"$ALYS" --http 0 -- "$W/deep" "$PATHS" 100 2 >"$W/deep.out" 2>"$W/err" &
+	pid=$!
+	until grep -q 'serving the live profile' "$W/err" 2>/dev/null; do sleep 0.05; done
+	url=$(sed -n 's|^alys-bpf: serving the live profile at \(http://[0-9.:]*\)/.*|\1|p' "$W/err")
+	: >"$W/lat"
+	if [ "$fetch" = loop ]; then
+		(while :; do
+			curl -s -o /dev/null -w '%{http_code} %{time_total}\n' "$url/debug/pprof/allocs" >>"$W/lat" || true
+		done) &
+		fetcher=$!
+	fi
+	wait $pid || true
+	[ -n "$fetcher" ] && { kill $fetcher 2>/dev/null; wait $fetcher 2>/dev/null || true; }
+	ms=$(sed -n 's/.*elapsed_ms=\([0-9]*\).*/\1/p' "$W/deep.out")
+	awk '$1 == 200 { print $2 }' "$W/lat" | sort -n | awk -v f="$fetch" -v ms="$ms" \
+		-v ev="$(sed -n 's/.*detached: \([0-9]*\) events.*\|.*exited: \([0-9]*\) events.*/\1\2/p' "$W/err")" \
+		-v lost="$(grep -c 'ring buffer overflowed' "$W/err")" '
+		{ v[NR] = $1 }
+		END {
+			printf "%-6s %8d %10s %9s %8d %9s %9s %9s\n", f, ms, ev, (lost ? "yes" : "0"), NR,
+				NR ? sprintf("%.3f", v[int((NR + 1) / 2)]) : "-",
+				NR ? sprintf("%.3f", v[int(NR * 0.95 + 0.999)]) : "-",
+				NR ? sprintf("%.3f", v[NR]) : "-"
+		}'
+}
+echo
+echo "# deep stacks: $PATHS paths of ~100 frames, launched, full trace, --http"
+printf '%-6s %8s %10s %9s %8s %9s %9s %9s\n' client run_ms events lost fetches median_s p95_s max_s
+deep none
+deep loop

@@ -335,6 +335,7 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
+	quiet = o.quiet;	/* the trace model's notes (stripped libraries) */
 	if (http) {
 		if (http_parse_addr(http, allow_remote, &http_addr, err, sizeof(err))) {
 			fprintf(stderr, "alys-bpf: %s\n", err);
