@@ -117,9 +117,14 @@ void refill_windows_totals(struct refill_windows *rw, uint64_t *all, uint64_t *i
 			   uint64_t *in_realloc)
 {
 	uint64_t now = 0;
+	uint64_t open = 0;
 
 	*all = gc_count_read(&rw->count, &now) && now >= rw->trace_start_bytes ?
 	       now - rw->trace_start_bytes : 0;
-	*in = rw->bytes_in;
-	*in_realloc = rw->bytes_in_realloc;
+	/* A window still open counts so far: its events are in the trace
+	 * already (a live profile reads both mid-run). */
+	if (rw->open && now >= rw->start_bytes)
+		open = now - rw->start_bytes;
+	*in = rw->bytes_in + open;
+	*in_realloc = rw->bytes_in_realloc + (rw->has_realloc ? open : 0);
 }
