@@ -30,6 +30,15 @@ taskset -c 0 wrk -t1 -c4 -d2s "http://127.0.0.1:$PORT/" >/dev/null	# warm up
 
 metric() { curl -s "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
 
+# fetch_loop URL: fetch URL's allocs profile back to back, in the
+# background, each status and time into $W/lat; the loop's pid in FETCHER.
+fetch_loop() {
+	(while :; do
+		curl -s -o /dev/null -w '%{http_code} %{time_total}\n' "$1/debug/pprof/allocs" >>"$W/lat" || true
+	done) &
+	FETCHER=$!
+}
+
 # run SAMPLE FETCH: one attach; prints the table's row.
 run() {
 	local sample=$1 fetch=$2 args=() pid url fetcher=
@@ -39,12 +48,7 @@ run() {
 	until grep -q 'tracing pid' "$W/err" 2>/dev/null; do sleep 0.05; done
 	url=$(sed -n 's|^alys-bpf: serving the live profile at \(http://[0-9.:]*\)/.*|\1|p' "$W/err")
 	: >"$W/lat"
-	if [ "$fetch" = loop ]; then
-		(while :; do
-			curl -s -o /dev/null -w '%{http_code} %{time_total}\n' "$url/debug/pprof/allocs" >>"$W/lat" || true
-		done) &
-		fetcher=$!
-	fi
+	if [ "$fetch" = loop ]; then fetch_loop "$url"; fetcher=$FETCHER; fi
 	taskset -c 0 wrk -t1 -c4 -d"${SECS}s" "http://127.0.0.1:$PORT/" >"$W/wrk"
 	if [ -n "$fetcher" ]; then
 		kill $fetcher
@@ -83,12 +87,7 @@ deep() {
 	until grep -q 'serving the live profile' "$W/err" 2>/dev/null; do sleep 0.05; done
 	url=$(sed -n 's|^alys-bpf: serving the live profile at \(http://[0-9.:]*\)/.*|\1|p' "$W/err")
 	: >"$W/lat"
-	if [ "$fetch" = loop ]; then
-		(while :; do
-			curl -s -o /dev/null -w '%{http_code} %{time_total}\n' "$url/debug/pprof/allocs" >>"$W/lat" || true
-		done) &
-		fetcher=$!
-	fi
+	if [ "$fetch" = loop ]; then fetch_loop "$url"; fetcher=$FETCHER; fi
 	wait $pid || true
 	[ -n "$fetcher" ] && { kill $fetcher 2>/dev/null; wait $fetcher 2>/dev/null || true; }
 	ms=$(sed -n 's/.*elapsed_ms=\([0-9]*\).*/\1/p' "$W/deep.out")

@@ -41,7 +41,8 @@ struct live_profile {
 	pthread_mutex_t lock;
 	struct trace t;
 	bool failed;
-	struct live_totals tot;		/* tot.nr_stacks: capacity of by_stack */
+	struct live_totals tot;		/* tot.nr_stacks: slots of by_stack and
+					 * realloc, stacks counted or not */
 	size_t cap_realloc;
 	struct u64_table counted;	/* event id -> index in blocks */
 	struct live_block *blocks;
@@ -83,8 +84,7 @@ static void give_back(struct live_profile *lp, uint32_t prev_id)
 	lp->free_blocks[lp->nr_free++] = (uint32_t)sl->a;
 	u64_table_remove(&lp->counted, prev_id);
 	s = stats_of(&lp->tot, old->bucket);
-	s->inuse_objects -= old->objects;
-	s->inuse_space -= old->weight;
+	alloc_stats_drop(s, old->objects, old->weight);
 }
 
 static void on_event(void *ctx, const struct trace_event *e)
@@ -126,10 +126,7 @@ static void on_event(void *ctx, const struct trace_event *e)
 	lp->blocks[at] = (struct live_block){ e->weight, objs, (uint32_t)b };
 	u64_table_put(&lp->counted, e->id, at, 0);
 	s = stats_of(&lp->tot, (uint32_t)b);
-	s->alloc_objects += objs;
-	s->alloc_space += e->weight;
-	s->inuse_objects += objs;
-	s->inuse_space += e->weight;
+	alloc_stats_count(s, objs, e->weight);
 }
 
 struct live_profile *live_profile_new(const char *name)
@@ -175,8 +172,8 @@ int live_profile_feed(struct live_profile *lp, const void *buf, size_t len)
 
 	pthread_mutex_lock(&lp->lock);
 	if (!lp->failed && trace_live_feed(&lp->t, buf, len))
-		lp->failed = true;
-	ret = lp->failed ? -1 : 0;
+		ret = -1;
+	lp->failed |= ret < 0;
 	pthread_mutex_unlock(&lp->lock);
 	return ret;
 }
@@ -189,10 +186,16 @@ static uint64_t clock_unix_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Slots of lp->tot to read: the trace's stacks (+ 1), those counted. */
+static size_t counted_slots(const struct live_profile *lp)
+{
+	return lp->t.nr_stacks < lp->tot.nr_stacks ? lp->t.nr_stacks + 1 : lp->tot.nr_stacks;
+}
+
 static struct live_totals *copy_totals(const struct live_profile *lp)
 {
 	struct live_totals *c = xcalloc(1, sizeof(*c));
-	size_t n = lp->t.nr_stacks < lp->tot.nr_stacks ? lp->t.nr_stacks + 1 : lp->tot.nr_stacks;
+	size_t n = counted_slots(lp);
 
 	/* the stacks counted so far; the rest are zero */
 	c->nr_stacks = lp->t.nr_stacks;
@@ -288,8 +291,6 @@ static void sync_view(struct live_profile *lp)
 	v->path = t->path;
 	v->hdr = t->hdr;
 	v->liveness = t->liveness;
-	v->duty_share = t->duty_share;
-	v->duty_share_realloc = t->duty_share_realloc;
 	if (t->nr_maps > v->nr_maps) {
 		v->maps = grow_array(v->maps, &lp->cap_maps, t->nr_maps, sizeof(*v->maps));
 		memcpy(&v->maps[v->nr_maps], &t->maps[v->nr_maps],
@@ -363,64 +364,68 @@ static struct alloc_stats period_stats(const struct alloc_stats *now,
 	return s;
 }
 
-/* Under lp->render: the view brought up to date, its symbolizer, and the
- * model of now - before (NULL: now; NULL too: the totals at this moment,
- * after the feeding thread caught up if wait). */
-static struct live_totals *begin_render(struct live_profile *lp, struct model *m,
-					const struct live_totals *now,
-					const struct live_totals *before, bool wait)
+/* The model's buckets (model_nr_buckets of a trace of now->nr_stacks
+ * stacks) of now - before (NULL: since the start), each divided by its
+ * share: what every reader of the totals shows. */
+static struct alloc_stats *period_buckets(const struct live_totals *now,
+					  const struct live_totals *before)
 {
-	static const struct symbolizer_options opt = { .want_dwarf = true };
-	struct live_totals *own = NULL;
+	struct alloc_stats *stats = xcalloc(now->nr_stacks + 1 + ALYS_KIND_REALLOC, sizeof(*stats));
 	double share, share_realloc;
-	struct alloc_stats *stats;
-	size_t nb;
 
-	pthread_mutex_lock(&lp->render);
-	pthread_mutex_lock(&lp->lock);
-	if (!now && wait)
-		catch_up(lp);
-	sync_view(lp);
-	if (!now)
-		now = own = copy_totals(lp);
-	pthread_mutex_unlock(&lp->lock);
-	if (!lp->sym)
-		lp->sym = symbolizer_new(&lp->view, &opt);
-	symbolizer_maps_grew(lp->sym);
-
-	nb = model_nr_buckets(&lp->view);
-	stats = xcalloc(nb, sizeof(*stats));
 	period_shares(now, before, &share, &share_realloc);
 	for (size_t s = 1; s <= now->nr_stacks; s++)
 		stats[s] = period_stats(&now->by_stack[s], before && s <= before->nr_stacks ?
 					&before->by_stack[s] : NULL,
 					now->realloc[s] ? share_realloc : share);
 	for (unsigned int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_REALLOC; k++)
-		stats[lp->view.nr_stacks + k] = period_stats(&now->lost[k],
-							     before ? &before->lost[k] : NULL,
-							     k == ALYS_KIND_REALLOC ? share_realloc
-										    : share);
-	model_from_buckets(m, &lp->view, lp->sym, stats, 0);
-	free(stats);
-	return own;
+		stats[now->nr_stacks + k] = period_stats(&now->lost[k],
+							 before ? &before->lost[k] : NULL,
+							 k == ALYS_KIND_REALLOC ? share_realloc : share);
+	return stats;
 }
 
-static void end_render(struct live_profile *lp, struct model *m, struct live_totals *own)
+/* Under lp->render: the view brought up to date, its symbolizer, and the
+ * model of the totals at this moment (after the feeding thread caught up,
+ * if wait) minus before, if given. Returns those totals. */
+static struct live_totals *begin_render(struct live_profile *lp, struct model *m,
+					const struct live_totals *before, bool wait)
+{
+	static const struct symbolizer_options opt = { .want_dwarf = true };
+	struct live_totals *now;
+	struct alloc_stats *stats;
+
+	pthread_mutex_lock(&lp->render);
+	pthread_mutex_lock(&lp->lock);
+	if (wait)
+		catch_up(lp);
+	sync_view(lp);
+	now = copy_totals(lp);	/* of the view's stacks: copied together */
+	pthread_mutex_unlock(&lp->lock);
+	if (!lp->sym)
+		lp->sym = symbolizer_new(&lp->view, &opt);
+	symbolizer_maps_grew(lp->sym);
+	stats = period_buckets(now, before);
+	model_from_buckets(m, &lp->view, lp->sym, stats, 0);
+	free(stats);
+	return now;
+}
+
+static void end_render(struct live_profile *lp, struct model *m, struct live_totals *now)
 {
 	model_free(m);
-	live_totals_free(own);
+	live_totals_free(now);
 	pthread_mutex_unlock(&lp->render);
 }
 
-void live_profile_pprof(struct live_profile *lp, const struct live_totals *now,
-			const struct live_totals *before, bool heap, struct outbuf *o)
+void live_profile_pprof(struct live_profile *lp, const struct live_totals *before, bool heap,
+			struct outbuf *o)
 {
 	struct output_options opt = { .live_view = heap };
-	struct live_totals *own;
+	struct live_totals *now;
 	struct model m;
 
-	own = begin_render(lp, &m, now, before, true);
-	now = now ? now : own;
+	now = begin_render(lp, &m, before, true);
 	/* a delta covers [before, now]; else the trace's start to now */
 	if (before) {
 		opt.time_unix_ns = before->unix_ns;
@@ -429,7 +434,7 @@ void live_profile_pprof(struct live_profile *lp, const struct live_totals *now,
 		opt.duration_ns = now->unix_ns - lp->view.hdr.start_unix_ns;
 	}
 	write_pprof(&m, o, &opt);
-	end_render(lp, &m, own);
+	end_render(lp, &m, now);
 }
 
 static int by_live_bytes(const void *a, const void *b)
@@ -446,12 +451,12 @@ void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
 			      double elapsed_s)
 {
 	const struct model_site **rows;
-	struct live_totals *own;
+	struct live_totals *now;
 	uint32_t gc_no;
 	struct model m;
 
 	/* the feeding thread itself, which flushed just before */
-	own = begin_render(lp, &m, NULL, NULL, false);
+	now = begin_render(lp, &m, NULL, false);
 	pthread_mutex_lock(&lp->lock);
 	gc_no = lp->t.nr_collections ? lp->t.collections[lp->t.nr_collections - 1].gc_no : 0;
 	pthread_mutex_unlock(&lp->lock);
@@ -467,51 +472,33 @@ void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
 			rows[i]->s.inuse_space, rows[i]->s.inuse_objects, rows[i]->name);
 	fflush(out);
 	free(rows);
-	end_render(lp, &m, own);
-}
-
-static void add_to(struct alloc_stats *sum, const struct alloc_stats *s)
-{
-	sum->alloc_objects += s->alloc_objects;
-	sum->alloc_space += s->alloc_space;
-	sum->inuse_objects += s->inuse_objects;
-	sum->inuse_space += s->inuse_space;
+	end_render(lp, &m, now);
 }
 
 void live_profile_metrics(struct live_profile *lp, struct live_metrics *out)
 {
-	const struct live_totals *tot = &lp->tot;
-	struct alloc_stats all = { 0 }, s;
-	double share, share_realloc;
-	struct live_totals now;
-	size_t n;
+	struct alloc_stats all = { 0 }, *stats;
+	struct live_totals *now;
 
 	pthread_mutex_lock(&lp->lock);
 	catch_up(lp);
-	/* each bucket divided by its share, as rendering does */
-	now.duty = trace_is_duty_cycled(&lp->t);
-	trace_duty_bytes(&lp->t, &now.bytes);
-	period_shares(&now, NULL, &share, &share_realloc);
-	n = lp->t.nr_stacks < tot->nr_stacks ? lp->t.nr_stacks + 1 : tot->nr_stacks;
-	for (size_t b = 1; b < n; b++) {
-		s = period_stats(&tot->by_stack[b], NULL, tot->realloc[b] ? share_realloc : share);
-		add_to(&all, &s);
-	}
-	for (unsigned int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_REALLOC; k++) {
-		s = period_stats(&tot->lost[k], NULL,
-				 k == ALYS_KIND_REALLOC ? share_realloc : share);
-		add_to(&all, &s);
-	}
+	now = copy_totals(lp);
 	*out = (struct live_metrics){
 		.events = lp->t.nr_events,
-		.alloc_objects = all.alloc_objects,
-		.alloc_space = all.alloc_space,
-		.inuse_objects = all.inuse_objects,
-		.inuse_space = all.inuse_space,
 		.stacks = lp->t.nr_stacks,
 		.failed = lp->failed,
 	};
 	pthread_mutex_unlock(&lp->lock);
+	/* the buckets a profile shows, added up */
+	stats = period_buckets(now, NULL);
+	for (size_t b = 1; b <= now->nr_stacks + ALYS_KIND_REALLOC; b++)
+		alloc_stats_add(&all, &stats[b]);
+	out->alloc_objects = all.alloc_objects;
+	out->alloc_space = all.alloc_space;
+	out->inuse_objects = all.inuse_objects;
+	out->inuse_space = all.inuse_space;
+	free(stats);
+	live_totals_free(now);
 }
 
 void live_profile_each_counter(struct live_profile *lp,

@@ -29,8 +29,9 @@ struct live_profile;
 struct live_profile *live_profile_new(const char *name);
 void live_profile_free(struct live_profile *lp);
 
-/* Whole records, the header first (the writer's). -1 after a record the
- * reader refused (said on stderr); the profile stops counting then. */
+/* Whole records, the header first (the writer's). -1 for the batch with
+ * a record the reader refused (said on stderr): the profile stops
+ * counting there, and later batches are ignored. */
 int live_profile_feed(struct live_profile *lp, const void *buf, size_t len);
 
 /*
@@ -50,10 +51,10 @@ struct live_totals;
 struct live_totals *live_profile_totals(struct live_profile *lp);
 void live_totals_free(struct live_totals *tot);
 
-/* The profile of `now`, minus `before` when given (every value, as Go's
- * delta profiles), as gzipped pprof; heap: inuse_space first. */
-void live_profile_pprof(struct live_profile *lp, const struct live_totals *now,
-			const struct live_totals *before, bool heap, struct outbuf *o);
+/* The profile now, minus `before` when given (every value, as Go's delta
+ * profiles), as gzipped pprof; heap: inuse_space first. */
+void live_profile_pprof(struct live_profile *lp, const struct live_totals *before, bool heap,
+			struct outbuf *o);
 
 /* The top sites by live bytes, as --interval prints them: on the feeding
  * thread, after a flush. */

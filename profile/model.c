@@ -262,20 +262,6 @@ struct build {
 	struct progress bar;
 };
 
-static void add_stats(struct alloc_stats *s, uint64_t objects, uint64_t space)
-{
-	s->alloc_objects += objects;
-	s->alloc_space += space;
-	s->inuse_objects += objects;
-	s->inuse_space += space;
-}
-
-static void drop_stats(struct alloc_stats *s, uint64_t objects, uint64_t space)
-{
-	s->inuse_objects -= objects;
-	s->inuse_space -= space;
-}
-
 static struct model_thread *thread_of(struct build *bd, uint32_t tid)
 {
 	struct model *m = bd->m;
@@ -383,8 +369,8 @@ static void give_back(struct build *bd, const struct trace_event *e)
 	old = &bd->blocks[at];
 	bk = &m->buckets[old->bucket];
 	th = thread_of(bd, old->tid);
-	drop_stats(&bk->s, old->objects, old->weight);
-	drop_stats(&m->sites[bk->site].s, old->objects, old->weight);
+	alloc_stats_drop(&bk->s, old->objects, old->weight);
+	alloc_stats_drop(&m->sites[bk->site].s, old->objects, old->weight);
 	m->sites[bk->site].frees++;
 	/* allocated when gc_no collections had run: collection gc_no + 1 is
 	 * the first after it (trace_free_since: the first it may have died at) */
@@ -425,8 +411,8 @@ static void count_alloc(struct build *bd, const struct trace_event *e, size_t b)
 					       .gc_no = e->gc_no };
 	u64_table_put(&bd->counted, e->id, at, 0);
 	th = thread_of(bd, e->tid);
-	add_stats(&bk->s, objs, e->weight);
-	add_stats(&m->sites[bk->site].s, objs, e->weight);
+	alloc_stats_count(&bk->s, objs, e->weight);
+	alloc_stats_count(&m->sites[bk->site].s, objs, e->weight);
 	m->sites[bk->site].allocs++;
 	th->allocs++;
 	th->alloc_space += e->weight;
@@ -564,10 +550,7 @@ static void sum_types(struct model *m)
 
 		if (!bk->s.alloc_objects)
 			continue;
-		ty->s.alloc_objects += bk->s.alloc_objects;
-		ty->s.alloc_space += bk->s.alloc_space;
-		ty->s.inuse_objects += bk->s.inuse_objects;
-		ty->s.inuse_space += bk->s.inuse_space;
+		alloc_stats_add(&ty->s, &bk->s);
 		sl = u64_table_get(&pair, key);
 		bytes = (sl ? sl->a : 0) + bk->s.alloc_space;
 		u64_table_put(&pair, key, bytes, 0);
@@ -587,24 +570,39 @@ static int by_tid(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* An empty model of t's buckets, not classified yet. */
+static void model_begin(struct model *m, const struct trace *t, struct symbolizer *sym,
+			uint32_t depth)
+{
+	memset(m, 0, sizeof(*m));
+	m->t = t;
+	m->sym = sym;
+	m->depth = depth;
+	str_table_init(&m->names);
+	m->nr_buckets = model_nr_buckets(t);
+	m->buckets = xcalloc(m->nr_buckets, sizeof(*m->buckets));
+	m->stack_shown = xcalloc(t->nr_stacks ? t->nr_stacks : 1, 1);
+}
+
+/* Once sites hold their totals: types' totals and the whole's. */
+static void sum_up(struct model *m)
+{
+	sum_types(m);
+	for (size_t i = 0; i < m->nr_sites; i++)
+		alloc_stats_add(&m->total, &m->sites[i].s);
+}
+
 void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 		 const struct event_filter *filter, uint32_t depth, bool with_code_types)
 {
 	struct build bd = { .m = m };
 
-	memset(m, 0, sizeof(*m));
-	m->t = t;
-	m->sym = sym;
+	model_begin(m, t, sym, depth);
 	m->filter = *filter;
-	m->depth = depth;
-	str_table_init(&m->names);
 	if (with_code_types) {
 		type_ids_scan(&m->code_types, t, sym);
 		m->has_code_types = true;
 	}
-	m->nr_buckets = model_nr_buckets(t);
-	m->buckets = xcalloc(m->nr_buckets, sizeof(*m->buckets));
-	m->stack_shown = xcalloc(t->nr_stacks ? t->nr_stacks : 1, 1);
 	classify(m);
 
 	u64_table_init(&bd.thread_of);
@@ -617,15 +615,11 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 	u64_table_free(&bd.counted);
 	u64_table_free(&bd.thread_of);
 
-	sum_types(m);
+	sum_up(m);
 	for (size_t i = 0; i < m->nr_sites; i++) {
 		struct model_site *s = &m->sites[i];
 
 		s->snapshots = s->first_snap == UINT32_MAX ? 0 : m->collection_snaps - s->first_snap;
-		m->total.alloc_objects += s->s.alloc_objects;
-		m->total.alloc_space += s->s.alloc_space;
-		m->total.inuse_objects += s->s.inuse_objects;
-		m->total.inuse_space += s->s.inuse_space;
 	}
 	if (m->nr_threads)
 		qsort(m->threads, m->nr_threads, sizeof(*m->threads), by_tid);
@@ -634,33 +628,15 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 void model_from_buckets(struct model *m, const struct trace *t, struct symbolizer *sym,
 			const struct alloc_stats *stats, uint32_t depth)
 {
-	memset(m, 0, sizeof(*m));
-	m->t = t;
-	m->sym = sym;
-	m->depth = depth;
-	str_table_init(&m->names);
-	m->nr_buckets = model_nr_buckets(t);
-	m->buckets = xcalloc(m->nr_buckets, sizeof(*m->buckets));
-	m->stack_shown = xcalloc(t->nr_stacks ? t->nr_stacks : 1, 1);
+	model_begin(m, t, sym, depth);
 	classify(m);
 	for (size_t b = 1; b < m->nr_buckets; b++) {
-		struct model_site *s = &m->sites[m->buckets[b].site];
-
 		m->buckets[b].s = stats[b];
-		s->s.alloc_objects += stats[b].alloc_objects;
-		s->s.alloc_space += stats[b].alloc_space;
-		s->s.inuse_objects += stats[b].inuse_objects;
-		s->s.inuse_space += stats[b].inuse_space;
+		alloc_stats_add(&m->sites[m->buckets[b].site].s, &stats[b]);
 		if (b <= t->nr_stacks && stats[b].alloc_objects)
 			m->stack_shown[b - 1] = 1;
 	}
-	sum_types(m);
-	for (size_t i = 0; i < m->nr_sites; i++) {
-		m->total.alloc_objects += m->sites[i].s.alloc_objects;
-		m->total.alloc_space += m->sites[i].s.alloc_space;
-		m->total.inuse_objects += m->sites[i].s.inuse_objects;
-		m->total.inuse_space += m->sites[i].s.inuse_space;
-	}
+	sum_up(m);
 }
 
 void model_free(struct model *m)

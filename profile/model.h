@@ -45,6 +45,29 @@ struct alloc_stats {
 	uint64_t inuse_objects, inuse_space;
 };
 
+/* An allocation counted (allocated and in use), and given back. */
+static inline void alloc_stats_count(struct alloc_stats *s, uint64_t objects, uint64_t space)
+{
+	s->alloc_objects += objects;
+	s->alloc_space += space;
+	s->inuse_objects += objects;
+	s->inuse_space += space;
+}
+
+static inline void alloc_stats_drop(struct alloc_stats *s, uint64_t objects, uint64_t space)
+{
+	s->inuse_objects -= objects;
+	s->inuse_space -= space;
+}
+
+static inline void alloc_stats_add(struct alloc_stats *sum, const struct alloc_stats *s)
+{
+	sum->alloc_objects += s->alloc_objects;
+	sum->alloc_space += s->alloc_space;
+	sum->inuse_objects += s->inuse_objects;
+	sum->inuse_space += s->inuse_space;
+}
+
 /* Named "function  file.cr:12" (file:line where DWARF gives it), or
  * "[stack lost]" / "[allocator only]" when it has no frame. */
 struct model_site {

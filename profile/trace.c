@@ -547,15 +547,17 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 		gc_no = UINT32_MAX;
 	}
 	e.gc_no = (uint32_t)gc_no;
-	if (stack_id && r->live && stack_of_id(t, stack_id) < 0 &&
-	    !t->undefined_stack_refs++) {
-		/* no second reading to wait for: shown without a stack */
-		t->first_undefined_stack = stack_id;
-		t->first_undefined_stack_at = r->t->live->fed + r->rec_off;
-	}
-	if (stack_id && !r->es && stack_of_id(t, stack_id) < 0) {
-		t->late = grow_array(t->late, &t->cap_late, t->nr_late + 1, sizeof(*t->late));
-		t->late[t->nr_late++] = (struct trace_late_ref){ .at = r->rec_off, .id = stack_id };
+	if (stack_id && (!r->es || r->live) && stack_of_id(t, stack_id) < 0) {
+		if (!r->live) {
+			t->late = grow_array(t->late, &t->cap_late, t->nr_late + 1,
+					     sizeof(*t->late));
+			t->late[t->nr_late++] = (struct trace_late_ref){ .at = r->rec_off,
+									 .id = stack_id };
+		} else if (!t->undefined_stack_refs++) {
+			/* no second reading to wait for: shown without a stack */
+			t->first_undefined_stack = stack_id;
+			t->first_undefined_stack_at = t->live->fed + r->rec_off;
+		}
 	}
 	return push_event(r, &e, stack_id);
 }
@@ -1221,12 +1223,17 @@ out:
 	return ret;
 }
 
-int trace_load(struct trace *t, const char *path)
+static void trace_init(struct trace *t, const char *path)
 {
 	memset(t, 0, sizeof(*t));
 	t->path = path;
 	u64_table_init(&t->stack_by_id);
 	u64_table_init(&t->v1_child);
+}
+
+int trace_load(struct trace *t, const char *path)
+{
+	trace_init(t, path);
 	if (map_file(t))
 		return -1;
 	return read_records(t);
@@ -1266,10 +1273,7 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 
 void trace_live_begin(struct trace *t, const char *name, trace_event_fn *fn, void *ctx)
 {
-	memset(t, 0, sizeof(*t));
-	t->path = name;
-	u64_table_init(&t->stack_by_id);
-	u64_table_init(&t->v1_child);
+	trace_init(t, name);
 	t->live = xcalloc(1, sizeof(*t->live));
 	t->live->es.fn = fn;
 	t->live->es.ctx = ctx;
@@ -1300,19 +1304,13 @@ int trace_live_feed(struct trace *t, const void *buf, size_t len)
 			lv->header_read = true;
 			if (!ret && t->hdr.version < 2)
 				ret = bad(&r, "a live trace is of version 2 or later");
-			t->liveness = liveness_mode(t);
 		} else {
-			uint64_t type = lv->up.data.type == MSGPACK_OBJECT_ARRAY &&
-					lv->up.data.via.array.size ?
-					lv->up.data.via.array.ptr[0].via.u64 : 0;
-
 			/* --duty: weights stay as recorded; the reader of the
 			 * counts divides by the share of the period it shows */
 			ret = parse_record(&r, &lv->up.data);
-			if (type == ALYS_REC_END)
-				t->liveness = liveness_mode(t);
 		}
 	}
+	t->liveness = liveness_mode(t);	/* the header's, or the end's */
 	lv->fed += len;
 	t->data = NULL;
 	t->size = 0;

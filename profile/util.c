@@ -84,15 +84,21 @@ void *grow_array(void *ptr, size_t *cap, size_t need, size_t item_size)
 	return ptr;
 }
 
+/* One line on stderr: "prog: KIND message". */
+static void message(const char *kind, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: %s", prog_name, kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void warnx_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: warning: ", prog_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	message("warning: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int quiet;
@@ -103,22 +109,18 @@ void note_msg(const char *fmt, ...)
 
 	if (quiet)
 		return;
-	fprintf(stderr, "%s: note: ", prog_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	message("note: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void errx_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	message("", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 const char *base_name(const char *path)

@@ -172,7 +172,7 @@ static enum MHD_Result serve_profile(struct http_endpoint *h, struct MHD_Connect
 		wait_seconds(h, secs);
 	}
 	outbuf_init(&o, -1);
-	live_profile_pprof(h->lp, NULL, before, heap, &o);
+	live_profile_pprof(h->lp, before, heap, &o);
 	live_totals_free(before);
 	return send_buf(c, MHD_HTTP_OK, "application/octet-stream", o.buf, o.len, true);
 }
@@ -195,7 +195,26 @@ static void each_counter(void *ctx, const char *name, uint64_t value)
 	outbuf_printf(o, "alys_tracer_counter{name=\"%s\"} %" PRIu64 "\n", name, value);
 }
 
-static uint64_t counter_of(struct live_profile *lp, const char *want);
+struct counter_find {
+	const char *want;
+	uint64_t value;
+};
+
+static void find_counter(void *ctx, const char *name, uint64_t value)
+{
+	struct counter_find *f = ctx;
+
+	if (!strcmp(name, f->want))
+		f->value = value;
+}
+
+static uint64_t counter_of(struct live_profile *lp, const char *want)
+{
+	struct counter_find f = { want, 0 };
+
+	live_profile_each_counter(lp, find_counter, &f);
+	return f.value;
+}
 
 static enum MHD_Result serve_metrics(struct http_endpoint *h, struct MHD_Connection *c)
 {
@@ -234,27 +253,6 @@ static enum MHD_Result serve_metrics(struct http_endpoint *h, struct MHD_Connect
 	live_profile_each_counter(h->lp, each_counter, &o);
 	return send_buf(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", o.buf,
 			o.len, false);
-}
-
-struct counter_find {
-	const char *want;
-	uint64_t value;
-};
-
-static void find_counter(void *ctx, const char *name, uint64_t value)
-{
-	struct counter_find *f = ctx;
-
-	if (!strcmp(name, f->want))
-		f->value = value;
-}
-
-static uint64_t counter_of(struct live_profile *lp, const char *want)
-{
-	struct counter_find f = { want, 0 };
-
-	live_profile_each_counter(lp, find_counter, &f);
-	return f.value;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,

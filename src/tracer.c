@@ -128,7 +128,6 @@ struct tracer {
 	bool exited;
 	bool end_scanned;	/* the last collection was read at exit or detach */
 	bool maps_gone;
-	bool lp_failed;
 	int interrupted;	/* signal that stopped a launch before exec */
 	bool want_snapshot;	/* SIGUSR1: copy the heap into the trace */
 	int exit_status;
@@ -769,11 +768,9 @@ static void feed_live_profile(void *ctx, const void *records, size_t len)
 {
 	struct tracer *t = ctx;
 
-	if (live_profile_feed(t->lp, records, len) && !t->lp_failed) {
-		t->lp_failed = true;
+	if (live_profile_feed(t->lp, records, len))
 		fail("the live profile stopped counting (a record it could not read: "
 		     "please report); the trace file is not affected\n");
-	}
 }
 
 static int setup_signals(struct tracer *t)
@@ -868,7 +865,7 @@ static int trace_loop(struct tracer *t)
 
 	for (;;) {
 		struct epoll_event got[4];
-		bool stop = false, want_live;
+		bool stop = false, want_live, report;
 		uint64_t now;
 		/* Events are submitted without waking us: poll at a short
 		 * period, woken early only when the buffer fills. */
@@ -894,34 +891,29 @@ static int trace_loop(struct tracer *t)
 		check_live_state(t);
 		refill_windows_poll(&t->rw);
 		now = clock_ns(CLOCK_MONOTONIC);
-		if (t->o->interval_ns && now - last_report >= t->o->interval_ns) {
-			/* what the buffer holds first */
-			write_counters(t);
-			trace_writer_flush(&t->w);
-			live_profile_print_sites(t->lp, stderr, INTERVAL_TOP,
-						 (now - t->start_ns) / 1e9);
-			last_report = now;
-		}
-		/* A live profile divides --duty weights by the windows' share
-		 * of the same moment: the counters go with every flush. */
-		if (now - last_counters > (t->lp ? FLUSH_INTERVAL_NS : COUNTERS_INTERVAL_NS)) {
-			write_counters(t);
-			last_counters = now;
-		}
+		/* an HTTP reader or --interval: everything up to now first */
 		want_live = t->lp && live_profile_wanted(t->lp);
-		if (want_live) {
-			/* an HTTP reader: everything up to now, the counters too */
+		report = t->o->interval_ns && now - last_report >= t->o->interval_ns;
+		if (!t->lp && now - last_counters > COUNTERS_INTERVAL_NS) {
 			write_counters(t);
 			last_counters = now;
-			last_flush = 0;
 		}
-		if (now - last_flush > FLUSH_INTERVAL_NS) {
+		if (want_live || report || now - last_flush > FLUSH_INTERVAL_NS) {
+			/* A live profile divides --duty weights by the windows'
+			 * share of the same moment: counters with every flush. */
+			if (t->lp)
+				write_counters(t);
 			if (trace_writer_flush(&t->w)) {
 				fail("cannot write %s: %s; stopping\n", t->output,
 				     strerror(t->w.error));
 				break;
 			}
 			last_flush = now;
+		}
+		if (report) {
+			live_profile_print_sites(t->lp, stderr, INTERVAL_TOP,
+						 (now - t->start_ns) / 1e9);
+			last_report = now;
 		}
 		if (want_live)
 			live_profile_caught_up(t->lp);
@@ -1164,6 +1156,7 @@ static void request_end_scan(struct tracer *t)
 static void finish(struct tracer *t)
 {
 	const char *reason = t->exited ? "exit" : "signal";
+	char written[PATH_MAX + 64];
 	struct stat st;
 
 	request_end_scan(t);
@@ -1229,15 +1222,14 @@ static void finish(struct tracer *t)
 		    (unsigned long long)t->counters[ALYS_CNT_REFILL],
 		    t->duty_pct < 100 ? duty_summary(t) : "");
 	if (t->output[0])
-		say(t, "%s: %llu events, %llu stacks (%llu nodes), %.1f MiB written to %s\n",
-		    t->exited ? "target exited" : "detached",
-		    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,
-		    (unsigned long long)t->stacks.nodes, st.st_size / 1048576.0, t->output);
+		snprintf(written, sizeof(written), "%.1f MiB written to %s",
+			 st.st_size / 1048576.0, t->output);
 	else
-		say(t, "%s: %llu events, %llu stacks (%llu nodes), no trace file (--http "
-		    "without -o)\n", t->exited ? "target exited" : "detached",
-		    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,
-		    (unsigned long long)t->stacks.nodes);
+		snprintf(written, sizeof(written), "no trace file (--http without -o)");
+	say(t, "%s: %llu events, %llu stacks (%llu nodes), %s\n",
+	    t->exited ? "target exited" : "detached",
+	    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,
+	    (unsigned long long)t->stacks.nodes, written);
 }
 
 static void cleanup(struct tracer *t)

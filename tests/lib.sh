@@ -259,6 +259,18 @@ cpu_load() {
 	echo "note: $n busy loops running beside the test (ALYS_LOAD=$n)"
 }
 
+# start_http_json DIR: the HTTP benchmark server (bench/workloads/
+# http_json.cr) on a random loopback port, warmed up; sets PORT and SERVER,
+# stops it when the script exits.
+start_http_json() {
+	PORT=$((20000 + RANDOM % 20000))
+	"$ALYS_PROGS/http_json" $PORT >"$1/server.out" 2>&1 &
+	SERVER=$!
+	on_exit "kill $SERVER 2>/dev/null"
+	wait_for_line "$1/server.out" '^listening' 30 || fail "server started" "no listening line"
+	wrk -t1 -c4 -d1s "http://127.0.0.1:$PORT/" >/dev/null 2>&1	# warm up
+}
+
 # off_pct EST TRUTH: |EST - TRUTH| / TRUTH in hundredths of a percent.
 off_pct() {
 	awk -v e="$1" -v t="$2" 'BEGIN { d = (e - t) / t * 100; printf "%d", (d < 0 ? -d : d) * 100 }'

@@ -34,12 +34,7 @@ check_match "--help: --http writes no file unless -o" "$("$BIN/alys-bpf" --help)
 	'--http, no file unless -o is given'
 
 # --- the server, attached with --http ------------------------------------
-PORT=$((20000 + RANDOM % 20000))
-"$ALYS_PROGS/http_json" $PORT >"$T/server.out" 2>&1 &
-SERVER=$!
-on_exit "kill $SERVER 2>/dev/null"
-wait_for_line "$T/server.out" '^listening' 30 || fail "server started" "no listening line"
-wrk -t1 -c4 -d1s "http://127.0.0.1:$PORT/" >/dev/null 2>&1	# warm up
+start_http_json "$T"
 count() { curl -s "http://127.0.0.1:$PORT/count"; }
 
 "$BIN/alys-bpf" --pid $SERVER --http 0 -o "$T/live.alys" 2>"$T/live.err" &

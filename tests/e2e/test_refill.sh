@@ -109,12 +109,7 @@ check_eq "--duty 0: usage error" "$?" 2
 
 # --pid on a busy HTTP server: refill with --duty 20 by default. Bytes per
 # request against a full trace of the same load (wrk on loopback).
-PORT=$((20000 + RANDOM % 20000))
-"$ALYS_PROGS/http_json" $PORT >"$T/server.out" 2>&1 &
-SERVER=$!
-on_exit "kill $SERVER 2>/dev/null"
-wait_for_line "$T/server.out" '^listening' 30 || fail "server started" "no listening line"
-wrk -t1 -c4 -d1s "http://127.0.0.1:$PORT/" >/dev/null 2>&1	# warm up
+start_http_json "$T"
 
 # per_request NAME ARGS...: attach with ARGS, load 4 s, detach; prints
 # "requests bytes" of that trace.
