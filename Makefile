@@ -22,7 +22,11 @@ endif
 
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
-CPPFLAGS := -Iinclude -Ilib -Iprofile -I$(BUILD) -D_GNU_SOURCE
+# src/: the daemon, by job: core/ (a session: target, trace, probes),
+# gc/ (the collector's machine code and data, read from outside), unwind/,
+# modes/ (what a session is asked to do) and agent/ (every process on a host).
+SRC_DIRS := src src/core src/gc src/unwind src/modes src/agent
+CPPFLAGS := -Iinclude -Ilib -Iprofile $(SRC_DIRS:%=-I%) -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 
 DAEMON_LIBS    := -lbpf -lelf -lz -lzstd -lmsgpackc -lcapstone -ldw -lmicrohttpd -lm -lpthread
@@ -32,11 +36,12 @@ CONVERTER_LIBS := -ldw -lelf -lz -lzstd -lmsgpackc -lcapstone -lm
 # reader, model, symbolizer and pprof writer, which the converter renders
 # files with and the daemon its live profiles.
 LIB_SRCS       := $(wildcard lib/*.c) $(wildcard profile/*.c)
-DAEMON_SRCS    := $(wildcard src/*.c) $(LIB_SRCS)
+DAEMON_SRCS    := $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)) $(LIB_SRCS)
 CONVERTER_SRCS := $(wildcard converter/*.c) $(LIB_SRCS)
 DAEMON_OBJS    := $(DAEMON_SRCS:%.c=$(BUILD)/%.o)
 CONVERTER_OBJS := $(CONVERTER_SRCS:%.c=$(BUILD)/%.o)
-HEADERS        := $(wildcard include/*.h lib/*.h profile/*.h src/*.h converter/*.h)
+HEADERS        := $(wildcard include/*.h lib/*.h profile/*.h converter/*.h) \
+		  $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h))
 
 .PHONY: all clean check unit-tests demo fuzz
 all: $(BIN)/alys-bpf $(BIN)/alys_converter
@@ -80,10 +85,10 @@ $(BIN)/alys_converter: $(CONVERTER_OBJS)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(CONVERTER_LIBS)
 
 # C unit tests, one binary each, built with the same flags as the programs.
-$(BUILD)/tests/test_unwind_table: tests/unit/test_unwind_table.c src/unwind_table.c \
-		src/unwind_ref.c lib/elf_file.c $(HEADERS)
+$(BUILD)/tests/test_unwind_table: tests/unit/test_unwind_table.c src/unwind/unwind_table.c \
+		src/unwind/unwind_ref.c lib/elf_file.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Isrc $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf
 
 $(BUILD)/tests/test_crystal_names: tests/unit/test_crystal_names.c lib/crystal_names.c \
 		lib/crystal_display.c lib/str_table.c $(HEADERS)

@@ -3,7 +3,7 @@
 # replaces, measured side by side in one run. The kernel emulates push, jmp,
 # call, jcc and nop, single-steps everything else, and since Linux 6.x turns
 # a probe on a 5-byte nop into a call (optimized uprobe). This is why
-# alys-bpf places its probes (src/probe_place.c). Run as root after make.
+# alys-bpf places its probes (src/gc/probe_place.c). Run as root after make.
 #   bench/probe_cost.sh [COUNT] [REPS]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

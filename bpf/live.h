@@ -11,7 +11,7 @@
  * allocated before that collection whose mark byte is clear.
  *
  * HDR(p) and the mark byte are found with offsets the daemon derives from
- * the collector's own code (src/gc_layout.c); the first ALYS_LIVE_VERIFY_N
+ * the collector's own code (src/gc/gc_layout.c); the first ALYS_LIVE_VERIFY_N
  * allocations check them (key, hb_sz, block alignment) before any mark is
  * trusted. If a check fails, or the layout could not be derived at all,
  * deaths are only found when an address is handed out again (reuse), which

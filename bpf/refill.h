@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * --sample refill: one probe where GC_malloc_kind returns from refilling a
- * thread's free list (see src/refill_probe.h), none on the allocation fast
+ * thread's free list (see src/gc/refill_probe.h), none on the allocation fast
  * path. The refill's first object is the one being allocated: it is the
  * event's block, its stack the event's stack, and the event stands for the
  * whole list the refill built, weighted as (objects in the list) x (bytes

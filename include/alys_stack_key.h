@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Keys of stack prefixes, the one definition the kernel (bpf/alys.bpf.c), the
- * daemon (src/stack_table.c) and the converter (v1 traces) compute alike.
+ * daemon (src/unwind/stack_table.c) and the converter (v1 traces) compute alike.
  *
  * Stacks form a tree rooted at the outermost frame: the key of a prefix of k
  * frames (counted from the outermost) is mixed from the key of its k-1 frame

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Tests for src/unwind_table.c and src/unwind_ref.c.
+ * Tests for src/unwind/unwind_table.c and src/unwind/unwind_ref.c.
  *
  * Build and run from the repository root:
  *   mkdir -p tests/build && gcc -O2 -g -Wall -Wextra -std=gnu11 -D_GNU_SOURCE \
- *     -Iinclude -Isrc src/unwind_table.c src/unwind_ref.c \
+ *     -Iinclude -Isrc src/unwind/unwind_table.c src/unwind/unwind_ref.c \
  *     tests/unit/test_unwind_table.c -ldw -lelf -o tests/build/test_unwind_table \
  *   && tests/build/test_unwind_table
  *

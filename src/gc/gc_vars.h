@@ -16,7 +16,7 @@ struct elf_file;
 /*
  * The collector's count of bytes allocated: GC_get_total_bytes() returns
  * GC_bytes_allocd + GC_bytes_allocd_before_gc, two words its code loads.
- * --duty reads them around each window (src/duty_cycle.h).
+ * --duty reads them around each window (src/core/duty_cycle.h).
  */
 int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, size_t whylen);
 
