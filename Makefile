@@ -62,7 +62,7 @@ $(BUILD)/src/%.o: src/%.c $(HEADERS)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
 # Only the loader includes the generated skeleton.
-$(BUILD)/src/tracer.o: $(BUILD)/alys.skel.h
+$(BUILD)/src/core/session.o: $(BUILD)/alys.skel.h
 
 $(BUILD)/converter/%.o: converter/%.c $(HEADERS)
 	@mkdir -p $(@D)

@@ -15,7 +15,7 @@
 #include "alys_format.h"
 #include "http_endpoint.h"
 #include "heap_snapshot.h"
-#include "tracer.h"
+#include "trace_one.h"
 #include "util.h"
 
 #define ALYS_VERSION "0.1.0"
@@ -370,5 +370,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "Try 'alys-bpf --help'.\n");
 		return 2;
 	}
-	return tracer_run(&o);
+	return trace_one_run(&o);
 }

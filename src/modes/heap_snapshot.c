@@ -26,7 +26,8 @@
 #include "launch.h"
 #include "proc_maps.h"
 #include "trace_writer.h"
-#include "tracer.h"
+#include "session.h"
+#include "target.h"
 
 #define RED_ZONE 128		/* below the stack pointer, still the thread's */
 #define MAX_THREADS 4096
@@ -512,36 +513,25 @@ int heap_snapshot_run(const struct tracer_opts *o)
 	struct heap_snapshot_stats st = { 0 };
 	struct trace_header h = { 0 };
 	struct trace_writer w = { 0 };
-	struct gc_probes gp;
+	struct target tg = { 0 };
 	struct proc_maps maps;
 	struct invoker inv;
-	char exe[PATH_MAX] = "", link[64], output[PATH_MAX], err[PATH_MAX + 512];
-	ssize_t n;
+	char output[PATH_MAX], err[PATH_MAX + 512];
 	int ret = 1;
 
 	if (!o->pid) {
 		fail("--heap-snapshot takes a running process: give --pid PID\n");
 		return 2;
 	}
-	if (kill(o->pid, 0) && errno == ESRCH) {
-		fail("no process with pid %d: check the pid (ps -e), it may have exited\n", o->pid);
-		return 1;
-	}
-	snprintf(link, sizeof(link), "/proc/%d/exe", o->pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n < 0) {
-		fail("cannot read %s: %s%s\n", link, strerror(errno),
-		     errno == EACCES ? " (run alys-bpf as root)" : "");
-		return 1;
-	}
-	exe[n] = 0;
-	if (gc_probes_for_process(o->pid, &gp, err, sizeof(err))) {
+	if (target_from_pid(&tg, o->pid, err, sizeof(err))) {
 		fail("%s\n", err);
+		target_free(&tg);
 		return 1;
 	}
-	if (!gp.layout_ok) {
-		fail("--heap-snapshot: cannot find the collector's heap in %s (%s)\n", gp.path,
-		     gp.layout_why);
+	if (!tg.gp.layout_ok) {
+		fail("--heap-snapshot: cannot find the collector's heap in %s (%s)\n", tg.gp.path,
+		     tg.gp.layout_why);
+		target_free(&tg);
 		return 1;
 	}
 	invoker_from_env(&inv, o->as_root);
@@ -552,10 +542,11 @@ int heap_snapshot_run(const struct tracer_opts *o)
 	if (trace_writer_open(&w, output, inv.drop ? inv.uid : (uid_t)-1,
 			      inv.drop ? inv.gid : (gid_t)-1, err, sizeof(err))) {
 		fail("%s\n", err);
+		target_free(&tg);
 		return 1;
 	}
 	h.pid = (uint32_t)o->pid;
-	h.exe = exe;
+	h.exe = tg.exe;
 	h.start_ns = clock_ns(CLOCK_MONOTONIC);
 	h.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	h.unwind = "none";
@@ -564,7 +555,7 @@ int heap_snapshot_run(const struct tracer_opts *o)
 	trace_writer_header(&w, &h);
 	proc_maps_init(&maps, o->pid);
 	proc_maps_refresh(&maps, &w);
-	if (heap_snapshot_take(o->pid, &gp, &w, &st, err, sizeof(err))) {
+	if (heap_snapshot_take(o->pid, &tg.gp, &w, &st, err, sizeof(err))) {
 		fail("--heap-snapshot: %s\n", err);
 		trace_writer_end(&w, "error", 0, clock_ns(CLOCK_MONOTONIC), "off");
 	} else {
@@ -578,6 +569,7 @@ int heap_snapshot_run(const struct tracer_opts *o)
 		heap_snapshot_say(o->pid, &st, output);
 	}
 	proc_maps_free(&maps);
+	target_free(&tg);
 	return ret;
 }
 

@@ -2,12 +2,14 @@
 #include "unwind_maps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 
@@ -19,7 +21,7 @@
 void unwind_maps_init(struct unwind_maps *um)
 {
 	memset(um, 0, sizeof(*um));
-	um->rows_fd = um->objects_fd = -1;
+	um->rows_fd = um->objects_fd = um->procs_fd = -1;
 }
 
 static int upload_object(struct unwind_maps *um, struct unwind_object *o,
@@ -202,13 +204,24 @@ size_t unwind_maps_rows(const struct unwind_maps *um)
 	return um->nrows;
 }
 
-int unwind_maps_attach(struct unwind_maps *um, int rows_fd, int objects_fd,
+int unwind_maps_attach(struct unwind_maps *um, int rows_fd, int objects_fd, int procs_fd,
 		       uint32_t rows_cap, char *err, size_t errlen)
 {
-	um->rows_fd = rows_fd;
-	um->objects_fd = objects_fd;
+	/* Copies: the maps outlive the first program that made them. */
+	um->rows_fd = fcntl(rows_fd, F_DUPFD_CLOEXEC, 0);
+	um->objects_fd = fcntl(objects_fd, F_DUPFD_CLOEXEC, 0);
+	um->procs_fd = fcntl(procs_fd, F_DUPFD_CLOEXEC, 0);
 	um->rows_cap = rows_cap;
+	if (um->rows_fd < 0 || um->objects_fd < 0 || um->procs_fd < 0) {
+		snprintf(err, errlen, "cannot keep the unwind tables' maps: %s", strerror(errno));
+		return -1;
+	}
 	return sync_maps(um, err, errlen);
+}
+
+bool unwind_maps_attached(const struct unwind_maps *um)
+{
+	return um->rows_fd >= 0;
 }
 
 void unwind_maps_free(struct unwind_maps *um)
@@ -217,5 +230,11 @@ void unwind_maps_free(struct unwind_maps *um)
 		free(um->objs[i].path);
 	free(um->objs);
 	free(um->rows);
+	if (um->rows_fd >= 0)
+		close(um->rows_fd);
+	if (um->objects_fd >= 0)
+		close(um->objects_fd);
+	if (um->procs_fd >= 0)
+		close(um->procs_fd);
 	unwind_maps_init(um);
 }

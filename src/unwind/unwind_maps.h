@@ -31,7 +31,7 @@ struct unwind_maps {
 	size_t nrows, rows_alloc;
 	uint32_t rows_uploaded;
 	uint32_t rows_cap;		/* max_entries of the BPF array */
-	int rows_fd, objects_fd;	/* -1 until the BPF maps exist */
+	int rows_fd, objects_fd, procs_fd;	/* -1 until the BPF maps exist */
 	uint64_t build_ns;		/* time spent building tables */
 	unsigned failures;
 };
@@ -43,8 +43,12 @@ void unwind_maps_init(struct unwind_maps *um);
 int unwind_maps_add(struct unwind_maps *um, const char *path, char *err, size_t errlen);
 /* Rows built so far: the loader sizes the BPF array from it. */
 size_t unwind_maps_rows(const struct unwind_maps *um);
-int unwind_maps_attach(struct unwind_maps *um, int rows_fd, int objects_fd,
+/* The BPF maps of the first program loaded (kept open here, so that
+ * later programs, the agent's other sessions, reuse them: the rows are
+ * per file, not per process). */
+int unwind_maps_attach(struct unwind_maps *um, int rows_fd, int objects_fd, int procs_fd,
 		       uint32_t rows_cap, char *err, size_t errlen);
+bool unwind_maps_attached(const struct unwind_maps *um);
 void unwind_maps_free(struct unwind_maps *um);
 
 #endif

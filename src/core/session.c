@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "tracer.h"
+#include "session.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,9 +25,7 @@
 #include "census_session.h"
 #include "clock_ns.h"
 #include "gc_probes.h"
-#include "heap_snapshot.h"
 #include "launch.h"
-#include "http_endpoint.h"
 #include "live_profile.h"
 #include "liveness_setup.h"
 #include "ldso_list.h"
@@ -38,11 +35,11 @@
 #include "session_link.h"
 #include "u64_table.h"
 #include "stack_table.h"
+#include "target.h"
 #include "trace_writer.h"
 #include "unwind_maps.h"
 
 #define FLUSH_INTERVAL_NS (200 * 1000000ULL)
-#define INTERVAL_TOP 10		/* sites per --interval report */
 #define TRACKED_ALL (1u << 20)		/* live blocks followed, all calls */
 #define TRACKED_SAMPLED (1u << 18)	/* sampled */
 #define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
@@ -99,8 +96,9 @@ static const char *const counter_names[] = {
 	[CNT_GC_BYTES_SAMPLED_REALLOC] = "gc_bytes_sampled_realloc",
 };
 
-struct tracer {
+struct session {
 	const struct tracer_opts *o;
+	struct target tg;
 	struct alys_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link *links[16];
@@ -108,35 +106,29 @@ struct tracer {
 	int session_fds[4];	/* uprobe-session links */
 	int nsessions;
 	bool session;		/* attached as sessions: see bpf/alys.bpf.c */
-	struct gc_probes gp;
-	struct lib_list libs;		/* launched: what the loader will map */
-	struct unwind_maps um;
+	struct unwind_maps *um;		/* own_um, or the agent's shared tables */
+	struct unwind_maps own_um;
 	struct trace_writer w;
 	struct proc_maps maps;
 	struct mmap_watch mw;
 	struct u64_table sizes;
 	struct stack_table stacks;
-	struct live_profile *lp;	/* --interval, --http: the profile so far */
-	struct http_endpoint *http;
+	bool want_live;
+	struct live_profile *lp;	/* --interval, --http, --push: the profile so far */
 	uint64_t start_ns;
 	struct launch launch;
 	struct invoker inv;
-	pid_t pid;
 	int pidfd;
-	int sigfd;
 	bool launched;
 	bool exited;
 	bool end_scanned;	/* the last collection was read at exit or detach */
 	bool maps_gone;
-	int interrupted;	/* signal that stopped a launch before exec */
-	bool want_snapshot;	/* SIGUSR1: copy the heap into the trace */
 	int exit_status;
-	int signals;
 	uint64_t deaths, collections;
+	uint64_t last_flush, last_counters;
 	struct liveness_setup live;
 	uint64_t counters[NR_COUNTERS];
 	char output[PATH_MAX];
-	char exe[PATH_MAX];
 	bool census_only;		/* --census without --sample: no allocation probes */
 	uint64_t sample_bytes;		/* bytes:N in effect (0: none) */
 	bool refill;			/* --sample refill in effect */
@@ -158,7 +150,7 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-static int check_privileges(void)
+int session_check_privileges(void)
 {
 	if (geteuid() != 0) {
 		fail("must run as root to load BPF programs and attach uprobes "
@@ -176,9 +168,9 @@ static int check_privileges(void)
 
 /* Room for the tables built now and as many again for libraries loaded
  * later, at least 1M rows (16 MiB of kernel memory). */
-static uint32_t unwind_rows_cap(const struct tracer *t)
+static uint32_t unwind_rows_cap(const struct session *t)
 {
-	size_t rows = unwind_maps_rows(&t->um);
+	size_t rows = unwind_maps_rows(t->um);
 
 	if (t->o->unwind != ALYS_UNWIND_DWARF || t->o->empty_probes)
 		return 1;
@@ -188,52 +180,52 @@ static uint32_t unwind_rows_cap(const struct tracer *t)
 
 /* Whether the target's files are out of reach because it is exiting:
  * /proc/PID/root of a zombie (or of a reaped pid) cannot be followed. */
-static bool target_gone(const struct tracer *t, const char *path)
+static bool target_gone(const struct session *t, const char *path)
 {
 	char root[64];
-	int n = snprintf(root, sizeof(root), "/proc/%d/root/", t->pid);
+	int n = snprintf(root, sizeof(root), "/proc/%d/root/", t->tg.pid);
 
 	return n > 0 && !strncmp(path, root, (size_t)n) && access(root, F_OK);
 }
 
-static void add_unwind_table(struct tracer *t, const char *path)
+static void add_unwind_table(struct session *t, const char *path)
 {
 	char err[PATH_MAX + 256];
 
 	if (t->o->unwind != ALYS_UNWIND_DWARF)
 		return;
 	/* a library seen mapped as the target exits: no stack will need it */
-	if (unwind_maps_add(&t->um, path, err, sizeof(err)) && !target_gone(t, path))
+	if (unwind_maps_add(t->um, path, err, sizeof(err)) && !target_gone(t, path))
 		say(t, "warning: %s: stacks through it will stop there\n", err);
 }
 
 static int add_mapped_unwind_table(const struct maps_line *l, void *arg)
 {
-	struct tracer *t = arg;
+	struct session *t = arg;
 	char root[PATH_MAX + 64];
 
 	if (maps_line_is_exec_file(l)) {
-		snprintf(root, sizeof(root), "/proc/%d/root%s", t->pid, l->path);
+		snprintf(root, sizeof(root), "/proc/%d/root%s", t->tg.pid, l->path);
 		add_unwind_table(t, root);
 	}
 	return 0;
 }
 
 /* Tables for everything the target has or will have mapped at start. */
-static void build_unwind_tables(struct tracer *t)
+static void build_unwind_tables(struct session *t)
 {
 	if (t->o->unwind != ALYS_UNWIND_DWARF || t->o->empty_probes)
 		return;
 	if (t->o->argv) {
-		add_unwind_table(t, t->exe);
-		for (size_t i = 0; i < t->libs.n; i++)
-			add_unwind_table(t, t->libs.paths[i]);
+		add_unwind_table(t, t->tg.exe);
+		for (size_t i = 0; i < t->tg.libs.n; i++)
+			add_unwind_table(t, t->tg.libs.paths[i]);
 	} else {
-		proc_maps_each(t->pid, add_mapped_unwind_table, t);
+		proc_maps_each(t->tg.pid, add_mapped_unwind_table, t);
 	}
 	if (t->o->verbose)
-		say(t, "unwind tables: %zu files, %zu rows, built in %.0f ms\n", t->um.n,
-		    unwind_maps_rows(&t->um), t->um.build_ns / 1e6);
+		say(t, "unwind tables: %zu files, %zu rows, built in %.0f ms\n", t->um->n,
+		    unwind_maps_rows(t->um), t->um->build_ns / 1e6);
 }
 
 /* -ln(u) for u in [1/2, 1), 2^20 fixed point: see bpf/sample.h. */
@@ -270,7 +262,7 @@ static void report_load_error(int err)
  * sessions: the kernel skips the return probe of calls the entry did not
  * sample. The sessions' programs, or the classic entry and return ones, are
  * loaded, not both. */
-static void choose_programs(struct tracer *t)
+static void choose_programs(struct session *t)
 {
 	struct alys_bpf *s = t->skel;
 	struct bpf_program *session[] = { s->progs.gc_malloc_session,
@@ -300,23 +292,23 @@ static void choose_programs(struct tracer *t)
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.census_setcb_entry, t->o->census_every != 0);
 	bpf_program__set_autoload(s->progs.census_trigger, t->o->census_every != 0);
-	t->skel->rodata->setcb_vaddr = t->gp.setcb.probe_vaddr;
+	t->skel->rodata->setcb_vaddr = t->tg.gp.setcb.probe_vaddr;
 	t->skel->rodata->session_mode = t->session;
 }
 
 /* Refill sampling where the slow paths can be probed; bytes:512K where not,
  * said once: a user who asked for a cheap probe gets a dearer one. */
-static void choose_sampling(struct tracer *t)
+static void choose_sampling(struct session *t)
 {
 	int mode = t->o->sample;
 
 	if (mode == SAMPLE_DEFAULT)
 		mode = t->o->pid && !t->census_only ? SAMPLE_REFILL : SAMPLE_ALL;
 	t->sample_bytes = mode == SAMPLE_BYTES ? t->o->sample_bytes : 0;
-	if (mode == SAMPLE_REFILL && !t->gp.refill_ok) {
+	if (mode == SAMPLE_REFILL && !t->tg.gp.refill_ok) {
 		say(t, "notice: cannot probe the collector's slow paths (%s); sampling "
 		    "bytes:%uK instead, which takes a probe on every allocation\n",
-		    t->gp.refill_why, SAMPLE_FALLBACK_BYTES >> 10);
+		    t->tg.gp.refill_why, SAMPLE_FALLBACK_BYTES >> 10);
 		mode = SAMPLE_BYTES;
 		t->sample_bytes = SAMPLE_FALLBACK_BYTES;
 	}
@@ -325,29 +317,29 @@ static void choose_sampling(struct tracer *t)
 	if (t->refill)
 		t->duty_pct = t->o->duty_pct ? t->o->duty_pct :
 			      t->o->pid ? DUTY_DEFAULT_PID : 100;
-	if (t->duty_pct < 100 && !t->gp.total_bytes_ok) {
+	if (t->duty_pct < 100 && !t->tg.gp.total_bytes_ok) {
 		say(t, "notice: %s has no GC_get_total_bytes to weigh the --duty windows by; "
-		    "the refill probes stay attached all the time\n", t->gp.path);
+		    "the refill probes stay attached all the time\n", t->tg.gp.path);
 		t->duty_pct = 100;
 	}
 	if (t->refill && t->o->verbose)
 		say(t, "refill probe: GC_malloc_kind+0x%lx (%s), list in DWARF reg %d, size in "
 		    "%d, kind in %d\n",
-		    (unsigned long)(t->gp.refill.probe_vaddr - t->gp.refill.func_vaddr),
-		    t->gp.refill.insn, t->gp.refill.fl_reg, t->gp.refill.size_reg,
-		    t->gp.refill.kind_reg);
+		    (unsigned long)(t->tg.gp.refill.probe_vaddr - t->tg.gp.refill.func_vaddr),
+		    t->tg.gp.refill.insn, t->tg.gp.refill.fl_reg, t->tg.gp.refill.size_reg,
+		    t->tg.gp.refill.kind_reg);
 }
 
-static void set_layout(struct tracer *t)
+static void set_layout(struct session *t)
 {
-	const struct gc_layout *l = &t->gp.layout;
+	const struct gc_layout *l = &t->tg.gp.layout;
 	typeof(t->skel->rodata) r = t->skel->rodata;
 
 	r->live_mode = (__u32)t->live.mode;
 	if (t->live.mode != ALYS_LIVE_MARKS)
 		return;
 	r->arrays_vaddr = l->arrays_vaddr;
-	r->collect_vaddr = t->gp.collect.found ? t->gp.collect.probe_vaddr : 0;
+	r->collect_vaddr = t->tg.gp.collect.found ? t->tg.gp.collect.probe_vaddr : 0;
 	r->top_index_off = l->top_index_off;
 	r->bi_key_off = l->bi_key_off;
 	r->bi_link_off = l->bi_link_off;
@@ -362,20 +354,20 @@ static void set_layout(struct tracer *t)
 	r->granule_shift = l->granule_shift;
 }
 
-static const char *live_mode_name(const struct tracer *t)
+static const char *live_mode_name(const struct session *t)
 {
 	return liveness_mode_name(&t->live, t->skel ? t->skel->bss->live_state : 0);
 }
 
-static void check_live_state(struct tracer *t)
+static void check_live_state(struct session *t)
 {
 	liveness_check_state(&t->live, t->skel->bss->live_state,
-			     t->skel->bss->live_verified, t->gp.path);
+			     t->skel->bss->live_verified, t->tg.gp.path);
 }
 
-static int open_bpf(struct tracer *t)
+static int open_bpf(struct session *t)
 {
-	const struct gc_probes *gp = &t->gp;
+	const struct gc_probes *gp = &t->tg.gp;
 	int err;
 
 	libbpf_set_print(libbpf_quiet);
@@ -406,7 +398,18 @@ static int open_bpf(struct tracer *t)
 	}
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
 	set_layout(t);
-	bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
+	if (unwind_maps_attached(t->um)) {
+		/* The agent's other sessions made the tables' maps. */
+		if (bpf_map__reuse_fd(t->skel->maps.unwind_rows, t->um->rows_fd) ||
+		    bpf_map__reuse_fd(t->skel->maps.unwind_objects, t->um->objects_fd) ||
+		    bpf_map__reuse_fd(t->skel->maps.unwind_procs, t->um->procs_fd)) {
+			fail("cannot share the unwind tables with this session: %s\n",
+			     strerror(errno));
+			return -1;
+		}
+	} else {
+		bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
+	}
 	bpf_map__set_max_entries(t->skel->maps.stack_cache, t->o->stack_cache);
 	if (t->o->ringbuf_size) {
 		bpf_map__set_max_entries(t->skel->maps.events, t->o->ringbuf_size);
@@ -435,11 +438,12 @@ static int open_bpf(struct tracer *t)
 		report_load_error(err);
 		return -1;
 	}
-	if (t->o->unwind == ALYS_UNWIND_DWARF) {
+	if (t->o->unwind == ALYS_UNWIND_DWARF && !unwind_maps_attached(t->um)) {
 		char msg[PATH_MAX + 256];
 
-		if (unwind_maps_attach(&t->um, bpf_map__fd(t->skel->maps.unwind_rows),
+		if (unwind_maps_attach(t->um, bpf_map__fd(t->skel->maps.unwind_rows),
 				       bpf_map__fd(t->skel->maps.unwind_objects),
+				       bpf_map__fd(t->skel->maps.unwind_procs),
 				       bpf_map__max_entries(t->skel->maps.unwind_rows),
 				       msg, sizeof(msg))) {
 			fail("%s\n", msg);
@@ -450,16 +454,16 @@ static int open_bpf(struct tracer *t)
 }
 
 /* A uprobe (or uretprobe) at f's probe point; said once with -v. */
-static struct bpf_link *attach_link(struct tracer *t, struct bpf_program *prog,
+static struct bpf_link *attach_link(struct session *t, struct bpf_program *prog,
 				    const struct gc_func *f, bool ret, bool announce)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
 	struct bpf_link *link;
 
-	link = bpf_program__attach_uprobe_opts(prog, t->pid, t->gp.path,
+	link = bpf_program__attach_uprobe_opts(prog, t->tg.pid, t->tg.gp.path,
 					      f->probe_file_off, &opts);
 	if (!link) {
-		fail("cannot attach a uprobe to %s in %s: %s\n", f->name, t->gp.path,
+		fail("cannot attach a uprobe to %s in %s: %s\n", f->name, t->tg.gp.path,
 		     strerror(errno));
 		return NULL;
 	}
@@ -471,7 +475,7 @@ static struct bpf_link *attach_link(struct tracer *t, struct bpf_program *prog,
 }
 
 /* A probe kept until finish(). */
-static int attach_one(struct tracer *t, struct bpf_program *prog, const struct gc_func *f,
+static int attach_one(struct session *t, struct bpf_program *prog, const struct gc_func *f,
 		      bool ret)
 {
 	struct bpf_link *link = attach_link(t, prog, f, ret, true);
@@ -487,7 +491,7 @@ static int attach_one(struct tracer *t, struct bpf_program *prog, const struct g
  * and GC_realloc's entry if with_realloc. refill_windows.c detaches them. */
 static int attach_refill(void *ctx, bool with_realloc, struct bpf_link **links, int *n)
 {
-	struct tracer *t = ctx;
+	struct session *t = ctx;
 	struct alys_bpf *s = t->skel;
 	bool empty = t->o->empty_probes, announce = !t->refill_announced;
 	const struct {
@@ -495,15 +499,15 @@ static int attach_refill(void *ctx, bool with_realloc, struct bpf_link **links, 
 		const struct gc_func *f;
 		bool ret;
 	} probes[] = {
-		{ empty ? s->progs.empty_entry : s->progs.gc_refill, &t->gp.refill_at, false },
+		{ empty ? s->progs.empty_entry : s->progs.gc_refill, &t->tg.gp.refill_at, false },
 		{ empty ? s->progs.empty_entry : s->progs.gc_kind_global_entry,
-		  &t->gp.kind_global, false },
+		  &t->tg.gp.kind_global, false },
 		{ empty ? s->progs.empty_return : s->progs.gc_alloc_return,
-		  &t->gp.kind_global, true },
+		  &t->tg.gp.kind_global, true },
 		{ empty ? s->progs.empty_entry : s->progs.gc_realloc_inplace,
-		  &t->gp.funcs[ALYS_KIND_REALLOC], false },
+		  &t->tg.gp.funcs[ALYS_KIND_REALLOC], false },
 	};
-	size_t nprobes = with_realloc && t->gp.funcs[ALYS_KIND_REALLOC].found ? 4 : 3;
+	size_t nprobes = with_realloc && t->tg.gp.funcs[ALYS_KIND_REALLOC].found ? 4 : 3;
 
 	*n = 0;
 	for (size_t i = 0; i < nprobes; i++) {
@@ -516,10 +520,10 @@ static int attach_refill(void *ctx, bool with_realloc, struct bpf_link **links, 
 	return 0;
 }
 
-static int attach_probes(struct tracer *t)
+static int attach_probes(struct session *t)
 {
 	struct alys_bpf *s = t->skel;
-	const struct gc_func *f = t->gp.funcs;
+	const struct gc_func *f = t->tg.gp.funcs;
 	struct bpf_program *entry[ALYS_KIND_FREE + 1] = {
 		[ALYS_KIND_MALLOC] = s->progs.gc_malloc_entry,
 		[ALYS_KIND_MALLOC_ATOMIC] = s->progs.gc_malloc_atomic_entry,
@@ -534,7 +538,7 @@ static int attach_probes(struct tracer *t)
 	};
 
 	if (t->o->census_every &&
-	    attach_one(t, s->progs.census_setcb_entry, &t->gp.setcb, false))
+	    attach_one(t, s->progs.census_setcb_entry, &t->tg.gp.setcb, false))
 		return -1;
 	if (t->o->census_every && !t->launched) {
 		char err[PATH_MAX + 256];
@@ -551,7 +555,7 @@ static int attach_probes(struct tracer *t)
 			.bpf_from = &t->skel->bss->duty_from_ns,
 			.bpf_until = &t->skel->bss->duty_until_ns,
 		};
-		gc_count_init(&t->rw.count, t->pid, &t->gp);
+		gc_count_init(&t->rw.count, t->tg.pid, &t->tg.gp);
 		if (refill_windows_start(&t->rw, clock_ns(CLOCK_MONOTONIC))) {
 			fail("cannot %s\n", t->duty_pct < 100 ?
 			     "read the collector's byte count in the target (for --duty)" :
@@ -563,12 +567,12 @@ static int attach_probes(struct tracer *t)
 		if (!f[k].found || t->census_only || t->refill)
 			continue;
 		if (t->session && session[k]) {
-			int fd = session_link_create(bpf_program__fd(session[k]), t->gp.path,
-						     f[k].probe_file_off, t->pid);
+			int fd = session_link_create(bpf_program__fd(session[k]), t->tg.gp.path,
+						     f[k].probe_file_off, t->tg.pid);
 
 			if (fd < 0) {
 				fail("cannot attach a uprobe session to %s in %s: %s\n",
-				     f[k].name, t->gp.path, strerror(-fd));
+				     f[k].name, t->tg.gp.path, strerror(-fd));
 				return -1;
 			}
 			t->session_fds[t->nsessions++] = fd;
@@ -585,13 +589,13 @@ static int attach_probes(struct tracer *t)
 						     : s->progs.gc_alloc_return, &f[k], true))
 			return -1;
 	}
-	if (t->live.mode == ALYS_LIVE_MARKS && t->gp.collect.found &&
-	    attach_one(t, s->progs.gc_collect_entry, &t->gp.collect, false))
+	if (t->live.mode == ALYS_LIVE_MARKS && t->tg.gp.collect.found &&
+	    attach_one(t, s->progs.gc_collect_entry, &t->tg.gp.collect, false))
 		return -1;
 	if (t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes) {
 		struct bpf_link *link;
 
-		s->bss->target_tgid = (__u32)t->pid;
+		s->bss->target_tgid = (__u32)t->tg.pid;
 		link = bpf_program__attach(s->progs.exit_group_enter);
 		if (!link) {
 			fail("cannot attach to the exit_group tracepoint (for the liveness scan at "
@@ -604,7 +608,7 @@ static int attach_probes(struct tracer *t)
 	return 0;
 }
 
-static void read_counters(struct tracer *t)
+static void read_counters(struct session *t)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	int fd = bpf_map__fd(t->skel->maps.counters);
@@ -627,7 +631,7 @@ static void read_counters(struct tracer *t)
 	free(vals);
 }
 
-static void write_counters(struct tracer *t)
+static void write_counters(struct session *t)
 {
 	read_counters(t);
 	t->counters[CNT_STACK_RESENT] = t->stacks.resent;
@@ -646,9 +650,9 @@ static void write_counters(struct tracer *t)
 
 static void on_mapping(void *ctx, const struct mmap_info *mi)
 {
-	struct tracer *t = ctx;
+	struct session *t = ctx;
 
-	if (mi->pid != t->pid)
+	if (mi->pid != t->tg.pid)
 		return;
 	if (mi->exec) {
 		proc_maps_forget(&t->maps);
@@ -658,7 +662,7 @@ static void on_mapping(void *ctx, const struct mmap_info *mi)
 		char root[PATH_MAX + 64];
 
 		/* A library loaded late (dlopen): its rows were not built yet. */
-		snprintf(root, sizeof(root), "/proc/%d/root%s", t->pid, mi->path);
+		snprintf(root, sizeof(root), "/proc/%d/root%s", t->tg.pid, mi->path);
 		add_unwind_table(t, access(root, R_OK) ? mi->path : root);
 	}
 }
@@ -666,7 +670,7 @@ static void on_mapping(void *ctx, const struct mmap_info *mi)
 /* The kernel reports mappings as they are made; a stack can still arrive
  * before the report of a library mapped just now: drain once more, then
  * ask /proc while the process lives. */
-static void cover_stack(struct tracer *t, const uint64_t *ips, uint32_t nr)
+static void cover_stack(struct session *t, const uint64_t *ips, uint32_t nr)
 {
 	bool refreshed = false;
 
@@ -691,7 +695,7 @@ static void cover_stack(struct tracer *t, const uint64_t *ips, uint32_t nr)
  * call of s bytes was recorded with probability 1 - exp(-s/N): weighting
  * it by the inverse keeps totals unbiased (as Go's and tcmalloc's heap
  * profiles do). */
-static uint64_t event_weight(const struct tracer *t, const struct alys_rb_event *e)
+static uint64_t event_weight(const struct session *t, const struct alys_rb_event *e)
 {
 	double n = (double)t->sample_bytes;
 
@@ -707,14 +711,14 @@ static uint64_t event_weight(const struct tracer *t, const struct alys_rb_event 
 /* A block whose allocation event the trace holds and that no free ended. */
 static int census_recorded(void *arg, uint64_t addr)
 {
-	struct tracer *t = arg;
+	struct session *t = arg;
 
 	return u64_table_get_a(&t->sizes, addr) != 0;
 }
 
 static int on_record(void *ctx, void *data, size_t len)
 {
-	struct tracer *t = ctx;
+	struct session *t = ctx;
 	uint8_t type = *(uint8_t *)data;
 
 	if (type == ALYS_RB_STACK && len >= ALYS_RB_STACK_SIZE(0)) {
@@ -766,60 +770,14 @@ static int on_record(void *ctx, void *data, size_t len)
 /* The trace writer's records, as written, into the live profile. */
 static void feed_live_profile(void *ctx, const void *records, size_t len)
 {
-	struct tracer *t = ctx;
+	struct session *t = ctx;
 
 	if (live_profile_feed(t->lp, records, len))
 		fail("the live profile stopped counting (a record it could not read: "
 		     "please report); the trace file is not affected\n");
 }
 
-static int setup_signals(struct tracer *t)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	sigaddset(&set, SIGUSR1);	/* a heap snapshot into the trace */
-	if (sigprocmask(SIG_BLOCK, &set, NULL))
-		return -1;
-	/* A closed pipe must not kill the tracer before it writes the end. */
-	signal(SIGPIPE, SIG_IGN);
-	t->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	return t->sigfd < 0 ? -1 : 0;
-}
-
-/*
- * Launched: the first signal is passed on to the command (a Ctrl-C from the
- * terminal already reached it) and tracing goes on until it exits; a second
- * one detaches. Attached: any signal detaches.
- */
-static bool handle_signal(struct tracer *t)
-{
-	struct signalfd_siginfo si;
-	bool stop = false;
-
-	while (read(t->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGUSR1) {
-			t->want_snapshot = true;
-			continue;
-		}
-		t->signals++;
-		if (!t->launched || t->signals > 1) {
-			stop = true;
-			continue;
-		}
-		if (si.ssi_code != SI_KERNEL)
-			kill(t->pid, (int)si.ssi_signo);
-		say(t, "passed %s on to pid %d; tracing until it exits (again to detach)\n",
-		    strsignal((int)si.ssi_signo), t->pid);
-	}
-	return stop;
-}
-
-static void reap(struct tracer *t)
+static void reap(struct session *t)
 {
 	siginfo_t si;
 
@@ -827,180 +785,11 @@ static void reap(struct tracer *t)
 	if (!t->launched)
 		return;
 	memset(&si, 0, sizeof(si));
-	if (waitid(P_PID, t->pid, &si, WEXITED) == 0)
+	if (waitid(P_PID, t->tg.pid, &si, WEXITED) == 0)
 		t->exit_status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
 }
 
-/* SIGUSR1: the events so far, then a heap snapshot (heap_snapshot.h). */
-static void snapshot_now(struct tracer *t)
-{
-	struct heap_snapshot_stats st;
-	char err[PATH_MAX + 256];
-
-	t->want_snapshot = false;
-	if (heap_snapshot_take(t->pid, &t->gp, &t->w, &st, err, sizeof(err)))
-		fail("heap snapshot: %s\n", err);
-	else if (!t->o->quiet)
-		heap_snapshot_say(t->pid, &st, t->output);
-}
-
-static int trace_loop(struct tracer *t)
-{
-	int ep = epoll_create1(EPOLL_CLOEXEC);
-	struct epoll_event ev = { .events = EPOLLIN };
-	uint64_t last_flush = clock_ns(CLOCK_MONOTONIC), last_counters = last_flush;
-	uint64_t last_report = last_flush;
-	int rb_fd = ring_buffer__epoll_fd(t->rb);
-
-	ev.data.fd = rb_fd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, rb_fd, &ev);
-	ev.data.fd = t->pidfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, t->pidfd, &ev);
-	ev.data.fd = t->sigfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, t->sigfd, &ev);
-	if (t->lp && live_profile_wake_fd(t->lp) >= 0) {
-		ev.data.fd = live_profile_wake_fd(t->lp);
-		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
-	}
-
-	for (;;) {
-		struct epoll_event got[4];
-		bool stop = false, want_live, report;
-		uint64_t now;
-		/* Events are submitted without waking us: poll at a short
-		 * period, woken early only when the buffer fills. */
-		int timeout = t->refill ? refill_windows_step(&t->rw, clock_ns(CLOCK_MONOTONIC)) : 50;
-		int n;
-
-		if (timeout < 0) {
-			fail("cannot attach the refill probes again; stopping\n");
-			break;
-		}
-		n = epoll_wait(ep, got, 4, timeout);
-
-		for (int i = 0; i < n; i++) {
-			if (got[i].data.fd == t->sigfd && handle_signal(t))
-				stop = true;
-			if (got[i].data.fd == t->pidfd)
-				stop = true;
-		}
-		mmap_watch_drain(&t->mw, on_mapping, t);
-		ring_buffer__consume(t->rb);
-		if (t->want_snapshot && !stop)
-			snapshot_now(t);
-		check_live_state(t);
-		refill_windows_poll(&t->rw);
-		now = clock_ns(CLOCK_MONOTONIC);
-		/* an HTTP reader or --interval: everything up to now first */
-		want_live = t->lp && live_profile_wanted(t->lp);
-		report = t->o->interval_ns && now - last_report >= t->o->interval_ns;
-		if (!t->lp && now - last_counters > COUNTERS_INTERVAL_NS) {
-			write_counters(t);
-			last_counters = now;
-		}
-		if (want_live || report || now - last_flush > FLUSH_INTERVAL_NS) {
-			/* A live profile divides --duty weights by the windows'
-			 * share of the same moment: counters with every flush. */
-			if (t->lp)
-				write_counters(t);
-			if (trace_writer_flush(&t->w)) {
-				fail("cannot write %s: %s; stopping\n", t->output,
-				     strerror(t->w.error));
-				break;
-			}
-			last_flush = now;
-		}
-		if (report) {
-			live_profile_print_sites(t->lp, stderr, INTERVAL_TOP,
-						 (now - t->start_ns) / 1e9);
-			last_report = now;
-		}
-		if (want_live)
-			live_profile_caught_up(t->lp);
-		if (stop)
-			break;
-	}
-	close(ep);
-	if (poll(&(struct pollfd){ .fd = t->pidfd, .events = POLLIN }, 1, 0) == 1)
-		reap(t);
-	return 0;
-}
-
-static void default_output(char *out, size_t len)
-{
-	time_t now = time(NULL);
-	struct tm tm;
-
-	localtime_r(&now, &tm);
-	strftime(out, len, "%Y-%m-%dT%H:%M:%S.alys", &tm);
-}
-
-static int resolve_target(struct tracer *t)
-{
-	char err[PATH_MAX + 256];
-	int r;
-
-	if (t->o->argv) {
-		char found[PATH_MAX];
-		int e = launch_resolve(t->o->argv[0], found, sizeof(found));
-
-		if (e == ENOENT) {
-			fail("%s: command not found%s\n", t->o->argv[0],
-			     strchr(t->o->argv[0], '/') ? "" : " in PATH");
-			return 127;
-		}
-		if (e) {
-			fail("%s: cannot execute: %s\n", t->o->argv[0], strerror(e));
-			return 126;
-		}
-		if (!realpath(found, t->exe))
-			snprintf(t->exe, sizeof(t->exe), "%s", found);
-		if (ldso_list(t->exe, &t->libs))
-			say(t, "warning: the dynamic loader could not list the libraries of %s\n",
-			    t->exe);
-		r = gc_probes_for_program(t->exe, &t->libs, &t->gp, err, sizeof(err));
-	} else {
-		char link[64];
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "/proc/%d/exe", t->pid);
-		if (kill(t->pid, 0) && errno == ESRCH) {
-			fail("no process with pid %d: check the pid (ps -e), it may have exited\n",
-			     t->pid);
-			return 1;
-		}
-		n = readlink(link, t->exe, sizeof(t->exe) - 1);
-		if (n < 0) {
-			fail("cannot read %s: %s\n", link, strerror(errno));
-			return 1;
-		}
-		t->exe[n] = 0;
-		r = gc_probes_for_process(t->pid, &t->gp, err, sizeof(err));
-	}
-	if (r) {
-		fail("%s\n", err);
-		return 1;
-	}
-	return 0;
-}
-
-/* A signal that arrived while the command was being set up (Ctrl-C during
- * the launch): the child never ran the command, so it has nobody to pass
- * the signal on to; the launch is called off instead. */
-static int launch_interrupted(struct tracer *t)
-{
-	struct signalfd_siginfo si;
-
-	while (!t->interrupted && read(t->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGUSR1)
-			t->want_snapshot = true;	/* taken once it runs */
-		else
-			t->interrupted = (int)si.ssi_signo;
-	}
-	return t->interrupted;
-}
-
-static int start(struct tracer *t)
+int session_start(struct session *t)
 {
 	char err[PATH_MAX + 256];
 	char sample[64] = "all";
@@ -1022,92 +811,66 @@ static int start(struct tracer *t)
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
 	if (!t->rb) {
 		fail("cannot set up the ring buffer: %s\n", strerror(errno));
-		return 1;
+		return -1;
 	}
-	if (t->o->argv) {
-		if (launch_fork(&t->launch, t->exe, t->o->argv, &t->inv, err, sizeof(err))) {
-			fail("%s\n", err);
-			return 1;
-		}
-		t->pid = t->launch.pid;
-		t->launched = true;
-	}
-	t->maps.pid = t->pid;
+	t->maps.pid = t->tg.pid;
 	if (t->o->census_every)
 		t->census = (struct census_session){
-			.pid = t->pid, .gp = &t->gp, .w = &t->w, .verbose = t->o->verbose,
+			.pid = t->tg.pid, .gp = &t->tg.gp, .w = &t->w, .verbose = t->o->verbose,
 			.trigger_prog = t->skel->progs.census_trigger,
 			.trigger_gc_no_addr = &t->skel->bss->census_gc_no_addr,
 			.trigger_every = &t->skel->bss->census_every,
 			.every = t->o->census_every,
 			.recorded = t->census_only ? NULL : census_recorded, .recorded_arg = t,
 		};
-	t->pidfd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+	t->pidfd = (int)syscall(SYS_pidfd_open, t->tg.pid, 0);
 	if (t->pidfd < 0) {
-		fail("pid %d: %s\n", t->pid, errno == ESRCH ? "the process has exited" : strerror(errno));
-		return 1;
+		fail("pid %d: %s\n", t->tg.pid, errno == ESRCH ? "the process has exited" : strerror(errno));
+		return -1;
 	}
-	if ((t->launched ? mmap_watch_launch(&t->mw, t->pid, err, sizeof(err))
-			 : mmap_watch_attach(&t->mw, t->pid, err, sizeof(err)))) {
+	if ((t->launched ? mmap_watch_launch(&t->mw, t->tg.pid, err, sizeof(err))
+			 : mmap_watch_attach(&t->mw, t->tg.pid, err, sizeof(err)))) {
 		fail("%s\n", err);
-		return 1;
+		return -1;
 	}
 	/* The trace starts before the first probe can fire: an attached
 	 * process allocates while the others are being attached. */
 	h.start_ns = clock_ns(CLOCK_MONOTONIC);
 	h.start_unix_ns = clock_ns(CLOCK_REALTIME);
-	t->start_ns = h.start_ns;
+	t->start_ns = t->last_flush = t->last_counters = h.start_ns;
 	if (attach_probes(t))
-		return 1;
+		return -1;
 	if (trace_writer_open(&t->w, t->output[0] ? t->output : NULL,
 			      t->inv.drop ? t->inv.uid : (uid_t)-1,
 			      t->inv.drop ? t->inv.gid : (gid_t)-1, err, sizeof(err))) {
 		fail("%s\n", err);
-		return 1;
+		return -1;
 	}
-	h.pid = t->pid;
-	h.exe = t->exe;
+	h.pid = t->tg.pid;
+	h.exe = t->tg.exe;
 	h.argv = t->o->argv;
-	if (t->o->interval_ns || t->o->http_addr) {
+	if (t->want_live) {
 		char name[64];
 
-		snprintf(name, sizeof(name), "pid %d", t->pid);
+		snprintf(name, sizeof(name), "pid %d", t->tg.pid);
 		t->lp = live_profile_new(name);
+		if (!t->lp) {
+			fail("out of memory for the live profile\n");
+			return -1;
+		}
 		trace_writer_tap(&t->w, feed_live_profile, t);
 	}
 	trace_writer_header(&t->w, &h);
 	if (!t->launched)
 		proc_maps_refresh(&t->maps, &t->w);
 	trace_writer_flush(&t->w);
-	if (t->o->http_addr) {
-		t->http = http_endpoint_start(t->o->http_addr, t->lp, err, sizeof(err));
-		if (!t->http) {
-			fail("%s\n", err);
-			return 1;
-		}
-		say(t, "serving the live profile at http://%s/debug/pprof/\n",
-		    http_url_host(t->o->http_addr, http_endpoint_port(t->http), err, sizeof(err)));
-	}
-	say(t, "tracing pid %d (%s), libgc %s %s\n", t->pid, t->exe,
-	    t->gp.in_executable ? "linked into" : "from", t->gp.in_executable ? "the executable" : t->gp.path);
-	if (t->launched && (launch_interrupted(t) ||
-			    launch_release(&t->launch, err, sizeof(err)))) {
-		/* The child also dies of a Ctrl-C from the terminal before
-		 * exec: the release then fails, and the signal says why. */
-		if (launch_interrupted(t)) {
-			launch_abort(&t->launch);
-			fail("interrupted (%s) before %s started: nothing traced\n",
-			     strsignal(t->interrupted), t->o->argv[0]);
-			return 0;
-		}
-		fail("%s: %s\n", t->o->argv[0], err);
-		reap(t);
-		return 126;
-	}
+	say(t, "tracing pid %d (%s), libgc %s %s\n", t->tg.pid, t->tg.exe,
+	    t->tg.gp.in_executable ? "linked into" : "from",
+	    t->tg.gp.in_executable ? "the executable" : t->tg.gp.path);
 	return 0;
 }
 
-static const char *duty_summary(struct tracer *t)
+static const char *duty_summary(struct session *t)
 {
 	static char buf[160];
 
@@ -1120,7 +883,7 @@ static const char *duty_summary(struct tracer *t)
 /* Detaching: the collections since the last scan (the time budget skips
  * most) would go unread and their dead show as in use. The target's next
  * GC call reads the last one's marks: wait for it a little. */
-static void request_end_scan(struct tracer *t)
+static void request_end_scan(struct session *t)
 {
 	const enum alys_kind kinds[] = { ALYS_KIND_MALLOC, ALYS_KIND_MALLOC_ATOMIC };
 	struct bpf_link *links[2];
@@ -1134,9 +897,9 @@ static void request_end_scan(struct tracer *t)
 	 * --duty, maybe not now): the allocation entries call maybe_scan for
 	 * the wait. Other modes probe them already. */
 	for (size_t i = 0; t->refill && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (t->gp.funcs[kinds[i]].found &&
+		if (t->tg.gp.funcs[kinds[i]].found &&
 		    (links[n] = attach_link(t, t->skel->progs.end_scan_entry,
-					    &t->gp.funcs[kinds[i]], false, false)))
+					    &t->tg.gp.funcs[kinds[i]], false, false)))
 			n++;
 	t->skel->bss->live_end_request = 1;
 	until = clock_ns(CLOCK_MONOTONIC) + END_SCAN_WAIT_NS;
@@ -1153,7 +916,7 @@ static void request_end_scan(struct tracer *t)
 	}
 }
 
-static void finish(struct tracer *t)
+void session_finish(struct session *t)
 {
 	const char *reason = t->exited ? "exit" : "signal";
 	char written[PATH_MAX + 64];
@@ -1180,11 +943,6 @@ static void finish(struct tracer *t)
 		     t->output[0] ? t->output : "the live profile", strerror(t->w.error));
 	if (t->lp)
 		live_profile_detached(t->lp);
-	if (t->o->interval_ns)
-		live_profile_print_sites(t->lp, stderr, INTERVAL_TOP,
-					 (clock_ns(CLOCK_MONOTONIC) - t->start_ns) / 1e9);
-	http_endpoint_stop(t->http);
-	t->http = NULL;
 	if (t->counters[ALYS_CNT_RB_DROP_EVENT] || t->counters[ALYS_CNT_RB_DROP_STACK])
 		fail("warning: the ring buffer overflowed: %llu events and %llu stacks were lost "
 		     "(counted in the trace)\n",
@@ -1232,8 +990,206 @@ static void finish(struct tracer *t)
 	    (unsigned long long)t->stacks.nodes, written);
 }
 
-static void cleanup(struct tracer *t)
+
+static void default_output(char *out, size_t len)
 {
+	time_t now = time(NULL);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(out, len, "%Y-%m-%dT%H:%M:%S.alys", &tm);
+}
+
+struct session *session_new(const struct tracer_opts *o, struct unwind_maps *um, bool live)
+{
+	struct session *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->o = o;
+	t->pidfd = -1;
+	t->launch = (struct launch){ .go_fd = -1, .err_fd = -1 };
+	invoker_from_env(&t->inv, o->as_root);
+	if (o->output)
+		snprintf(t->output, sizeof(t->output), "%s", o->output);
+	else if (!o->http_addr && !o->agent)	/* live only: no file */
+		default_output(t->output, sizeof(t->output));
+	unwind_maps_init(&t->own_um);
+	t->um = um ? um : &t->own_um;
+	proc_maps_init(&t->maps, 0);
+	t->want_live = live;
+	return t;
+}
+
+int session_from_command(struct session *t)
+{
+	char err[PATH_MAX + 256];
+	int r = target_from_command(&t->tg, t->o->argv[0], err, sizeof(err));
+
+	if (r)
+		fail("%s\n", err);
+	return r;
+}
+
+int session_from_pid(struct session *t, pid_t pid)
+{
+	char err[PATH_MAX + 256];
+
+	if (target_from_pid(&t->tg, pid, err, sizeof(err))) {
+		fail("%s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+int session_load(struct session *t)
+{
+	const struct tracer_opts *o = t->o;
+
+	build_unwind_tables(t);
+	t->census_only = o->census_every && o->sample == SAMPLE_DEFAULT;
+	choose_sampling(t);
+	if (o->census_every) {
+		char err[PATH_MAX + 512];
+
+		if (census_session_check(&t->tg.gp, o->argv != NULL, err, sizeof(err))) {
+			fail("%s\n", err);
+			return -1;
+		}
+	}
+	t->live = (struct liveness_setup){ .verbose = o->verbose, .quiet = o->quiet };
+	liveness_choose(&t->live, &t->tg.gp, o->no_liveness || o->empty_probes || t->census_only);
+	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
+	 * sessions (tests and benchmarks compare the two). */
+	t->session = t->sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");
+	return open_bpf(t);
+}
+
+int session_launch(struct session *t)
+{
+	char err[PATH_MAX + 256];
+
+	if (launch_fork(&t->launch, t->tg.exe, t->o->argv, &t->inv, err, sizeof(err))) {
+		fail("%s\n", err);
+		return -1;
+	}
+	t->tg.pid = t->launch.pid;
+	t->launched = true;
+	return 0;
+}
+
+struct launch *session_launched(struct session *t)
+{
+	return t->launched ? &t->launch : NULL;
+}
+
+int session_rb_fd(const struct session *t)
+{
+	return t->rb ? ring_buffer__epoll_fd(t->rb) : -1;
+}
+
+int session_pidfd(const struct session *t)
+{
+	return t->pidfd;
+}
+
+int session_live_wake_fd(const struct session *t)
+{
+	return t->lp ? live_profile_wake_fd(t->lp) : -1;
+}
+
+int session_timeout(struct session *t, uint64_t now)
+{
+	/* Events are submitted without waking the reader: poll at a short
+	 * period, woken early only when the buffer fills. */
+	int timeout = t->refill ? refill_windows_step(&t->rw, now) : 50;
+
+	if (timeout < 0)
+		fail("pid %d: cannot attach the refill probes again; stopping\n", t->tg.pid);
+	return timeout;
+}
+
+int session_step(struct session *t, uint64_t now, bool flush)
+{
+	/* an HTTP reader: everything up to now first */
+	bool want_live = t->lp && live_profile_wanted(t->lp);
+
+	mmap_watch_drain(&t->mw, on_mapping, t);
+	ring_buffer__consume(t->rb);
+	check_live_state(t);
+	refill_windows_poll(&t->rw);
+	if (!t->lp && now - t->last_counters > COUNTERS_INTERVAL_NS) {
+		write_counters(t);
+		t->last_counters = now;
+	}
+	if (want_live || flush || now - t->last_flush > FLUSH_INTERVAL_NS) {
+		/* A live profile divides --duty weights by the windows' share
+		 * of the same moment: counters with every flush. */
+		if (t->lp)
+			write_counters(t);
+		if (trace_writer_flush(&t->w)) {
+			fail("cannot write %s: %s; stopping\n", t->output, strerror(t->w.error));
+			return -1;
+		}
+		t->last_flush = now;
+	}
+	if (want_live)
+		live_profile_caught_up(t->lp);
+	return 0;
+}
+
+bool session_exited(struct session *t)
+{
+	if (!t->exited && t->pidfd >= 0 &&
+	    poll(&(struct pollfd){ .fd = t->pidfd, .events = POLLIN }, 1, 0) == 1)
+		reap(t);
+	return t->exited;
+}
+
+int session_exit_status(const struct session *t)
+{
+	return t->exit_status;
+}
+
+pid_t session_pid(const struct session *t)
+{
+	return t->tg.pid;
+}
+
+const char *session_exe(const struct session *t)
+{
+	return t->tg.exe;
+}
+
+const struct gc_probes *session_gc(const struct session *t)
+{
+	return &t->tg.gp;
+}
+
+struct trace_writer *session_writer(struct session *t)
+{
+	return &t->w;
+}
+
+const char *session_output(const struct session *t)
+{
+	return t->output;
+}
+
+struct live_profile *session_live_profile(struct session *t)
+{
+	return t->lp;
+}
+
+uint64_t session_start_ns(const struct session *t)
+{
+	return t->start_ns;
+}
+
+void session_free(struct session *t)
+{
+	if (!t)
+		return;
 	for (int i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
 	census_session_detach(&t->census);
@@ -1245,69 +1201,11 @@ static void cleanup(struct tracer *t)
 	proc_maps_free(&t->maps);
 	stack_table_free(&t->stacks);
 	mmap_watch_close(&t->mw);
-	unwind_maps_free(&t->um);
-	lib_list_free(&t->libs);
+	unwind_maps_free(&t->own_um);
+	target_free(&t->tg);
 	u64_table_free(&t->sizes);
-	http_endpoint_stop(t->http);
 	live_profile_free(t->lp);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
-	if (t->sigfd >= 0)
-		close(t->sigfd);
-}
-
-int tracer_run(const struct tracer_opts *o)
-{
-	struct tracer t = { .o = o, .pid = o->pid, .pidfd = -1, .sigfd = -1,
-			    .launch = { .go_fd = -1, .err_fd = -1 } };
-	int ret;
-
-	if (check_privileges())
-		return 1;
-	invoker_from_env(&t.inv, o->as_root);
-	if (o->output)
-		snprintf(t.output, sizeof(t.output), "%s", o->output);
-	else if (!o->http_addr)		/* --http alone writes no file */
-		default_output(t.output, sizeof(t.output));
-	proc_maps_init(&t.maps, o->pid);
-	unwind_maps_init(&t.um);
-	ret = resolve_target(&t);
-	if (ret)
-		goto out;
-	build_unwind_tables(&t);
-	t.census_only = o->census_every && o->sample == SAMPLE_DEFAULT;
-	choose_sampling(&t);
-	if (o->census_every) {
-		char err[PATH_MAX + 512];
-
-		if (census_session_check(&t.gp, o->argv != NULL, err, sizeof(err))) {
-			fail("%s\n", err);
-			ret = 1;
-			goto out;
-		}
-	}
-	t.live = (struct liveness_setup){ .verbose = o->verbose, .quiet = o->quiet };
-	liveness_choose(&t.live, &t.gp, o->no_liveness || o->empty_probes || t.census_only);
-	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
-	 * sessions (tests and benchmarks compare the two). */
-	t.session = t.sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");
-	if (setup_signals(&t) || open_bpf(&t)) {
-		ret = 1;
-		goto out;
-	}
-	ret = start(&t);
-	if (ret) {
-		if (t.launched && !t.exited)
-			launch_abort(&t.launch);
-		goto out;
-	}
-	if (!t.interrupted)
-		trace_loop(&t);
-	finish(&t);
-	ret = t.launched && t.exited ? t.exit_status : 0;
-	if (t.interrupted)
-		ret = 128 + t.interrupted;
-out:
-	cleanup(&t);
-	return ret;
+	free(t);
 }
