@@ -29,7 +29,7 @@ SRC_DIRS := src src/core src/gc src/unwind src/modes src/agent
 CPPFLAGS := -Iinclude -Ilib -Iprofile $(SRC_DIRS:%=-I%) -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 
-DAEMON_LIBS    := -lbpf -lelf -lz -lzstd -lmsgpackc -lcapstone -ldw -lmicrohttpd -lm -lpthread
+DAEMON_LIBS    := -lbpf -lelf -lz -lzstd -lmsgpackc -lcapstone -ldw -lmicrohttpd -lcurl -lm -lpthread
 CONVERTER_LIBS := -ldw -lelf -lz -lzstd -lmsgpackc -lcapstone -lm
 
 # lib/: code both programs use (one rule, one copy); profile/: the trace's
@@ -43,6 +43,8 @@ CONVERTER_OBJS := $(CONVERTER_SRCS:%.c=$(BUILD)/%.o)
 HEADERS        := $(wildcard include/*.h lib/*.h profile/*.h converter/*.h) \
 		  $(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.h))
 
+# make keeps the skeletons, which make's chains would delete as intermediate.
+.SECONDARY:
 .PHONY: all clean check unit-tests demo fuzz
 all: $(BIN)/alys-bpf $(BIN)/alys_converter
 
@@ -50,19 +52,21 @@ $(BUILD)/vmlinux.h:
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/alys.bpf.o: bpf/alys.bpf.c $(wildcard bpf/*.h) include/alys_events.h include/alys_format.h $(BUILD)/vmlinux.h
+# One BPF object per bpf/*.bpf.c, each with its skeleton (NAME_bpf).
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/*.h) $(BUILD)/vmlinux.h
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 		-Iinclude -I$(BUILD) -c $< -o $@
 
-$(BUILD)/alys.skel.h: $(BUILD)/alys.bpf.o
-	$(BPFTOOL) gen skeleton $< name alys_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/src/%.o: src/%.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
-# Only the loader includes the generated skeleton.
+# Only the loaders include the generated skeletons.
 $(BUILD)/src/core/session.o: $(BUILD)/alys.skel.h
+$(BUILD)/src/agent/exec_watch.o: $(BUILD)/exec_watch.skel.h
 
 $(BUILD)/converter/%.o: converter/%.c $(HEADERS)
 	@mkdir -p $(@D)

@@ -385,11 +385,27 @@ static struct alloc_stats *period_buckets(const struct live_totals *now,
 	return stats;
 }
 
+/* A pushed window: allocations over [before, now], what is in use at now
+ * (a delta of the in-use values would be negative where blocks died). */
+static struct alloc_stats *window_buckets(const struct live_totals *now,
+					  const struct live_totals *before)
+{
+	struct alloc_stats *stats = period_buckets(now, before);
+	struct alloc_stats *whole = period_buckets(now, NULL);
+
+	for (size_t b = 1; b <= now->nr_stacks + ALYS_KIND_REALLOC; b++) {
+		stats[b].inuse_objects = whole[b].inuse_objects;
+		stats[b].inuse_space = whole[b].inuse_space;
+	}
+	free(whole);
+	return stats;
+}
+
 /* Under lp->render: the view brought up to date, its symbolizer, and the
  * model of the totals at this moment (after the feeding thread caught up,
  * if wait) minus before, if given. Returns those totals. */
 static struct live_totals *begin_render(struct live_profile *lp, struct model *m,
-					const struct live_totals *before, bool wait)
+					const struct live_totals *before, bool wait, bool window)
 {
 	static const struct symbolizer_options opt = { .want_dwarf = true };
 	struct live_totals *now;
@@ -405,7 +421,7 @@ static struct live_totals *begin_render(struct live_profile *lp, struct model *m
 	if (!lp->sym)
 		lp->sym = symbolizer_new(&lp->view, &opt);
 	symbolizer_maps_grew(lp->sym);
-	stats = period_buckets(now, before);
+	stats = window ? window_buckets(now, before) : period_buckets(now, before);
 	model_from_buckets(m, &lp->view, lp->sym, stats, 0);
 	free(stats);
 	return now;
@@ -418,14 +434,15 @@ static void end_render(struct live_profile *lp, struct model *m, struct live_tot
 	pthread_mutex_unlock(&lp->render);
 }
 
-void live_profile_pprof(struct live_profile *lp, const struct live_totals *before, bool heap,
-			struct outbuf *o)
+/* Returns the totals shown when keep, else NULL. */
+static struct live_totals *render_pprof(struct live_profile *lp, const struct live_totals *before,
+					bool heap, bool window, bool keep, struct outbuf *o)
 {
 	struct output_options opt = { .live_view = heap };
 	struct live_totals *now;
 	struct model m;
 
-	now = begin_render(lp, &m, before, true);
+	now = begin_render(lp, &m, before, true, window);
 	/* a delta covers [before, now]; else the trace's start to now */
 	if (before) {
 		opt.time_unix_ns = before->unix_ns;
@@ -434,7 +451,20 @@ void live_profile_pprof(struct live_profile *lp, const struct live_totals *befor
 		opt.duration_ns = now->unix_ns - lp->view.hdr.start_unix_ns;
 	}
 	write_pprof(&m, o, &opt);
-	end_render(lp, &m, now);
+	end_render(lp, &m, keep ? NULL : now);
+	return keep ? now : NULL;
+}
+
+void live_profile_pprof(struct live_profile *lp, const struct live_totals *before, bool heap,
+			struct outbuf *o)
+{
+	render_pprof(lp, before, heap, false, false, o);
+}
+
+struct live_totals *live_profile_window(struct live_profile *lp, const struct live_totals *before,
+				       struct outbuf *o)
+{
+	return render_pprof(lp, before, false, true, true, o);
 }
 
 static int by_live_bytes(const void *a, const void *b)
@@ -456,7 +486,7 @@ void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
 	struct model m;
 
 	/* the feeding thread itself, which flushed just before */
-	now = begin_render(lp, &m, NULL, false);
+	now = begin_render(lp, &m, NULL, false, false);
 	pthread_mutex_lock(&lp->lock);
 	gc_no = lp->t.nr_collections ? lp->t.collections[lp->t.nr_collections - 1].gc_no : 0;
 	pthread_mutex_unlock(&lp->lock);
@@ -509,4 +539,25 @@ void live_profile_each_counter(struct live_profile *lp,
 	for (size_t i = 0; i < lp->t.nr_counters; i++)
 		fn(ctx, lp->t.counters[i].name.ptr, lp->t.counters[i].value);
 	pthread_mutex_unlock(&lp->lock);
+}
+
+struct counter_find {
+	const char *want;
+	uint64_t value;
+};
+
+static void find_counter(void *ctx, const char *name, uint64_t value)
+{
+	struct counter_find *f = ctx;
+
+	if (!strcmp(name, f->want))
+		f->value = value;
+}
+
+uint64_t live_profile_counter(struct live_profile *lp, const char *name)
+{
+	struct counter_find f = { name, 0 };
+
+	live_profile_each_counter(lp, find_counter, &f);
+	return f.value;
 }

@@ -55,6 +55,11 @@ void live_totals_free(struct live_totals *tot);
  * profiles), as gzipped pprof; heap: inuse_space first. */
 void live_profile_pprof(struct live_profile *lp, const struct live_totals *before, bool heap,
 			struct outbuf *o);
+/* A pushed window (agent/pusher.h): alloc_* over [before, now] (before
+ * NULL: since the start), inuse_* at now, as gzipped pprof. Returns the
+ * totals at now, the next window's before. */
+struct live_totals *live_profile_window(struct live_profile *lp, const struct live_totals *before,
+				       struct outbuf *o);
 
 /* The top sites by live bytes, as --interval prints them: on the feeding
  * thread, after a flush. */
@@ -75,5 +80,8 @@ void live_profile_metrics(struct live_profile *lp, struct live_metrics *out);
 void live_profile_each_counter(struct live_profile *lp,
 			       void (*fn)(void *ctx, const char *name, uint64_t value),
 			       void *ctx);
+
+/* One of them by name; 0 when it was never recorded. */
+uint64_t live_profile_counter(struct live_profile *lp, const char *name);
 
 #endif /* ALYS_LIVE_PROFILE_H */

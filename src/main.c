@@ -15,6 +15,7 @@
 #include "alys_format.h"
 #include "http_endpoint.h"
 #include "heap_snapshot.h"
+#include "agent.h"
 #include "trace_one.h"
 #include "util.h"
 
@@ -25,6 +26,7 @@ static void usage(FILE *out)
 	fprintf(out,
 "Usage: alys-bpf [OPTIONS] -- COMMAND [ARGS...]   launch COMMAND and trace it\n"
 "       alys-bpf [OPTIONS] --pid PID              attach to a running process\n"
+"       alys-bpf --all [--push URL] [OPTIONS]      every Crystal process on the host\n"
 "\n"
 "Records every GC_malloc, GC_malloc_atomic, GC_realloc and GC_free call of a\n"
 "Crystal program, with its stack, into a .alys trace for alys_converter.\n"
@@ -79,6 +81,28 @@ static void usage(FILE *out)
 "                       http://127.0.0.1:PORT/debug/pprof/allocs?seconds=30\n"
 "      --http-allow-remote  let --http listen on a non-loopback address (the\n"
 "                       profile shows the program's code to whoever connects)\n"
+"\n"
+"Host agent (--all):\n"
+"      --all            trace every Crystal process (libgc and __crystal_main in\n"
+"                       its executable): those running now and those started\n"
+"                       later, each with --sample refill --duty 20 by default,\n"
+"                       until SIGINT or SIGTERM. No trace files: profiles are\n"
+"                       pushed (--push) and counted in /metrics (--http)\n"
+"      --only-comm NAME, --exclude-comm NAME  only, or never, processes of this\n"
+"                       name (/proc/PID/comm; repeat for more)\n"
+"      --push URL       send each process's profile of every window to a\n"
+"                       Pyroscope (e.g. http://pyroscope:4040) or Parca server\n"
+"      --push-api API   pyroscope (POST URL/push.v1.PusherService/Push, default)\n"
+"                       or parca (POST URL/profiles/writeraw)\n"
+"      --push-every SECS  window length, 1-3600 (default 15)\n"
+"      --push-queue N   profiles kept while the server fails (default 64,\n"
+"                       1-100000); the oldest are dropped, counted\n"
+"      --push-header 'Name: value'  add to every request (e.g. X-Scope-OrgID:\n"
+"                       tenant); repeat for more\n"
+"      --push-token-file FILE  send 'Authorization: Bearer' with the token on\n"
+"                       FILE's first line\n"
+"      --service NAME   service_name label (default: the executable's name)\n"
+"\n"
 "      --as-root        under sudo, run COMMAND as root instead of the invoking user\n"
 "      --empty-probes   attach the same probes doing nothing (benchmark floor)\n"
 "  -q, --quiet          print nothing but errors\n"
@@ -101,7 +125,9 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 
 enum { OPT_UNWIND = 256, OPT_DUTY, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
        OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_CENSUS, OPT_STACK_CACHE,
-       OPT_HEAP_SNAPSHOT, OPT_HTTP, OPT_HTTP_ALLOW_REMOTE };
+       OPT_HEAP_SNAPSHOT, OPT_HTTP, OPT_HTTP_ALLOW_REMOTE, OPT_ALL, OPT_ONLY_COMM,
+       OPT_EXCLUDE_COMM, OPT_PUSH, OPT_PUSH_API, OPT_PUSH_EVERY, OPT_PUSH_QUEUE,
+       OPT_PUSH_HEADER, OPT_PUSH_TOKEN_FILE, OPT_SERVICE };
 
 /* "all", "refill", or "bytes:N" with N in bytes, optionally with a k/K/KiB,
  * m/M/MiB suffix (powers of 1024). */
@@ -184,6 +210,16 @@ int main(int argc, char **argv)
 		{ "heap-snapshot", no_argument, NULL, OPT_HEAP_SNAPSHOT },
 		{ "http", required_argument, NULL, OPT_HTTP },
 		{ "http-allow-remote", no_argument, NULL, OPT_HTTP_ALLOW_REMOTE },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "only-comm", required_argument, NULL, OPT_ONLY_COMM },
+		{ "exclude-comm", required_argument, NULL, OPT_EXCLUDE_COMM },
+		{ "push", required_argument, NULL, OPT_PUSH },
+		{ "push-api", required_argument, NULL, OPT_PUSH_API },
+		{ "push-every", required_argument, NULL, OPT_PUSH_EVERY },
+		{ "push-queue", required_argument, NULL, OPT_PUSH_QUEUE },
+		{ "push-header", required_argument, NULL, OPT_PUSH_HEADER },
+		{ "push-token-file", required_argument, NULL, OPT_PUSH_TOKEN_FILE },
+		{ "service", required_argument, NULL, OPT_SERVICE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -196,6 +232,10 @@ int main(int argc, char **argv)
 		.stack_cache = ALYS_DEFAULT_STACK_CACHE,
 	};
 	static struct sockaddr_storage http_addr;
+	static struct agent_opts agent = {
+		.push_opts = { .api = "pyroscope", .every_s = 15, .queue = 64 },
+	};
+	bool all = false, agent_opt = false;
 	const char *http = NULL;
 	bool allow_remote = false;
 	char err[512];
@@ -316,6 +356,66 @@ int main(int argc, char **argv)
 		case OPT_HTTP_ALLOW_REMOTE:
 			allow_remote = true;
 			break;
+		case OPT_ALL:
+			all = true;
+			break;
+		case OPT_ONLY_COMM:
+		case OPT_EXCLUDE_COMM: {
+			bool only = c == OPT_ONLY_COMM;
+			unsigned *n = only ? &agent.n_only : &agent.n_exclude;
+
+			if (*n == AGENT_MAX_COMM) {
+				fprintf(stderr, "alys-bpf: at most %d --%s names\n", AGENT_MAX_COMM,
+					only ? "only-comm" : "exclude-comm");
+				return 2;
+			}
+			(only ? agent.only_comm : agent.exclude_comm)[(*n)++] = optarg;
+			agent_opt = true;
+			break;
+		}
+		case OPT_PUSH:
+			agent.push = true;
+			agent.push_opts.url = optarg;
+			break;
+		case OPT_PUSH_API:
+			agent.push_opts.api = optarg;
+			agent_opt = true;
+			break;
+		case OPT_PUSH_EVERY:
+			if (parse_uint(optarg, 3600, &v) || !v) {
+				fprintf(stderr, "alys-bpf: --push-every takes seconds from 1 to 3600, "
+					"not '%s'\n", optarg);
+				return 2;
+			}
+			agent.push_opts.every_s = (unsigned)v;
+			agent_opt = true;
+			break;
+		case OPT_PUSH_QUEUE:
+			if (parse_uint(optarg, 100000, &v) || !v) {
+				fprintf(stderr, "alys-bpf: --push-queue takes a number of profiles "
+					"from 1 to 100000, not '%s'\n", optarg);
+				return 2;
+			}
+			agent.push_opts.queue = (unsigned)v;
+			agent_opt = true;
+			break;
+		case OPT_PUSH_HEADER:
+			if (agent.push_opts.nheaders == PUSH_MAX_HEADERS) {
+				fprintf(stderr, "alys-bpf: at most %d --push-header\n",
+					PUSH_MAX_HEADERS);
+				return 2;
+			}
+			agent.push_opts.headers[agent.push_opts.nheaders++] = optarg;
+			agent_opt = true;
+			break;
+		case OPT_PUSH_TOKEN_FILE:
+			agent.push_opts.token_file = optarg;
+			agent_opt = true;
+			break;
+		case OPT_SERVICE:
+			agent.service = optarg;
+			agent_opt = true;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -349,6 +449,32 @@ int main(int argc, char **argv)
 		o.http_addr = &http_addr;
 	} else if (allow_remote) {
 		fprintf(stderr, "alys-bpf: --http-allow-remote goes with --http HOST:PORT\n");
+		return 2;
+	}
+	if (all) {
+		const char *clash = o.argv ? "a command" : o.pid ? "--pid" : o.output ? "-o" :
+				    o.heap_snapshot ? "--heap-snapshot" : o.census_every ? "--census" :
+				    o.interval_ns ? "--interval" : NULL;
+
+		if (clash) {
+			fprintf(stderr, "alys-bpf: --all traces every Crystal process and writes "
+				"no trace file: it does not take %s\n", clash);
+			return 2;
+		}
+		if (agent_opt && !agent.push && (agent.push_opts.nheaders ||
+		    agent.push_opts.token_file)) {
+			fprintf(stderr, "alys-bpf: --push-header and --push-token-file go with "
+				"--push URL\n");
+			return 2;
+		}
+		agent.push_opts.quiet = o.quiet;
+		agent.push_opts.verbose = o.verbose;
+		o.agent = &agent;
+		return agent_run(&o);
+	}
+	if (agent_opt || agent.push) {
+		fprintf(stderr, "alys-bpf: --push, --service and the --only-comm/--exclude-comm "
+			"filters go with --all\n");
 		return 2;
 	}
 	if (o.heap_snapshot) {

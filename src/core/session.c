@@ -1181,6 +1181,14 @@ struct live_profile *session_live_profile(struct session *t)
 	return t->lp;
 }
 
+struct live_profile *session_take_live_profile(struct session *t)
+{
+	struct live_profile *lp = t->lp;
+
+	t->lp = NULL;
+	return lp;
+}
+
 uint64_t session_start_ns(const struct session *t)
 {
 	return t->start_ns;

@@ -109,6 +109,8 @@ const struct gc_probes *session_gc(const struct session *s);
 struct trace_writer *session_writer(struct session *s);
 const char *session_output(const struct session *s);
 struct live_profile *session_live_profile(struct session *s);
+/* After session_finish: the live profile is the caller's to free. */
+struct live_profile *session_take_live_profile(struct session *s);
 uint64_t session_start_ns(const struct session *s);
 /* Root with BTF, or a message naming the fix: 0 or -1 (said). */
 int session_check_privileges(void);

@@ -23,7 +23,9 @@
 
 struct http_endpoint {
 	struct MHD_Daemon *d;
-	struct live_profile *lp;
+	struct live_profile *lp;	/* NULL: /metrics only (the agent) */
+	http_metrics_fn more_metrics;
+	void *more_ctx;
 	atomic_bool stopping;
 	atomic_uint_fast64_t requests, rejected;
 };
@@ -177,11 +179,16 @@ static enum MHD_Result serve_profile(struct http_endpoint *h, struct MHD_Connect
 	return send_buf(c, MHD_HTTP_OK, "application/octet-stream", o.buf, o.len, true);
 }
 
-static void metric(struct outbuf *o, const char *name, const char *type, const char *help,
-		   uint64_t v)
+void http_metric_head(struct outbuf *o, const char *name, const char *type, const char *help)
 {
-	outbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n%s %" PRIu64 "\n", name, help, name, type,
-		      name, v);
+	outbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void http_metric(struct outbuf *o, const char *name, const char *type, const char *help,
+		 uint64_t v)
+{
+	http_metric_head(o, name, type, help);
+	outbuf_printf(o, "%s %" PRIu64 "\n", name, v);
 }
 
 /* Counter names are the trace's (FORMAT.md): [a-z0-9_] only, or left out. */
@@ -195,64 +202,54 @@ static void each_counter(void *ctx, const char *name, uint64_t value)
 	outbuf_printf(o, "alys_tracer_counter{name=\"%s\"} %" PRIu64 "\n", name, value);
 }
 
-struct counter_find {
-	const char *want;
-	uint64_t value;
-};
-
-static void find_counter(void *ctx, const char *name, uint64_t value)
-{
-	struct counter_find *f = ctx;
-
-	if (!strcmp(name, f->want))
-		f->value = value;
-}
-
-static uint64_t counter_of(struct live_profile *lp, const char *want)
-{
-	struct counter_find f = { want, 0 };
-
-	live_profile_each_counter(lp, find_counter, &f);
-	return f.value;
-}
+static void profile_metrics(struct http_endpoint *h, struct outbuf *o);
 
 static enum MHD_Result serve_metrics(struct http_endpoint *h, struct MHD_Connection *c)
 {
-	struct live_metrics m;
 	struct outbuf o;
 
-	live_profile_metrics(h->lp, &m);
 	outbuf_init(&o, -1);
-	metric(&o, "alys_events_total", "counter",
-	       "Trace events read: allocations, frees and inferred frees.", m.events);
-	metric(&o, "alys_lost_events_total", "counter",
-	       "Events the probes dropped (ring buffer full).",
-	       counter_of(h->lp, "ringbuf_drop_event"));
-	metric(&o, "alys_stacks_resent_total", "counter",
-	       "Stacks sent again after the kernel's cache forgot them.",
-	       counter_of(h->lp, "stack_resent"));
-	metric(&o, "alys_duty_windows_total", "counter",
-	       "Duty-cycle windows the refill probes were attached for.",
-	       counter_of(h->lp, "duty_windows"));
-	metric(&o, "alys_allocated_bytes_total", "counter",
-	       "Bytes allocated since attach, estimated from the sampled events.",
-	       m.alloc_space);
-	metric(&o, "alys_allocated_objects_total", "counter",
-	       "Objects allocated since attach, estimated.", m.alloc_objects);
-	metric(&o, "alys_live_bytes", "gauge",
-	       "Bytes allocated and not yet freed or found collected.", m.inuse_space);
-	metric(&o, "alys_live_objects", "gauge",
-	       "Objects allocated and not yet freed or found collected.", m.inuse_objects);
-	metric(&o, "alys_stacks", "gauge", "Distinct allocation stacks seen.", m.stacks);
-	metric(&o, "alys_http_requests_total", "counter", "Requests to this endpoint.",
+	if (h->lp)
+		profile_metrics(h, &o);
+	if (h->more_metrics)
+		h->more_metrics(h->more_ctx, &o);
+	http_metric(&o, "alys_http_requests_total", "counter", "Requests to this endpoint.",
 	       h->requests);
-	metric(&o, "alys_http_rejected_total", "counter",
+	http_metric(&o, "alys_http_rejected_total", "counter",
 	       "Requests answered with a 4xx status.", h->rejected);
-	outbuf_str(&o, "# HELP alys_tracer_counter The tracer's counters as the trace records "
-		   "them (docs/FORMAT.md), once a second.\n# TYPE alys_tracer_counter counter\n");
-	live_profile_each_counter(h->lp, each_counter, &o);
 	return send_buf(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", o.buf,
 			o.len, false);
+}
+
+static void profile_metrics(struct http_endpoint *h, struct outbuf *o)
+{
+	struct live_metrics m;
+
+	live_profile_metrics(h->lp, &m);
+	http_metric(o, "alys_events_total", "counter",
+	       "Trace events read: allocations, frees and inferred frees.", m.events);
+	http_metric(o, "alys_lost_events_total", "counter",
+	       "Events the probes dropped (ring buffer full).",
+	       live_profile_counter(h->lp, "ringbuf_drop_event"));
+	http_metric(o, "alys_stacks_resent_total", "counter",
+	       "Stacks sent again after the kernel's cache forgot them.",
+	       live_profile_counter(h->lp, "stack_resent"));
+	http_metric(o, "alys_duty_windows_total", "counter",
+	       "Duty-cycle windows the refill probes were attached for.",
+	       live_profile_counter(h->lp, "duty_windows"));
+	http_metric(o, "alys_allocated_bytes_total", "counter",
+	       "Bytes allocated since attach, estimated from the sampled events.",
+	       m.alloc_space);
+	http_metric(o, "alys_allocated_objects_total", "counter",
+	       "Objects allocated since attach, estimated.", m.alloc_objects);
+	http_metric(o, "alys_live_bytes", "gauge",
+	       "Bytes allocated and not yet freed or found collected.", m.inuse_space);
+	http_metric(o, "alys_live_objects", "gauge",
+	       "Objects allocated and not yet freed or found collected.", m.inuse_objects);
+	http_metric(o, "alys_stacks", "gauge", "Distinct allocation stacks seen.", m.stacks);
+	outbuf_str(o, "# HELP alys_tracer_counter The tracer's counters as the trace records "
+		   "them (docs/FORMAT.md), once a second.\n# TYPE alys_tracer_counter counter\n");
+	live_profile_each_counter(h->lp, each_counter, o);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -270,12 +267,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	h->requests++;
 	if (!head && strcmp(method, MHD_HTTP_METHOD_GET))
 		return send_text(h, c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+	if (!strcmp(url, "/metrics"))
+		return serve_metrics(h, c);
+	if (!h->lp)
+		return send_text(h, c, MHD_HTTP_NOT_FOUND,
+				 "not found: with --all, profiles are pushed (--push); this "
+				 "endpoint serves /metrics\n");
 	if (!strcmp(url, "/debug/pprof/allocs"))
 		return serve_profile(h, c, false, head);
 	if (!strcmp(url, "/debug/pprof/heap"))
 		return serve_profile(h, c, true, head);
-	if (!strcmp(url, "/metrics"))
-		return serve_metrics(h, c);
 	if (!strcmp(url, "/debug/pprof/") || !strcmp(url, "/debug/pprof")) {
 		char *page = strdup(index_page);
 
@@ -306,7 +307,8 @@ static void quiet_log(void *cls, const char *fmt, va_list ap)
 }
 
 struct http_endpoint *http_endpoint_start(const struct sockaddr_storage *sa,
-					  struct live_profile *lp, char *err, size_t errlen)
+					  struct live_profile *lp, http_metrics_fn more_metrics,
+					  void *more_ctx, char *err, size_t errlen)
 {
 	struct http_endpoint *h = calloc(1, sizeof(*h));
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
@@ -319,6 +321,8 @@ struct http_endpoint *http_endpoint_start(const struct sockaddr_storage *sa,
 		return NULL;
 	}
 	h->lp = lp;
+	h->more_metrics = more_metrics;
+	h->more_ctx = more_ctx;
 	if (sa->ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	h->d = MHD_start_daemon(flags, port, NULL, NULL, on_request, h,

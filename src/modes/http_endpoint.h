@@ -13,6 +13,7 @@
 #define ALYS_HTTP_ENDPOINT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/socket.h>
 
@@ -25,8 +26,19 @@ struct http_endpoint;
 int http_parse_addr(const char *spec, bool allow_remote, struct sockaddr_storage *sa,
 		    char *err, size_t errlen);
 
+struct outbuf;
+/* More of /metrics, Prometheus text format, on a request's thread. */
+typedef void (*http_metrics_fn)(void *ctx, struct outbuf *o);
+
+/* lp NULL: /metrics only (the agent pushes its profiles). */
 struct http_endpoint *http_endpoint_start(const struct sockaddr_storage *sa,
-					  struct live_profile *lp, char *err, size_t errlen);
+					  struct live_profile *lp, http_metrics_fn more_metrics,
+					  void *more_ctx, char *err, size_t errlen);
+/* One metric with its HELP and TYPE lines; or those lines alone, for
+ * labelled samples to follow. */
+void http_metric(struct outbuf *o, const char *name, const char *type, const char *help,
+		 uint64_t v);
+void http_metric_head(struct outbuf *o, const char *name, const char *type, const char *help);
 /* The port it listens on (for PORT 0, the one the kernel chose). */
 unsigned http_endpoint_port(const struct http_endpoint *h);
 /* "HOST:PORT" or "[V6]:PORT" for a URL, in buf. */

@@ -188,8 +188,8 @@ static int start_http(struct trace_one *t)
 {
 	char err[PATH_MAX + 256];
 
-	t->http = http_endpoint_start(t->o->http_addr, session_live_profile(t->s), err,
-				      sizeof(err));
+	t->http = http_endpoint_start(t->o->http_addr, session_live_profile(t->s), NULL, NULL,
+				      err, sizeof(err));
 	if (!t->http) {
 		fail("%s\n", err);
 		return -1;

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: MIT
+#include "agent.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "clock_ns.h"
+#include "crystal_detect.h"
+#include "exec_watch.h"
+#include "http_endpoint.h"
+#include "live_profile.h"
+#include "outbuf.h"
+#include "unwind_maps.h"
+
+/* Per process, unless --ringbuf-size: refill sampling sends little. */
+#define AGENT_RINGBUF (8u << 20)
+/* At exit: how long queued profiles may take to reach the server. */
+#define PUSH_STOP_WAIT_S 5
+
+struct proc {
+	struct proc *next;
+	struct tracer_opts o;	/* the agent's, for this pid */
+	struct session *s;
+	struct push_source *src;
+	pid_t pid;
+	char comm[17];
+	char service[256];
+};
+
+struct agent {
+	const struct tracer_opts *o;
+	const struct agent_opts *ao;
+	struct unwind_maps um;		/* shared by every session */
+	struct crystal_detect *cd;
+	struct exec_watch *xw;
+	struct pusher *pusher;
+	struct http_endpoint *http;
+	int ep, sigfd;
+	pthread_mutex_t lock;		/* procs, against /metrics */
+	struct proc *procs;
+	uint64_t started, ended, failed;	/* sessions */
+	uint64_t lost_execs_seen;
+};
+
+#define say(a, ...) do { if (!(a)->o->quiet) fprintf(stderr, "alys-bpf: " __VA_ARGS__); } while (0)
+#define fail(...) fprintf(stderr, "alys-bpf: " __VA_ARGS__)
+
+static bool comm_listed(const char *comm, const char *const *list, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(comm, list[i]))
+			return true;
+	return false;
+}
+
+static bool comm_wanted(const struct agent *a, const char *comm)
+{
+	if (a->ao->n_only && !comm_listed(comm, a->ao->only_comm, a->ao->n_only))
+		return false;
+	return !comm_listed(comm, a->ao->exclude_comm, a->ao->n_exclude);
+}
+
+static void watch_fds(struct agent *a, struct proc *p, int op)
+{
+	int fds[] = { session_rb_fd(p->s), session_pidfd(p->s), session_live_wake_fd(p->s) };
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = p };
+
+		if (fds[i] >= 0)
+			epoll_ctl(a->ep, op, fds[i], &ev);
+	}
+}
+
+static void end_proc(struct agent *a, struct proc *p)
+{
+	struct proc **pp;
+
+	watch_fds(a, p, EPOLL_CTL_DEL);
+	session_finish(p->s);
+	pthread_mutex_lock(&a->lock);
+	for (pp = &a->procs; *pp != p; pp = &(*pp)->next)
+		;
+	*pp = p->next;
+	a->ended++;
+	pthread_mutex_unlock(&a->lock);
+	if (p->src)
+		pusher_remove(a->pusher, p->src, session_take_live_profile(p->s));
+	session_free(p->s);
+	free(p);
+}
+
+static struct proc *find_proc(struct agent *a, pid_t pid)
+{
+	for (struct proc *p = a->procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* A process to look at: at start, or as it execs. */
+static void consider(struct agent *a, pid_t pid, const char *comm)
+{
+	char exe[64], why[128];
+	struct proc *p;
+
+	if (pid == getpid())
+		return;
+	p = find_proc(a, pid);
+	if (p)			/* it exec'd: another program now */
+		end_proc(a, p);
+	if (!comm_wanted(a, comm))
+		return;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	if (!crystal_detect(a->cd, exe, why, sizeof(why))) {
+		if (a->o->verbose)
+			say(a, "pid %d (%s): not traced: %s\n", pid, comm, why);
+		return;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return;
+	p->pid = pid;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	p->o = *a->o;
+	p->o.pid = pid;
+	if (!p->o.ringbuf_size)
+		p->o.ringbuf_size = AGENT_RINGBUF;
+	p->s = session_new(&p->o, &a->um, a->pusher || a->http);
+	if (!p->s || session_from_pid(p->s, pid) || session_load(p->s) || session_start(p->s)) {
+		say(a, "pid %d (%s): not traced (said above)\n", pid, comm);
+		session_free(p->s);
+		free(p);
+		a->failed++;
+		return;
+	}
+	snprintf(p->service, sizeof(p->service), "%s",
+		 a->ao->service ? a->ao->service : base_name(session_exe(p->s)));
+	if (a->pusher)
+		p->src = pusher_add(a->pusher, session_live_profile(p->s), pid, p->service);
+	watch_fds(a, p, EPOLL_CTL_ADD);
+	pthread_mutex_lock(&a->lock);
+	p->next = a->procs;
+	a->procs = p;
+	a->started++;
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void on_exec(void *ctx, pid_t pid, const char *comm)
+{
+	consider(ctx, pid, comm);
+}
+
+static void read_comm(pid_t pid, char *out, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	out[0] = 0;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(out, (int)len, f))
+		out[strcspn(out, "\n")] = 0;
+	fclose(f);
+}
+
+/* Every process running now (and, after lost exec events, again). */
+static void scan_processes(struct agent *a)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char comm[32];
+		pid_t pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = (pid_t)atoi(de->d_name);
+		if (find_proc(a, pid))
+			continue;
+		read_comm(pid, comm, sizeof(comm));
+		consider(a, pid, comm);
+	}
+	closedir(d);
+}
+
+static void label_value(struct outbuf *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			outbuf_char(o, '\\');
+		if (*s == '\n')
+			outbuf_str(o, "\\n");
+		else
+			outbuf_char(o, *s);
+	}
+}
+
+/* /metrics: the agent's sessions and pushes (on the HTTP thread). */
+static void agent_metrics(void *ctx, struct outbuf *o)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} per_proc[] = {
+		{ "alys_events_total", "counter", "Trace events read, by traced process." },
+		{ "alys_allocated_bytes_total", "counter",
+		  "Bytes allocated since attach, estimated, by traced process." },
+		{ "alys_live_bytes", "gauge", "Bytes allocated and not yet freed or found "
+		  "collected, by traced process." },
+		{ "alys_lost_events_total", "counter",
+		  "Events the probes dropped (ring buffer full), by traced process." },
+	};
+	struct agent *a = ctx;
+	struct push_stats ps = { 0 };
+
+	pthread_mutex_lock(&a->lock);
+	http_metric(o, "alys_agent_processes", "gauge", "Processes traced now.",
+		    a->started - a->ended);
+	http_metric(o, "alys_agent_sessions_started_total", "counter",
+		    "Processes traced since the agent started.", a->started);
+	http_metric(o, "alys_agent_sessions_failed_total", "counter",
+		    "Crystal processes that could not be traced (said on stderr).", a->failed);
+	for (size_t m = 0; m < sizeof(per_proc) / sizeof(per_proc[0]); m++) {
+		http_metric_head(o, per_proc[m].name, per_proc[m].type, per_proc[m].help);
+		for (struct proc *p = a->procs; p; p = p->next) {
+			struct live_profile *lp = session_live_profile(p->s);
+			struct live_metrics lm;
+			uint64_t v;
+
+			if (!lp)
+				continue;
+			live_profile_metrics(lp, &lm);
+			v = m == 0 ? lm.events : m == 1 ? lm.alloc_space : m == 2 ? lm.inuse_space
+									: live_profile_counter(lp, "ringbuf_drop_event");
+			outbuf_printf(o, "%s{pid=\"%d\",service_name=\"", per_proc[m].name, p->pid);
+			label_value(o, p->service);
+			outbuf_printf(o, "\"} %" PRIu64 "\n", v);
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (!a->pusher)
+		return;
+	pusher_stats(a->pusher, &ps);
+	http_metric(o, "alys_push_profiles_total", "counter", "Window profiles made to push.",
+		    ps.windows);
+	http_metric(o, "alys_push_sent_total", "counter", "Profiles the server accepted.",
+		    ps.sent);
+	http_metric(o, "alys_push_failed_attempts_total", "counter",
+		    "Requests that failed (retried unless refused).", ps.attempts_failed);
+	http_metric(o, "alys_push_rejected_total", "counter",
+		    "Profiles the server refused with a 4xx status (not retried).", ps.rejected);
+	http_metric(o, "alys_push_dropped_total", "counter",
+		    "Profiles dropped: the queue was full, or they were left at exit.", ps.dropped);
+	http_metric(o, "alys_push_queued", "gauge", "Profiles waiting to be sent.", ps.queued);
+	http_metric(o, "alys_push_queued_bytes", "gauge", "Bytes of requests waiting.",
+		    ps.queued_bytes);
+	http_metric(o, "alys_push_sent_bytes_total", "counter", "Request bytes sent.",
+		    ps.bytes_sent);
+}
+
+static int setup_signals(struct agent *a)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	a->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return a->sigfd < 0 ? -1 : 0;
+}
+
+static void loop(struct agent *a)
+{
+	for (;;) {
+		struct epoll_event got[16];
+		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		int timeout = 200, n;
+		bool stop = false;
+
+		for (struct proc *p = a->procs; p; p = p->next) {
+			int t = session_timeout(p->s, now);
+
+			if (t >= 0 && t < timeout)
+				timeout = t;
+		}
+		n = epoll_wait(a->ep, got, 16, timeout);
+		for (int i = 0; i < n; i++)
+			if (got[i].data.ptr == &a->sigfd) {
+				struct signalfd_siginfo si;
+
+				while (read(a->sigfd, &si, sizeof(si)) == sizeof(si))
+					stop = true;
+			}
+		exec_watch_drain(a->xw);
+		if (exec_watch_lost(a->xw) != a->lost_execs_seen) {
+			a->lost_execs_seen = exec_watch_lost(a->xw);
+			scan_processes(a);
+		}
+		now = clock_ns(CLOCK_MONOTONIC);
+		for (struct proc *p = a->procs, *next; p; p = next) {
+			next = p->next;
+			if (session_step(p->s, now, false) || session_exited(p->s) ||
+			    session_timeout(p->s, now) < 0)
+				end_proc(a, p);
+		}
+		if (stop)
+			break;
+	}
+}
+
+static int start(struct agent *a)
+{
+	char err[PATH_MAX + 256];
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (setup_signals(a))
+		return -1;
+	a->ep = epoll_create1(EPOLL_CLOEXEC);
+	a->cd = crystal_detect_new();
+	if (a->ep < 0 || !a->cd) {
+		fail("out of resources: %s\n", strerror(errno));
+		return -1;
+	}
+	if (a->ao->push) {
+		a->pusher = pusher_start(&a->ao->push_opts, err, sizeof(err));
+		if (!a->pusher) {
+			fail("%s\n", err);
+			return -1;
+		}
+	}
+	if (a->o->http_addr) {
+		a->http = http_endpoint_start(a->o->http_addr, NULL, agent_metrics, a, err,
+					      sizeof(err));
+		if (!a->http) {
+			fail("%s\n", err);
+			return -1;
+		}
+		say(a, "serving the agent's metrics at http://%s/metrics\n",
+		    http_url_host(a->o->http_addr, http_endpoint_port(a->http), err, sizeof(err)));
+	}
+	a->xw = exec_watch_open(on_exec, a, err, sizeof(err));
+	if (!a->xw) {
+		fail("%s\n", err);
+		return -1;
+	}
+	ev.data.ptr = &a->sigfd;
+	epoll_ctl(a->ep, EPOLL_CTL_ADD, a->sigfd, &ev);
+	ev.data.ptr = a->xw;
+	epoll_ctl(a->ep, EPOLL_CTL_ADD, exec_watch_fd(a->xw), &ev);
+	return 0;
+}
+
+int agent_run(const struct tracer_opts *o)
+{
+	struct agent a = { .o = o, .ao = o->agent, .ep = -1, .sigfd = -1 };
+	int ret = 1;
+
+	if (session_check_privileges())
+		return 1;
+	unwind_maps_init(&a.um);
+	pthread_mutex_init(&a.lock, NULL);
+	if (!start(&a)) {
+		say(&a, "tracing every Crystal process%s; Ctrl-C or SIGTERM to stop\n",
+		    a.ao->n_only || a.ao->n_exclude ? " the --only-comm/--exclude-comm filters let "
+						     "through" : "");
+		scan_processes(&a);
+		loop(&a);
+		ret = 0;
+	}
+	while (a.procs)
+		end_proc(&a, a.procs);
+	pusher_stop(a.pusher, PUSH_STOP_WAIT_S);
+	http_endpoint_stop(a.http);
+	exec_watch_close(a.xw);
+	crystal_detect_free(a.cd);
+	unwind_maps_free(&a.um);
+	if (a.ep >= 0)
+		close(a.ep);
+	if (a.sigfd >= 0)
+		close(a.sigfd);
+	pthread_mutex_destroy(&a.lock);
+	return ret;
+}

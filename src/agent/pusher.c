@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: MIT
+#include "pusher.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "clock_ns.h"
+#include "live_profile.h"
+#include "outbuf.h"
+#include "push_api.h"
+
+#define REQUEST_TIMEOUT_MS 10000
+#define CONNECT_TIMEOUT_MS 5000
+#define BACKOFF_MAX_S 30
+#define ANSWER_KEEP 300		/* bytes of a server's answer kept for messages */
+
+struct push_source {
+	struct push_source *next;
+	struct live_profile *lp;
+	struct live_totals *before;	/* the last window's end */
+	pid_t pid;
+	char service[256];
+	bool ended;			/* the session ended: one last window */
+};
+
+struct request {
+	struct request *next;
+	struct outbuf body;
+};
+
+struct pusher {
+	struct push_opts o;
+	const struct push_api *api;
+	char url[2048];
+	char hostname[256];
+	struct curl_slist *headers;
+	pthread_t renderer, sender;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;		/* stop asked, a request queued */
+	struct push_source *sources;
+	struct request *head, *tail, *in_flight;
+	bool stopping, rendered_last;
+	uint64_t stop_wait_ns;		/* stopping: how long the sender may go on */
+	uint64_t deadline_ns;		/* from the last windows: when it gives up */
+	bool failing;			/* since the last success */
+	uint64_t dropped_said;
+	struct push_stats st;
+};
+
+#define say(p, ...) do { if (!(p)->o.quiet) fprintf(stderr, "alys-bpf: push: " __VA_ARGS__); } while (0)
+
+static struct timespec abs_in(uint64_t ns)
+{
+	struct timespec ts;
+	uint64_t t;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ns;
+	return (struct timespec){ .tv_sec = (time_t)(t / 1000000000ull),
+				  .tv_nsec = (long)(t % 1000000000ull) };
+}
+
+static void free_request(struct request *r)
+{
+	outbuf_release(&r->body);
+	free(r);
+}
+
+/* Under p->lock. */
+static void unlink_request(struct pusher *p, struct request *r)
+{
+	struct request **pp = &p->head, *prev = NULL;
+
+	while (*pp && *pp != r) {
+		prev = *pp;
+		pp = &(*pp)->next;
+	}
+	if (!*pp)
+		return;
+	*pp = r->next;
+	if (p->tail == r)
+		p->tail = prev;
+	p->st.queued--;
+	p->st.queued_bytes -= r->body.len;
+}
+
+/* Under p->lock: a full queue loses its oldest request not being sent. */
+static void enqueue(struct pusher *p, struct request *r)
+{
+	if (p->st.queued >= p->o.queue) {
+		struct request *old = p->head == p->in_flight ? p->head->next : p->head;
+
+		if (old) {
+			unlink_request(p, old);
+			free_request(old);
+			p->st.dropped++;
+		}
+		if (p->st.dropped >= p->dropped_said * 2 + 1) {
+			say(p, "the queue is full (--push-queue %u): %llu profiles dropped so far\n",
+			    p->o.queue, (unsigned long long)p->st.dropped);
+			p->dropped_said = p->st.dropped;
+		}
+	}
+	r->next = NULL;
+	if (p->tail)
+		p->tail->next = r;
+	else
+		p->head = r;
+	p->tail = r;
+	p->st.queued++;
+	p->st.queued_bytes += r->body.len;
+	p->st.windows++;
+	pthread_cond_broadcast(&p->wake);
+}
+
+static void render_window(struct pusher *p, struct push_source *src)
+{
+	struct outbuf pprof;
+	struct request *r = calloc(1, sizeof(*r));
+	char pid[16];
+	const struct push_label labels[] = {
+		{ "__name__", "memory" },
+		{ "service_name", src->service },
+		{ "hostname", p->hostname },
+		{ "pid", pid },
+		{ "__delta__", "false" },
+	};
+	struct live_totals *now;
+
+	if (!r)
+		return;
+	snprintf(pid, sizeof(pid), "%d", src->pid);
+	outbuf_init(&pprof, -1);
+	now = live_profile_window(src->lp, src->before, &pprof);
+	live_totals_free(src->before);
+	src->before = now;
+	outbuf_init(&r->body, -1);
+	p->api->body(&r->body, labels, sizeof(labels) / sizeof(labels[0]), pprof.buf, pprof.len);
+	outbuf_release(&pprof);
+	pthread_mutex_lock(&p->lock);
+	enqueue(p, r);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Each window, every source's profile; a source that ended has its last
+ * window made, then goes. */
+static void *renderer_main(void *arg)
+{
+	struct pusher *p = arg;
+	uint64_t next = clock_ns(CLOCK_MONOTONIC) + p->o.every_s * 1000000000ull;
+
+	for (;;) {
+		struct push_source **pp, *src;
+		bool last;
+
+		pthread_mutex_lock(&p->lock);
+		while (!p->stopping && clock_ns(CLOCK_MONOTONIC) < next) {
+			struct timespec ts = abs_in(next - clock_ns(CLOCK_MONOTONIC));
+
+			pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+		}
+		last = p->stopping;
+		pthread_mutex_unlock(&p->lock);
+		next += p->o.every_s * 1000000000ull;
+		/* Sources are added at the head under the lock and removed
+		 * only here: the list can be walked without it. */
+		pthread_mutex_lock(&p->lock);
+		pp = &p->sources;
+		pthread_mutex_unlock(&p->lock);
+		while ((src = *pp)) {
+			bool ended;
+
+			pthread_mutex_lock(&p->lock);
+			ended = src->ended;
+			pthread_mutex_unlock(&p->lock);
+			render_window(p, src);
+			if (!ended && !last) {
+				pp = &src->next;
+				continue;
+			}
+			pthread_mutex_lock(&p->lock);
+			*pp = src->next;
+			pthread_mutex_unlock(&p->lock);
+			live_totals_free(src->before);
+			if (ended)
+				live_profile_free(src->lp);
+			free(src);
+		}
+		if (last)
+			break;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->rendered_last = true;
+	p->deadline_ns = clock_ns(CLOCK_MONOTONIC) + p->stop_wait_ns;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+struct answer {
+	char text[ANSWER_KEEP + 1];
+	size_t len;
+};
+
+static size_t keep_answer(char *data, size_t size, size_t n, void *arg)
+{
+	struct answer *a = arg;
+	size_t len = size * n, room = ANSWER_KEEP - a->len;
+
+	if (len < room)
+		room = len;
+	memcpy(a->text + a->len, data, room);
+	a->len += room;
+	a->text[a->len] = 0;
+	return size * n;
+}
+
+enum outcome { SENT, REJECTED, FAILED };
+
+/* One try: what the server (or the network) said, in why. */
+static enum outcome post(CURL *c, const struct request *r, char *why,
+			 size_t whylen)
+{
+	struct answer a = { .len = 0 };
+	long status = 0;
+	CURLcode rc;
+
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body.buf);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body.len);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_answer);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &a);
+	rc = curl_easy_perform(c);
+	if (rc != CURLE_OK) {
+		snprintf(why, whylen, "%s", curl_easy_strerror(rc));
+		return FAILED;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 200 && status < 300)
+		return SENT;
+	for (char *q = a.text; *q; q++)
+		if (*q == '\n' || *q == '\r')
+			*q = ' ';
+	snprintf(why, whylen, "HTTP %ld%s%s", status, a.len ? ": " : "", a.text);
+	return status >= 400 && status < 500 && status != 408 && status != 429 ? REJECTED
+										 : FAILED;
+}
+
+static CURL *new_handle(struct pusher *p)
+{
+	CURL *c = curl_easy_init();
+
+	if (!c)
+		return NULL;
+	curl_easy_setopt(c, CURLOPT_URL, p->url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, p->headers);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)REQUEST_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)CONNECT_TIMEOUT_MS);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "alys-bpf");
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	return c;
+}
+
+static void *sender_main(void *arg)
+{
+	struct pusher *p = arg;
+	CURL *c = new_handle(p);
+	unsigned backoff_s = 0;
+	char why[ANSWER_KEEP + 64];
+
+	if (!c) {
+		say(p, "cannot start libcurl: nothing will be sent\n");
+		return NULL;
+	}
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct request *r;
+		enum outcome out;
+
+		while (!p->head && !p->rendered_last)
+			pthread_cond_wait(&p->wake, &p->lock);
+		if (!p->head)
+			break;
+		if (p->rendered_last && clock_ns(CLOCK_MONOTONIC) >= p->deadline_ns)
+			break;
+		r = p->in_flight = p->head;
+		pthread_mutex_unlock(&p->lock);
+		out = post(c, r, why, sizeof(why));
+		pthread_mutex_lock(&p->lock);
+		p->in_flight = NULL;
+		if (out == FAILED) {
+			p->st.attempts_failed++;
+			if (!p->failing)
+				say(p, "%s: %s; retrying with backoff, keeping up to %u profiles\n",
+				    p->url, why, p->o.queue);
+			p->failing = true;
+			backoff_s = backoff_s ? backoff_s * 2 : 1;
+			if (backoff_s > BACKOFF_MAX_S)
+				backoff_s = BACKOFF_MAX_S;
+			uint64_t wait_ns = backoff_s * 1000000000ull;
+
+			if (p->rendered_last) {
+				uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+				wait_ns = p->deadline_ns > now ? p->deadline_ns - now : 0;
+				if (wait_ns > backoff_s * 1000000000ull)
+					wait_ns = backoff_s * 1000000000ull;
+			}
+			struct timespec ts = abs_in(wait_ns);
+
+			pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+			continue;
+		}
+		unlink_request(p, r);
+		if (out == SENT) {
+			p->st.sent++;
+			p->st.bytes_sent += r->body.len;
+			if (p->failing)
+				say(p, "%s answers again (%llu tries had failed, %llu profiles "
+				    "dropped)\n", p->url, (unsigned long long)p->st.attempts_failed,
+				    (unsigned long long)p->st.dropped);
+			p->failing = false;
+			backoff_s = 0;
+		} else {
+			p->st.attempts_failed++;
+			p->st.rejected++;
+			say(p, "%s refused a profile: %s (dropped, not retried)\n", p->url, why);
+		}
+		free_request(r);
+	}
+	/* Stopping with requests the server never took. */
+	while (p->head) {
+		struct request *r = p->head;
+
+		unlink_request(p, r);
+		free_request(r);
+		p->st.dropped++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	curl_easy_cleanup(c);
+	return NULL;
+}
+
+/* The first line of the token file, without surrounding blanks. */
+static int read_token(const char *path, char *out, size_t outlen, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	char *s = out;
+	size_t n;
+
+	if (!f) {
+		snprintf(err, errlen, "--push-token-file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!fgets(out, (int)outlen, f))
+		out[0] = 0;
+	fclose(f);
+	while (*s == ' ' || *s == '\t')
+		s++;
+	n = strcspn(s, "\r\n");
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	memmove(out, s, n);
+	out[n] = 0;
+	if (!n) {
+		snprintf(err, errlen, "--push-token-file %s: the file is empty; put the token on "
+			 "its first line", path);
+		return -1;
+	}
+	return 0;
+}
+
+static bool header_ok(const char *h)
+{
+	const char *colon = strchr(h, ':');
+
+	return colon && colon != h && !strpbrk(h, "\r\n");
+}
+
+struct pusher *pusher_start(const struct push_opts *o, char *err, size_t errlen)
+{
+	struct pusher *p = calloc(1, sizeof(*p));
+	char token[4096], auth[4200];
+	size_t ulen;
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->o = *o;
+	p->api = push_api_find(o->api ? o->api : "pyroscope");
+	if (!p->api) {
+		snprintf(err, errlen, "--push-api takes %s, not '%s'", push_api_names(), o->api);
+		goto fail;
+	}
+	if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8)) {
+		snprintf(err, errlen, "--push takes the server's http:// or https:// URL (e.g. "
+			 "http://pyroscope:4040), not '%s'", o->url);
+		goto fail;
+	}
+	ulen = strlen(o->url);
+	while (ulen && o->url[ulen - 1] == '/')
+		ulen--;
+	if (ulen + strlen(p->api->path) >= sizeof(p->url)) {
+		snprintf(err, errlen, "--push: the URL is too long");
+		goto fail;
+	}
+	memcpy(p->url, o->url, ulen);
+	strcpy(p->url + ulen, p->api->path);	/* fits: checked above */
+	if (o->hostname)
+		snprintf(p->hostname, sizeof(p->hostname), "%s", o->hostname);
+	else if (gethostname(p->hostname, sizeof(p->hostname) - 1))
+		snprintf(p->hostname, sizeof(p->hostname), "unknown");
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		snprintf(err, errlen, "cannot start libcurl");
+		goto fail;
+	}
+	p->headers = curl_slist_append(NULL, "Content-Type: application/json");
+	for (unsigned i = 0; i < o->nheaders; i++) {
+		if (!header_ok(o->headers[i])) {
+			snprintf(err, errlen, "--push-header takes 'Name: value' on one line, not "
+				 "'%s'", o->headers[i]);
+			goto fail;
+		}
+		p->headers = curl_slist_append(p->headers, o->headers[i]);
+	}
+	if (o->token_file) {
+		if (read_token(o->token_file, token, sizeof(token), err, errlen))
+			goto fail;
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+		p->headers = curl_slist_append(p->headers, auth);
+		memset(token, 0, sizeof(token));
+		memset(auth, 0, sizeof(auth));
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&p->wake, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	if (pthread_create(&p->renderer, NULL, renderer_main, p)) {
+		snprintf(err, errlen, "cannot start the push thread");
+		goto fail;
+	}
+	if (pthread_create(&p->sender, NULL, sender_main, p)) {
+		pthread_mutex_lock(&p->lock);
+		p->stopping = true;
+		pthread_cond_broadcast(&p->wake);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->renderer, NULL);
+		snprintf(err, errlen, "cannot start the push thread");
+		goto fail;
+	}
+	if (o->verbose)
+		say(p, "every %u s to %s (%s)\n", o->every_s, p->url, p->api->name);
+	return p;
+fail:
+	curl_slist_free_all(p->headers);
+	free(p);
+	return NULL;
+}
+
+struct push_source *pusher_add(struct pusher *p, struct live_profile *lp, pid_t pid,
+			       const char *service)
+{
+	struct push_source *src = calloc(1, sizeof(*src));
+
+	if (!src)
+		return NULL;
+	src->lp = lp;
+	src->pid = pid;
+	snprintf(src->service, sizeof(src->service), "%s", service);
+	pthread_mutex_lock(&p->lock);
+	src->next = p->sources;
+	p->sources = src;
+	pthread_mutex_unlock(&p->lock);
+	return src;
+}
+
+void pusher_remove(struct pusher *p, struct push_source *src, struct live_profile *lp)
+{
+	pthread_mutex_lock(&p->lock);
+	src->lp = lp;
+	src->ended = true;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pusher_stats(struct pusher *p, struct push_stats *st)
+{
+	pthread_mutex_lock(&p->lock);
+	*st = p->st;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pusher_stop(struct pusher *p, unsigned wait_s)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = true;
+	p->stop_wait_ns = wait_s * 1000000000ull;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->renderer, NULL);
+	pthread_join(p->sender, NULL);
+	if (p->st.dropped || p->st.rejected)
+		say(p, "%llu profiles sent, %llu dropped (queue full or left at exit), %llu "
+		    "refused\n", (unsigned long long)p->st.sent, (unsigned long long)p->st.dropped,
+		    (unsigned long long)p->st.rejected);
+	else if (p->o.verbose)
+		say(p, "%llu profiles sent\n", (unsigned long long)p->st.sent);
+	curl_slist_free_all(p->headers);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->wake);
+	curl_global_cleanup();
+	free(p);
+}

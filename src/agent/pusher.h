@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --push: every window (--push-every), each session's profile of that
+ * window (live_profile_window: allocations in it, what is in use at its
+ * end) goes to a Pyroscope or Parca server (push_api.h) over libcurl.
+ *
+ * Two threads of its own, so that tracing never waits for the network: a
+ * renderer that makes the windows' profiles into requests, and a sender
+ * that posts them in order. A request that fails for a reason that may
+ * pass (no connection, a timeout, 408, 429, 5xx) is retried with backoff
+ * (1 s doubling to 30 s) while newer ones queue; a full queue
+ * (--push-queue) drops its oldest. A 4xx rejection is not retried. All
+ * counted (push_stats), said on stderr when it starts and when it ends.
+ */
+#ifndef ALYS_PUSHER_H
+#define ALYS_PUSHER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct live_profile;
+
+#define PUSH_MAX_HEADERS 8
+
+struct push_opts {
+	const char *url;		/* the server: http(s)://HOST[:PORT][/PREFIX] */
+	const char *api;		/* push_api.h: "pyroscope" or "parca" */
+	unsigned every_s;		/* window length, seconds */
+	unsigned queue;			/* requests held while the server fails */
+	const char *headers[PUSH_MAX_HEADERS];	/* "Name: value" */
+	unsigned nheaders;
+	const char *token_file;		/* bearer token, first line */
+	const char *hostname;		/* label; NULL: gethostname */
+	bool quiet, verbose;
+};
+
+struct push_stats {
+	uint64_t windows;	/* profiles made */
+	uint64_t sent;		/* accepted by the server (2xx) */
+	uint64_t attempts_failed;	/* tries that failed (retried or not) */
+	uint64_t rejected;	/* answered 4xx (not 408/429): dropped */
+	uint64_t dropped;	/* pushed out of a full queue, or left at exit */
+	uint64_t queued;	/* waiting now */
+	uint64_t queued_bytes;
+	uint64_t bytes_sent;
+};
+
+struct pusher;
+struct push_source;
+
+/* Checks the options (the token file, the URL's scheme): NULL with err. */
+struct pusher *pusher_start(const struct push_opts *o, char *err, size_t errlen);
+/* A session's live profile, pushed each window from now on as service
+ * (labels service_name, hostname, pid). */
+struct push_source *pusher_add(struct pusher *p, struct live_profile *lp, pid_t pid,
+			       const char *service);
+/* The session ended: its last window is pushed, then lp is freed (the
+ * pusher owns it from here). */
+void pusher_remove(struct pusher *p, struct push_source *src, struct live_profile *lp);
+void pusher_stats(struct pusher *p, struct push_stats *st);
+/* The last windows of every source, then up to wait_s seconds to send
+ * what is queued; the rest is dropped and counted. */
+void pusher_stop(struct pusher *p, unsigned wait_s);
+
+#endif
