@@ -284,28 +284,12 @@ PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
 pprof_query() {
 	gzip -dc "$1" | protoc --decode=perftools.profiles.Profile -I "$PROTO_DIR" \
 		"$PROTO_DIR/profile.proto" >"$1.txt" || { echo "protoc failed"; return 1; }
-	"$ALYS_PYTHON" - "$1.txt" "$2" <<'PY'
-import ast, sys
-def parse(lines, i):
-    msg = {}
-    while i < len(lines):
-        l = lines[i].strip(); i += 1
-        if not l:
-            continue
-        if l == "}":
-            return msg, i
-        if l.endswith("{"):
-            sub, i = parse(lines, i)
-            msg.setdefault(l[:-1].strip(), []).append(sub)
-            continue
-        k, v = l.split(":", 1); v = v.strip()
-        if v.startswith('"'):
-            v = ast.literal_eval("b" + v).decode("utf-8", "replace")
-        else:
-            v = {"true": 1, "false": 0}.get(v) if v in ("true", "false") else int(v)
-        msg.setdefault(k, []).append(v)
-    return msg, i
-p, _ = parse(open(sys.argv[1]).read().split("\n"), 0)
+	ALYS_ROOT="$ALYS_ROOT" "$ALYS_PYTHON" - "$1.txt" "$2" <<'PY'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["ALYS_ROOT"], "tests"))
+from pprof_text import decode_text
+p = decode_text(open(sys.argv[1]).read())
+
 st = p["string_table"]
 st = [""] + st if st[0] != "" else st   # protoc omits nothing, but be safe
 types = [st[t.get("type", [0])[0]] for t in p["sample_type"]]

@@ -17,8 +17,12 @@
 #
 # Output:
 #   stdout, first line:  READY <pid>
-#   heartbeat, once per second:  HEARTBEAT <seconds> ticks=<t> points=<p>
-#     where t = ticks done so far and p = Points allocated so far (t * K).
+#   heartbeat, once per second:
+#     HEARTBEAT <seconds> ticks=<t> points=<p> unix_ms=<u> bytes=<b>
+#     where t = ticks done so far, p = Points allocated so far (t * K),
+#     u the wall clock then and b the bytes tick_alloc asked for so far: its
+#     own count, t * (K Points, the Array's buffer of K references, the
+#     Array object).
 #   Nothing else is printed. Exits 0 after SECONDS, or dies with the signal
 #   it is killed with.
 
@@ -63,6 +67,7 @@ hb = hb_path == "-" ? STDOUT : File.open(hb_path, "a")
 STDOUT.puts "READY #{Process.pid}"
 STDOUT.flush
 
+tick_bytes = k.to_i64 * (instance_sizeof(Point) + sizeof(Point)) + instance_sizeof(Array(Point))
 start = Time.monotonic
 next_beat = 1
 ticks = 0_i64
@@ -74,7 +79,8 @@ loop do
   ticks += 1
   elapsed = (Time.monotonic - start).total_seconds
   while elapsed >= next_beat
-    hb.puts "HEARTBEAT #{next_beat} ticks=#{ticks} points=#{points}"
+    hb.puts "HEARTBEAT #{next_beat} ticks=#{ticks} points=#{points} " \
+            "unix_ms=#{Time.utc.to_unix_ms} bytes=#{ticks * tick_bytes}"
     hb.flush
     next_beat += 1
   end

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# test_agent.sh: alys-bpf --all --push (issue 22). Two Crystal programs
+# started before the agent (one with libgc linked in statically) and one
+# after, pushed to tests/e2e/push_receiver.py (Pyroscope's and Parca's APIs
+# as documented); each program's pushed bytes against its own count over
+# the same windows; the backend killed for 60 s mid-run; the
+# faults a backend can have (refusing, dropping connections).
+#   tests/e2e/test_agent.sh BINDIR
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/../lib.sh"
+BIN=${1:?usage: test_agent.sh BINDIR}
+BIN=$(cd "$BIN" && pwd)
+P=$ALYS_PROGS
+require_root_bpf
+make_tmpdir T
+cpu_load
+for tool in curl go protoc; do
+	command -v $tool >/dev/null || fail "$tool installed" "run scripts/setup-debian.sh"
+done
+# ASan keeps freed memory in quarantine: bound it, so that RSS shows leaks.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16
+DOWN_S=60
+EVERY=2
+QUEUE=20
+
+# --- usage ---------------------------------------------------------------
+out=$("$BIN/alys-bpf" --all --pid 1 2>&1)
+check_eq "--all with --pid: usage error" "$?" 2
+check_match "--all with --pid: says why" "$out" 'does not take --pid'
+out=$("$BIN/alys-bpf" --push http://127.0.0.1:1 --pid 1 2>&1)
+check_eq "--push without --all: usage error" "$?" 2
+out=$("$BIN/alys-bpf" --all --push ftp://x 2>&1)
+check_eq "--push ftp://: refused" "$?" 1
+check_match "--push ftp://: names the schemes" "$out" 'http:// or https://'
+out=$("$BIN/alys-bpf" --all --push http://127.0.0.1:1 --push-token-file "$T/none" 2>&1)
+check_match "--push-token-file missing: names the file" "$out" "$T/none: No such file"
+out=$("$BIN/alys-bpf" --all --push http://127.0.0.1:1 --push-api zipkin 2>&1)
+check_match "--push-api zipkin: names the APIs" "$out" 'pyroscope \(default\) or parca'
+
+# --- the receiver: rejects what the servers reject -----------------------
+start_receiver() {	# DIR [ARGS...]: PORT_<name> from DIR/port
+	local dir=$1; shift
+	mkdir -p "$dir"
+	rm -f "$dir/port"
+	"$ALYS_PYTHON" "$HERE/push_receiver.py" --out "$dir" --port-file "$dir/port" "$@" \
+		>>"$dir/log" 2>&1 &
+	RX=$!
+	on_exit "kill $RX 2>/dev/null"
+	wait_for_line "$dir/port" '^[0-9]+$' 10 || fail "receiver started" "$(cat "$dir/log")"
+}
+start_receiver "$T/rx0"
+R0=http://127.0.0.1:$(cat "$T/rx0/port")
+head -c 2000 /dev/urandom | gzip >"$T/junk.pb.gz"
+post() {	# PATH BODY-FILE: the status
+	curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+		--data-binary @"$2" "$R0$1"
+}
+"$BIN/alys_converter" -q -f pprof -o "$T/ok.pb.gz" "$ALYS_ROOT/tests/fuzz/corpus/real-sleeper-attach.alys" 2>/dev/null ||
+	fail "a profile to send" "alys_converter failed"
+b64=$(base64 -w0 "$T/ok.pb.gz")
+mk() { printf '{"series":[{"labels":[%s],"samples":[{"ID":"1","rawProfile":"%s"}]}]}' "$1" "$2" >"$3"; }
+mk '{"name":"service_name","value":"t"}' "$b64" "$T/ok.json"
+mk '{"name":"__name__","value":"memory"}' "$b64" "$T/nosvc.json"
+mk '{"name":"service_name","value":"t"}' "not*base64" "$T/b64.json"
+mk '{"name":"service_name","value":"t"}' "$(base64 -w0 "$T/junk.pb.gz")" "$T/junk.json"
+check_eq "receiver: a good push is taken" "$(post /push.v1.PusherService/Push "$T/ok.json")" 200
+check_eq "receiver: no service_name: 400" "$(post /push.v1.PusherService/Push "$T/nosvc.json")" 400
+check_eq "receiver: bad base64: 400" "$(post /push.v1.PusherService/Push "$T/b64.json")" 400
+check_eq "receiver: a profile pprof cannot read: 400" \
+	"$(post /push.v1.PusherService/Push "$T/junk.json")" 400
+check_eq "receiver: Parca wants its nested labels: 400" \
+	"$(post /profiles/writeraw "$T/ok.json")" 400
+kill $RX
+
+# --- two programs before the agent, one after ----------------------------
+start_receiver "$T/rx" --token s3cret --require-header 'X-Scope-OrgID: team-a'
+PORT=$(cat "$T/rx/port")
+printf 's3cret\n' >"$T/token"
+"$P/sleeper" 0 "$T/hbA" 2000 >/dev/null &
+A=$!
+on_exit "kill $A 2>/dev/null"
+"$P/sleeper-static" 0 "$T/hbB" 1000 >/dev/null &
+B=$!
+on_exit "kill $B 2>/dev/null"
+cp "$P/sleeper" "$T/sleeper-excl"	# excluded by name
+"$T/sleeper-excl" 0 /dev/null 500 >/dev/null &
+X=$!
+on_exit "kill $X 2>/dev/null"
+wait_for_line "$T/hbA" HEARTBEAT 20 && wait_for_line "$T/hbB" HEARTBEAT 20 ||
+	fail "programs started" ""
+
+"$BIN/alys-bpf" --all --exclude-comm sleeper-excl --push "http://127.0.0.1:$PORT/" \
+	--push-every $EVERY --push-queue $QUEUE --push-token-file "$T/token" \
+	--push-header 'X-Scope-OrgID: team-a' --http 0 2>"$T/agent.err" &
+AGENT=$!
+on_exit "kill -INT $AGENT 2>/dev/null"
+wait_for_line "$T/agent.err" "^alys-bpf: tracing pid $A " 60 &&
+	wait_for_line "$T/agent.err" "^alys-bpf: tracing pid $B " 60 ||
+	fail "agent: traces the two programs running at its start" "$(cat "$T/agent.err")"
+METRICS=$(sed -n 's|^alys-bpf: serving the agent.s metrics at \(http://[0-9.:]*/metrics\)$|\1|p' "$T/agent.err")
+metric() { curl -s "$METRICS" | awk -v m="$1" '$1 == m { print $2 }'; }
+"$P/sleeper-release" 16 "$T/hbC" 1500 >/dev/null &
+C=$!
+on_exit "kill $C 2>/dev/null"
+wait_for_line "$T/agent.err" "^alys-bpf: tracing pid $C " 30 ||
+	fail "agent: traces a program started after it" "$(cat "$T/agent.err")"
+sleep 10
+
+# --- the backend down for DOWN_S seconds ---------------------------------
+kill -9 $RX; wait $RX 2>/dev/null
+rss() { awk '/^VmRSS/ { print $2 }' /proc/$AGENT/status; }
+sleep $((DOWN_S / 2))
+rss_mid=$(rss)
+check_ge "backend down: failed attempts counted in /metrics" "$(metric alys_push_failed_attempts_total)" 1
+check_eq "backend down: the queue is full (--push-queue $QUEUE)" "$(metric alys_push_queued)" $QUEUE
+sleep $((DOWN_S / 2))
+rss_end=$(rss)
+check_ge "backend down: profiles dropped, counted" "$(metric alys_push_dropped_total)" 1
+check_le "backend down: agent RSS flat once the queue is full (KiB: $rss_mid -> $rss_end)" \
+	$((rss_end - rss_mid)) 8192
+check_eq "backend down: no event lost (ring buffer drops)" \
+	"$(curl -s "$METRICS" | awk '/^alys_lost_events_total\{/ { s += $2 } END { print s + 0 }')" 0
+start_receiver "$T/rx" --token s3cret --require-header 'X-Scope-OrgID: team-a' --port $PORT
+up_at=$(date +%s)
+for i in $(seq 60); do
+	[ "$(metric alys_push_queued)" = 0 ] && break
+	sleep 1
+done
+check_eq "backend back: the queue is sent" "$(metric alys_push_queued)" 0
+sleep $((EVERY * 2))
+w=$(metric alys_push_profiles_total); s=$(metric alys_push_sent_total)
+d=$(metric alys_push_dropped_total); r=$(metric alys_push_rejected_total)
+check_eq "every profile sent or counted as dropped ($w made, $s sent, $d dropped)" \
+	$((s + d + r)) "$w"
+check_eq "nothing refused (token, header, labels, profiles)" "$r" 0
+kill -INT $AGENT
+wait $AGENT
+check_eq "agent: exits 0 on SIGINT" "$?" 0
+check_match "agent: said the backend failed" "$(cat "$T/agent.err")" 'push: .*: Couldn.t connect to server; retrying'
+check_match "agent: said it answers again" "$(cat "$T/agent.err")" 'answers again'
+kill $A $B $X 2>/dev/null
+
+# --- what arrived --------------------------------------------------------
+"$ALYS_PYTHON" - "$T" "$A" "$B" "$C" "$X" $((up_at * 1000)) >"$T/checks" <<'PY'
+import json, sys
+T, pids, up_ms = sys.argv[1], dict(A=sys.argv[2], B=sys.argv[3], C=sys.argv[4], X=sys.argv[5]), int(sys.argv[6])
+recs = [json.loads(l) for l in open(T + "/rx/index.jsonl")]
+def beats(name):
+    out = []
+    for l in open("%s/hb%s" % (T, name)):
+        f = dict(kv.split("=") for kv in l.split()[2:])
+        out.append((int(f["unix_ms"]) * 1e6, int(f["bytes"])))
+    return out
+def at(hb, t):  # the program's own count at unix ns t, interpolated
+    for (t0, b0), (t1, b1) in zip(hb, hb[1:]):
+        if t0 <= t <= t1:
+            return b0 + (b1 - b0) * (t - t0) / (t1 - t0)
+    return None
+svc = dict(A="sleeper", B="sleeper-static", C="sleeper-release")
+for k in "ABC":
+    rs = [r for r in recs if r["labels"].get("pid") == pids[k]]
+    print("ok_%s %d" % (k, len(rs)))
+    print("svc_%s %d" % (k, all(r["labels"]["service_name"] == svc[k] for r in rs)))
+    print("labels_%s %d" % (k, all(r["labels"].get("__name__") == "memory" and
+          r["labels"].get("__delta__") == "false" and r["labels"].get("hostname") for r in rs)))
+    print("types_%s %d" % (k, all(sorted(r["totals"]) == ["alloc_objects", "alloc_space",
+          "inuse_objects", "inuse_space"] and r["period_type"] == ["space", "bytes"] for r in rs)))
+    hb, est, own = beats(k), 0, 0
+    for r in rs:
+        a, b = at(hb, r["time_nanos"]), at(hb, r["time_nanos"] + r["duration_nanos"])
+        if a is None or b is None:
+            continue  # outside the heartbeats: start-up, or after the exit
+        est += r["totals"]["alloc_space"]; own += b - a
+    print("est_%s %d" % (k, est)); print("own_%s %d" % (k, own))
+    last_end = max((r["time_nanos"] + r["duration_nanos"] for r in rs), default=0)
+    print("lastend_%s %d" % (k, last_end // 1000000))
+    print("hbend_%s %d" % (k, hb[-1][0] // 1000000 if hb else 0))
+print("ok_X %d" % sum(r["labels"].get("pid") == pids["X"] for r in recs))
+# windows that ended while the backend was down, received once it was back
+print("queued_late %d" % sum(r["t"] * 1000 >= up_ms and
+      r["time_nanos"] + r["duration_nanos"] < up_ms * 1e6 - 1e9 for r in recs))
+PY
+val() { awk -v k="$1" '$1 == k { print $2 }' "$T/checks"; }
+for k in A B C; do
+	name=$(case $k in A) echo "sleeper (started before)";; B) echo "sleeper-static (before, libgc static)";; C) echo "sleeper-release (after)";; esac)
+	check_ge "$name: profiles arrived" "$(val ok_$k)" 3
+	check_eq "$name: its own service_name" "$(val svc_$k)" 1
+	check_eq "$name: labels __name__, hostname, __delta__" "$(val labels_$k)" 1
+	check_eq "$name: the four sample types, period space/bytes" "$(val types_$k)" 1
+	check_ge "$name: bytes over the windows counted" "$(val own_$k)" 100000
+	check_le "$name: pushed bytes within 10% of its own count ($(val est_$k) vs $(val own_$k))" \
+		"$(off_pct "$(val est_$k)" "$(val own_$k)")" 1000
+done
+check_le "sleeper-release exited: no window after its exit ($(val lastend_C) <= $(val hbend_C) + 2000 ms)" \
+	"$(val lastend_C)" $(( $(val hbend_C) + 2000 ))
+check_eq "--exclude-comm: the excluded program sent nothing" "$(val ok_X)" 0
+check_ge "profiles made while the backend was down arrived once it came back" \
+	"$(val queued_late)" 1
+
+# --- faults: a server that drops connections, one that refuses ----------
+"$P/sleeper" 0 /dev/null 500 >/dev/null &
+F=$!
+on_exit "kill $F 2>/dev/null"
+fault_run() {	# NAME RECEIVER-ARGS...: agent for a few windows against it
+	local name=$1; shift
+	start_receiver "$T/rx-$name" "$@"
+	"$BIN/alys-bpf" --all --only-comm sleeper --push "http://127.0.0.1:$(cat "$T/rx-$name/port")" \
+		--push-every 1 --http 0 2>"$T/$name.err" &
+	local ag=$!
+	wait_for_line "$T/$name.err" "^alys-bpf: tracing pid $F " 60
+	local m
+	m=$(sed -n 's|^alys-bpf: serving the agent.s metrics at \(http://[0-9.:]*/metrics\)$|\1|p' "$T/$name.err")
+	sleep 5
+	curl -s "$m" >"$T/$name.metrics"
+	kill -INT $ag; wait $ag
+	FAULT_RC=$?
+	kill $RX
+}
+fm() { awk -v m="$2" '$1 == m { print $2 }' "$T/$1.metrics"; }
+fault_run close --mode close
+check_eq "server drops connections: agent exits 0" "$FAULT_RC" 0
+check_ge "server drops connections: failed attempts counted" "$(fm close alys_push_failed_attempts_total)" 1
+check_eq "server drops connections: nothing counted as sent" "$(fm close alys_push_sent_total)" 0
+fault_run s503 --mode status:503
+check_ge "server answers 503: retried (failed attempts)" "$(fm s503 alys_push_failed_attempts_total)" 2
+check_eq "server answers 503: not counted as refused" "$(fm s503 alys_push_rejected_total)" 0
+check_match "server answers 503: said with the status" "$(cat "$T/s503.err")" 'HTTP 503'
+fault_run s400 --mode status:400
+check_ge "server answers 400: refused, counted, not retried" "$(fm s400 alys_push_rejected_total)" 2
+check_eq "server answers 400: nothing queued" "$(fm s400 alys_push_queued)" 0
+fault_run slow --mode slow:3
+check_ge "slow server (3 s an answer): profiles still sent" "$(fm slow alys_push_sent_total)" 1
+check_ge "slow server: tracing goes on (events read)" \
+	"$(awk '/^alys_events_total\{/ { s += $2 } END { print s + 0 }' "$T/slow.metrics")" 1
+kill $F 2>/dev/null
+summary
