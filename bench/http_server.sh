@@ -14,6 +14,10 @@
 #   http-fetch5     the default with --http (no trace file) and a client
 #                   fetching /debug/pprof/allocs every 5 s (issue 21);
 #                   bytes/request from its /metrics
+#   agent           alys-bpf --all (issue 22): the same sampling, found as
+#                   a Crystal process, pushing 5-s windows to
+#                   tests/e2e/push_receiver.py (answering 200 at once);
+#                   bytes/request from /metrics, for its pid
 # Prints, per mode, the median over REPS rounds of its requests/s divided by
 # those of an untraced run just before it, and the bytes per request the
 # trace estimates (its allocated bytes over the requests served while
@@ -36,6 +40,14 @@ SERVER=$!
 trap 'kill $SERVER 2>/dev/null; rm -rf "$W"' EXIT
 for _ in $(seq 100); do grep -q listening "$W/server.out" && break; sleep 0.1; done
 taskset -c 0 wrk -t1 -c4 -d2s "http://127.0.0.1:$PORT/" >/dev/null	# warm up
+# --all pushes here: a receiver that answers at once (no checks).
+mkdir -p "$W/rx"
+python3 "$ROOT/tests/e2e/push_receiver.py" --out "$W/rx" --port-file "$W/rx/port" \
+	--mode status:200 2>/dev/null &
+RX=$!
+trap 'kill $SERVER $RX 2>/dev/null; rm -rf "$W"' EXIT
+for _ in $(seq 100); do [ -s "$W/rx/port" ] && break; sleep 0.1; done
+RX_PORT=$(cat "$W/rx/port")
 
 # run MODE: prints "requests_per_s requests bytes".
 run() {
@@ -48,6 +60,8 @@ run() {
 	bytes:512K) args=(--sample bytes:512K) ;;
 	all) args=(--sample all) ;;
 	http-fetch5) args=(--http 0) ;;
+	agent) args=(--all --only-comm http_json --http 0 --push "http://127.0.0.1:$RX_PORT"
+		     --push-every 5) ;;
 	esac
 	rm -f "$W/t.alys" "$W/err"
 	if [ "$mode" = http-fetch5 ]; then
@@ -57,6 +71,11 @@ run() {
 		url=$(sed -n 's|^alys-bpf: serving the live profile at \(http://[0-9.:]*\)/.*|\1|p' "$W/err")
 		(while :; do curl -s -o /dev/null "$url/debug/pprof/allocs"; sleep 5; done) &
 		fetcher=$!
+	elif [ "$mode" = agent ]; then
+		"$ALYS" "${args[@]}" 2>"$W/err" &
+		pid=$!
+		until grep -q "tracing pid $SERVER " "$W/err" 2>/dev/null; do sleep 0.05; done
+		url=$(sed -n 's|^alys-bpf: serving the agent.s metrics at \(http://[0-9.:]*\)/.*|\1|p' "$W/err")
 	elif [ "$mode" != untraced ]; then
 		"$ALYS" "${args[@]}" --pid $SERVER -o "$W/t.alys" 2>"$W/err" &
 		pid=$!
@@ -68,6 +87,10 @@ run() {
 		wait $fetcher 2>/dev/null || true
 		bytes=$(curl -s "$url/metrics" | awk '$1 == "alys_allocated_bytes_total" { print $2 }')
 	fi
+	if [ "$mode" = agent ]; then
+		bytes=$(curl -s "$url/metrics" | awk -v p="alys_allocated_bytes_total{pid=\"$SERVER\"," \
+			'index($1, p) == 1 { print $2 }')
+	fi
 	if [ "$mode" != untraced ]; then
 		kill -INT $pid
 		wait $pid || true
@@ -75,7 +98,7 @@ run() {
 	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p' "$W/wrk")
 	req=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$W/wrk")
 	case $mode in
-	untraced | floor-default | http-fetch5) ;;
+	untraced | floor-default | http-fetch5 | agent) ;;
 	*) bytes=$("$CONV" -f report -o - "$W/t.alys" 2>/dev/null |
 		sed -n 's/^ *Allocated: [0-9]* objects, \([0-9]*\) bytes.*/\1/p') ;;
 	esac
@@ -85,7 +108,7 @@ run() {
 # Machine speed drifts by 30% and more from minute to minute here: each
 # traced run is paired with an untraced run just before it, and the ratio
 # reported is the median of the pairs' ratios.
-MODES=${MODES:-"default floor-default refill-100 bytes:512K all http-fetch5"}
+MODES=${MODES:-"default floor-default refill-100 bytes:512K all http-fetch5 agent"}
 echo "# bench/http_server.sh, $(date -u +%F), $(uname -r), $(nproc) CPUs," \
 	"wrk -t1 -c4 ${SECS}s, median of $REPS paired rounds"
 for i in $(seq "$REPS"); do
@@ -106,7 +129,7 @@ done
 for mode in $MODES; do
 	read -r ratio r u _ _ <<<"${line[$mode]}"
 	awk -v m=$mode -v x="$ratio" -v r="$r" -v u="$u" -v b="${bpr[$mode]}" \
-		-v f="${bpr[all]}" 'BEGIN {
+		-v f="${bpr[all]:-0}" 'BEGIN {
 		printf "%-14s %12.0f %12.0f %11.2f %14s %12s\n", m, r, u, x, (b > 0 ? b : "-"),
-			(b > 0 ? sprintf("%.3f", b / f) : "-") }'
+			(b > 0 && f > 0 ? sprintf("%.3f", b / f) : "-") }'
 done

@@ -434,15 +434,28 @@ static void end_render(struct live_profile *lp, struct model *m, struct live_tot
 	pthread_mutex_unlock(&lp->render);
 }
 
-/* Returns the totals shown when keep, else NULL. */
+/* Whether the --duty windows saw any of the period since before: a
+ * period they missed has nothing to divide its (no) events by. */
+static bool period_covered(const struct live_totals *now, const struct live_totals *before)
+{
+	return !now->duty || now->bytes.in > (before ? before->bytes.in : 0);
+}
+
+/* Returns the totals shown when keep, else NULL; with skip_uncovered,
+ * NULL and nothing written for a period no duty window saw. */
 static struct live_totals *render_pprof(struct live_profile *lp, const struct live_totals *before,
-					bool heap, bool window, bool keep, struct outbuf *o)
+					bool heap, bool window, bool keep, bool skip_uncovered,
+					struct outbuf *o)
 {
 	struct output_options opt = { .live_view = heap };
 	struct live_totals *now;
 	struct model m;
 
 	now = begin_render(lp, &m, before, true, window);
+	if (skip_uncovered && !period_covered(now, before)) {
+		end_render(lp, &m, now);
+		return NULL;
+	}
 	/* a delta covers [before, now]; else the trace's start to now */
 	if (before) {
 		opt.time_unix_ns = before->unix_ns;
@@ -458,13 +471,13 @@ static struct live_totals *render_pprof(struct live_profile *lp, const struct li
 void live_profile_pprof(struct live_profile *lp, const struct live_totals *before, bool heap,
 			struct outbuf *o)
 {
-	render_pprof(lp, before, heap, false, false, o);
+	render_pprof(lp, before, heap, false, false, false, o);
 }
 
 struct live_totals *live_profile_window(struct live_profile *lp, const struct live_totals *before,
-				       struct outbuf *o)
+				       bool last, struct outbuf *o)
 {
-	return render_pprof(lp, before, false, true, true, o);
+	return render_pprof(lp, before, false, true, true, !last, o);
 }
 
 static int by_live_bytes(const void *a, const void *b)

@@ -57,9 +57,11 @@ void live_profile_pprof(struct live_profile *lp, const struct live_totals *befor
 			struct outbuf *o);
 /* A pushed window (agent/pusher.h): alloc_* over [before, now] (before
  * NULL: since the start), inuse_* at now, as gzipped pprof. Returns the
- * totals at now, the next window's before. */
+ * totals at now, the next window's before; or NULL, with nothing written,
+ * when no --duty window saw the period (unless last): it then belongs to
+ * the next, so that windows stay unbiased. */
 struct live_totals *live_profile_window(struct live_profile *lp, const struct live_totals *before,
-				       struct outbuf *o);
+				       bool last, struct outbuf *o);
 
 /* The top sites by live bytes, as --interval prints them: on the feeding
  * thread, after a flush. */

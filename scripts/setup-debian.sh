@@ -30,8 +30,8 @@ PACKAGES=(
 	# C toolchain, BPF compiler and loader, libraries of alys-bpf itself
 	build-essential pkg-config clang llvm bpftool libbpf-dev
 	libelf-dev libdw-dev zlib1g-dev libzstd-dev libmsgpack-dev libcapstone-dev
-	# the --http endpoint's server
-	libmicrohttpd-dev
+	# the --http endpoint's server; --push's client
+	libmicrohttpd-dev libcurl4-openssl-dev
 	binutils
 	# Crystal and what `crystal build` links. Depends: libgc-dev,
 	# libevent-dev, libpcre3-dev, pkg-config, gcc. Recommends (not pulled

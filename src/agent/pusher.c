@@ -120,7 +120,7 @@ static void enqueue(struct pusher *p, struct request *r)
 	pthread_cond_broadcast(&p->wake);
 }
 
-static void render_window(struct pusher *p, struct push_source *src)
+static void render_window(struct pusher *p, struct push_source *src, bool last)
 {
 	struct outbuf pprof;
 	struct request *r = calloc(1, sizeof(*r));
@@ -138,7 +138,12 @@ static void render_window(struct pusher *p, struct push_source *src)
 		return;
 	snprintf(pid, sizeof(pid), "%d", src->pid);
 	outbuf_init(&pprof, -1);
-	now = live_profile_window(src->lp, src->before, &pprof);
+	now = live_profile_window(src->lp, src->before, last, &pprof);
+	if (!now) {		/* the duty windows missed it: the next one's */
+		outbuf_release(&pprof);
+		free(r);
+		return;
+	}
 	live_totals_free(src->before);
 	src->before = now;
 	outbuf_init(&r->body, -1);
@@ -180,7 +185,7 @@ static void *renderer_main(void *arg)
 			pthread_mutex_lock(&p->lock);
 			ended = src->ended;
 			pthread_mutex_unlock(&p->lock);
-			render_window(p, src);
+			render_window(p, src, ended || last);
 			if (!ended && !last) {
 				pp = &src->next;
 				continue;
@@ -244,8 +249,9 @@ static enum outcome post(CURL *c, const struct request *r, char *why,
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300)
 		return SENT;
+	/* the server's words on our stderr: no control characters */
 	for (char *q = a.text; *q; q++)
-		if (*q == '\n' || *q == '\r')
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
 			*q = ' ';
 	snprintf(why, whylen, "HTTP %ld%s%s", status, a.len ? ": " : "", a.text);
 	return status >= 400 && status < 500 && status != 408 && status != 429 ? REJECTED

@@ -463,8 +463,9 @@ static struct bpf_link *attach_link(struct session *t, struct bpf_program *prog,
 	link = bpf_program__attach_uprobe_opts(prog, t->tg.pid, t->tg.gp.path,
 					      f->probe_file_off, &opts);
 	if (!link) {
-		fail("cannot attach a uprobe to %s in %s: %s\n", f->name, t->tg.gp.path,
-		     strerror(errno));
+		fail("cannot attach a uprobe to %s in %s: %s%s\n", f->name, t->tg.gp.path,
+		     strerror(errno), errno == EACCES || errno == EPERM ?
+		     " (uprobes need root, or CAP_SYS_ADMIN with CAP_BPF and CAP_PERFMON)" : "");
 		return NULL;
 	}
 	if (announce && t->o->verbose)
@@ -983,7 +984,8 @@ void session_finish(struct session *t)
 		snprintf(written, sizeof(written), "%.1f MiB written to %s",
 			 st.st_size / 1048576.0, t->output);
 	else
-		snprintf(written, sizeof(written), "no trace file (--http without -o)");
+		snprintf(written, sizeof(written), "no trace file (%s)",
+			 t->o->agent ? "--all" : "--http without -o");
 	say(t, "%s: %llu events, %llu stacks (%llu nodes), %s\n",
 	    t->exited ? "target exited" : "detached",
 	    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,

@@ -20,7 +20,7 @@ done
 # ASan keeps freed memory in quarantine: bound it, so that RSS shows leaks.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16
 DOWN_S=60
-EVERY=2
+EVERY=3
 QUEUE=20
 
 # --- usage ---------------------------------------------------------------
@@ -122,7 +122,7 @@ check_eq "backend down: no event lost (ring buffer drops)" \
 	"$(curl -s "$METRICS" | awk '/^alys_lost_events_total\{/ { s += $2 } END { print s + 0 }')" 0
 start_receiver "$T/rx" --token s3cret --require-header 'X-Scope-OrgID: team-a' --port $PORT
 up_at=$(date +%s)
-for i in $(seq 60); do
+for i in $(seq 120); do
 	[ "$(metric alys_push_queued)" = 0 ] && break
 	sleep 1
 done

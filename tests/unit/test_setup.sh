@@ -101,7 +101,7 @@ check_match "fresh machine: ends with done" "$(printf '%s\n' "$out" | tail -n 1)
 # package would pass on machines that kept it from earlier sessions.
 declare -A lib_pkg=([bpf]=libbpf-dev [elf]=libelf-dev [dw]=libdw-dev [z]=zlib1g-dev
 	[zstd]=libzstd-dev [msgpackc]=libmsgpack-dev [capstone]=libcapstone-dev [m]=libc6-dev
-	[pthread]=libc6-dev [microhttpd]=libmicrohttpd-dev)
+	[pthread]=libc6-dev [microhttpd]=libmicrohttpd-dev [curl]=libcurl4-openssl-dev)
 missing=()
 for l in $(cat "$ALYS_ROOT/Makefile" "$ALYS_ROOT/tests/fuzz/run.sh" | grep -v '^[[:space:]]*#' |
 	grep -oE -- '(^|[[:space:]])-l[a-z0-9_]+' | tr -d ' \t' | sort -u); do
