@@ -20,6 +20,7 @@
 #include "exec_watch.h"
 #include "http_endpoint.h"
 #include "live_profile.h"
+#include "signals.h"
 #include "outbuf.h"
 #include "unwind_maps.h"
 
@@ -281,22 +282,6 @@ static void agent_metrics(void *ctx, struct outbuf *o)
 		    ps.bytes_sent);
 }
 
-static int setup_signals(struct agent *a)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	if (sigprocmask(SIG_BLOCK, &set, NULL))
-		return -1;
-	signal(SIGPIPE, SIG_IGN);
-	a->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	return a->sigfd < 0 ? -1 : 0;
-}
-
 static void loop(struct agent *a)
 {
 	for (;;) {
@@ -341,7 +326,7 @@ static int start(struct agent *a)
 	char err[PATH_MAX + 256];
 	struct epoll_event ev = { .events = EPOLLIN };
 
-	if (setup_signals(a))
+	if ((a->sigfd = signals_open(false)) < 0)
 		return -1;
 	a->ep = epoll_create1(EPOLL_CLOEXEC);
 	a->cd = crystal_detect_new();

@@ -984,8 +984,9 @@ void session_finish(struct session *t)
 		snprintf(written, sizeof(written), "%.1f MiB written to %s",
 			 st.st_size / 1048576.0, t->output);
 	else
-		snprintf(written, sizeof(written), "no trace file (%s)",
-			 t->o->agent ? "--all" : "--http without -o");
+		snprintf(written, sizeof(written), "no trace file (--http without -o)");
+	if (t->o->agent)	/* one of many: which */
+		snprintf(written, sizeof(written), "pid %d (%s)", t->tg.pid, t->tg.exe);
 	say(t, "%s: %llu events, %llu stacks (%llu nodes), %s\n",
 	    t->exited ? "target exited" : "detached",
 	    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,

@@ -17,6 +17,7 @@
 #include "http_endpoint.h"
 #include "launch.h"
 #include "live_profile.h"
+#include "signals.h"
 
 #define INTERVAL_TOP 10		/* sites per --interval report */
 
@@ -32,24 +33,6 @@ struct trace_one {
 
 #define say(t, ...) do { if (!(t)->o->quiet) fprintf(stderr, "alys-bpf: " __VA_ARGS__); } while (0)
 #define fail(...) fprintf(stderr, "alys-bpf: " __VA_ARGS__)
-
-static int setup_signals(struct trace_one *t)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	sigaddset(&set, SIGUSR1);	/* a heap snapshot into the trace */
-	if (sigprocmask(SIG_BLOCK, &set, NULL))
-		return -1;
-	/* A closed pipe must not kill the tracer before it writes the end. */
-	signal(SIGPIPE, SIG_IGN);
-	t->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	return t->sigfd < 0 ? -1 : 0;
-}
 
 /*
  * Launched: the first signal is passed on to the command (a Ctrl-C from the
@@ -206,7 +189,7 @@ static int run(struct trace_one *t)
 
 	if (ret)
 		return ret;
-	if (setup_signals(t) || session_load(t->s))
+	if ((t->sigfd = signals_open(true)) < 0 || session_load(t->s))
 		return 1;
 	if (o->argv && session_launch(t->s))
 		return 1;
