@@ -35,6 +35,7 @@ struct proc {
 	struct session *s;
 	struct push_source *src;
 	pid_t pid;
+	bool probes_lost;	/* the refill probes could not be attached again */
 	char comm[17];
 	char service[256];
 };
@@ -293,6 +294,7 @@ static void loop(struct agent *a)
 		for (struct proc *p = a->procs; p; p = p->next) {
 			int t = session_timeout(p->s, now);
 
+			p->probes_lost |= t < 0;	/* said */
 			if (t >= 0 && t < timeout)
 				timeout = t;
 		}
@@ -312,8 +314,7 @@ static void loop(struct agent *a)
 		now = clock_ns(CLOCK_MONOTONIC);
 		for (struct proc *p = a->procs, *next; p; p = next) {
 			next = p->next;
-			if (session_step(p->s, now, false) || session_exited(p->s) ||
-			    session_timeout(p->s, now) < 0)
+			if (p->probes_lost || session_step(p->s, now, false) || session_exited(p->s))
 				end_proc(a, p);
 		}
 		if (stop)
