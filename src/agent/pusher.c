@@ -274,6 +274,25 @@ static CURL *new_handle(struct pusher *p)
 	return c;
 }
 
+/* Under p->lock: backoff_s, or until the stop's deadline. New requests
+ * queueing meanwhile do not cut it short. */
+static void wait_backoff(struct pusher *p, unsigned backoff_s)
+{
+	uint64_t until = clock_ns(CLOCK_MONOTONIC) + backoff_s * 1000000000ull;
+
+	for (;;) {
+		uint64_t now = clock_ns(CLOCK_MONOTONIC), end = until;
+		struct timespec ts;
+
+		if (p->rendered_last && p->deadline_ns < end)
+			end = p->deadline_ns;
+		if (now >= end)
+			return;
+		ts = abs_in(end - now);
+		pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+	}
+}
+
 static void *sender_main(void *arg)
 {
 	struct pusher *p = arg;
@@ -310,18 +329,7 @@ static void *sender_main(void *arg)
 			backoff_s = backoff_s ? backoff_s * 2 : 1;
 			if (backoff_s > BACKOFF_MAX_S)
 				backoff_s = BACKOFF_MAX_S;
-			uint64_t wait_ns = backoff_s * 1000000000ull;
-
-			if (p->rendered_last) {
-				uint64_t now = clock_ns(CLOCK_MONOTONIC);
-
-				wait_ns = p->deadline_ns > now ? p->deadline_ns - now : 0;
-				if (wait_ns > backoff_s * 1000000000ull)
-					wait_ns = backoff_s * 1000000000ull;
-			}
-			struct timespec ts = abs_in(wait_ns);
-
-			pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+			wait_backoff(p, backoff_s);
 			continue;
 		}
 		unlink_request(p, r);
