@@ -467,6 +467,10 @@ int main(int argc, char **argv)
 				"--push URL\n");
 			return 2;
 		}
+		if (!agent.push && !http && !o.quiet)
+			fprintf(stderr, "alys-bpf: note: --all without --push URL or --http PORT: "
+				"the profiles go nowhere (processes are listed as they are "
+				"traced)\n");
 		agent.push_opts.quiet = o.quiet;
 		agent.push_opts.verbose = o.verbose;
 		o.agent = &agent;
