@@ -19,14 +19,10 @@ SECS=${1:-8}
 PATHS=${2:-262144}
 ALYS=$ROOT/bin/alys-bpf
 W=$(mktemp -d /tmp/alys-http-live.XXXXXX)
-PORT=$((20000 + RANDOM % 20000))
 command -v wrk >/dev/null || { echo "bench/http_live.sh: needs wrk" >&2; exit 1; }
-crystal build --release --no-color -o "$W/http_json" "$ROOT/bench/workloads/http_json.cr"
-taskset -c 1 "$W/http_json" $PORT >"$W/server.out" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; rm -rf "$W"' EXIT
-for _ in $(seq 100); do grep -q listening "$W/server.out" && break; sleep 0.1; done
-taskset -c 0 wrk -t1 -c4 -d2s "http://127.0.0.1:$PORT/" >/dev/null	# warm up
+. "$ROOT/bench/http_lib.sh"
+trap 'kill ${SERVER:-} 2>/dev/null; rm -rf "$W"' EXIT
+start_pinned_server "$W"
 
 metric() { curl -s "$1/metrics" | awk -v m="$2" '$1 == m { print $2 }'; }
 

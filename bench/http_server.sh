@@ -30,22 +30,15 @@ SECS=${2:-8}
 ALYS=$ROOT/bin/alys-bpf
 CONV=$ROOT/bin/alys_converter
 W=$(mktemp -d /tmp/alys-http.XXXXXX)
-PORT=$((20000 + RANDOM % 20000))
 command -v wrk >/dev/null || { echo "bench/http_server.sh: needs wrk (apt-get install wrk)" >&2; exit 1; }
-crystal build --release --no-color -o "$W/http_json" "$ROOT/bench/workloads/http_json.cr"
-# Server on CPU 1, load generator on CPU 0: on a 2-CPU VM, unpinned runs
-# of the same mode varied by 30% and more.
-taskset -c 1 "$W/http_json" $PORT >"$W/server.out" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null; rm -rf "$W"' EXIT
-for _ in $(seq 100); do grep -q listening "$W/server.out" && break; sleep 0.1; done
-taskset -c 0 wrk -t1 -c4 -d2s "http://127.0.0.1:$PORT/" >/dev/null	# warm up
+. "$ROOT/bench/http_lib.sh"
+trap 'kill ${SERVER:-} ${RX:-} 2>/dev/null; rm -rf "$W"' EXIT
+start_pinned_server "$W"
 # --all pushes here: a receiver that answers at once (no checks).
 mkdir -p "$W/rx"
 python3 "$ROOT/tests/e2e/push_receiver.py" --out "$W/rx" --port-file "$W/rx/port" \
 	--mode status:200 2>/dev/null &
 RX=$!
-trap 'kill $SERVER $RX 2>/dev/null; rm -rf "$W"' EXIT
 for _ in $(seq 100); do [ -s "$W/rx/port" ] && break; sleep 0.1; done
 RX_PORT=$(cat "$W/rx/port")
 

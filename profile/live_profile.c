@@ -401,15 +401,12 @@ static struct alloc_stats *window_buckets(const struct live_totals *now,
 	return stats;
 }
 
-/* Under lp->render: the view brought up to date, its symbolizer, and the
- * model of the totals at this moment (after the feeding thread caught up,
- * if wait) minus before, if given. Returns those totals. */
-static struct live_totals *begin_render(struct live_profile *lp, struct model *m,
-					const struct live_totals *before, bool wait, bool window)
+/* Takes lp->render (end_render gives it back): the view brought up to
+ * date and the totals at this moment (after the feeding thread caught up,
+ * if wait), which are returned. */
+static struct live_totals *begin_render(struct live_profile *lp, bool wait)
 {
-	static const struct symbolizer_options opt = { .want_dwarf = true };
 	struct live_totals *now;
-	struct alloc_stats *stats;
 
 	pthread_mutex_lock(&lp->render);
 	pthread_mutex_lock(&lp->lock);
@@ -418,18 +415,30 @@ static struct live_totals *begin_render(struct live_profile *lp, struct model *m
 	sync_view(lp);
 	now = copy_totals(lp);	/* of the view's stacks: copied together */
 	pthread_mutex_unlock(&lp->lock);
+	return now;
+}
+
+/* Under lp->render: the model of now minus before, if given (a window:
+ * in use at now), named by the view's symbolizer. */
+static void render_model(struct live_profile *lp, struct model *m, const struct live_totals *now,
+			 const struct live_totals *before, bool window)
+{
+	static const struct symbolizer_options opt = { .want_dwarf = true };
+	struct alloc_stats *stats;
+
 	if (!lp->sym)
 		lp->sym = symbolizer_new(&lp->view, &opt);
 	symbolizer_maps_grew(lp->sym);
 	stats = window ? window_buckets(now, before) : period_buckets(now, before);
 	model_from_buckets(m, &lp->view, lp->sym, stats, 0);
 	free(stats);
-	return now;
 }
 
+/* m: NULL when no model was made. */
 static void end_render(struct live_profile *lp, struct model *m, struct live_totals *now)
 {
-	model_free(m);
+	if (m)
+		model_free(m);
 	live_totals_free(now);
 	pthread_mutex_unlock(&lp->render);
 }
@@ -441,21 +450,21 @@ static bool period_covered(const struct live_totals *now, const struct live_tota
 	return !now->duty || now->bytes.in > (before ? before->bytes.in : 0);
 }
 
-/* Returns the totals shown when keep, else NULL; with skip_uncovered,
- * NULL and nothing written for a period no duty window saw. */
+/* A profile, or a pushed window (returning its totals: NULL when, not
+ * the last, no duty window covered it and nothing was written). */
 static struct live_totals *render_pprof(struct live_profile *lp, const struct live_totals *before,
-					bool heap, bool window, bool keep, bool skip_uncovered,
-					struct outbuf *o)
+					bool heap, bool window, bool last, struct outbuf *o)
 {
 	struct output_options opt = { .live_view = heap };
 	struct live_totals *now;
 	struct model m;
 
-	now = begin_render(lp, &m, before, true, window);
-	if (skip_uncovered && !period_covered(now, before)) {
-		end_render(lp, &m, now);
+	now = begin_render(lp, true);
+	if (window && !last && !period_covered(now, before)) {
+		end_render(lp, NULL, now);
 		return NULL;
 	}
+	render_model(lp, &m, now, before, window);
 	/* a delta covers [before, now]; else the trace's start to now */
 	if (before) {
 		opt.time_unix_ns = before->unix_ns;
@@ -464,20 +473,20 @@ static struct live_totals *render_pprof(struct live_profile *lp, const struct li
 		opt.duration_ns = now->unix_ns - lp->view.hdr.start_unix_ns;
 	}
 	write_pprof(&m, o, &opt);
-	end_render(lp, &m, keep ? NULL : now);
-	return keep ? now : NULL;
+	end_render(lp, &m, window ? NULL : now);
+	return window ? now : NULL;
 }
 
 void live_profile_pprof(struct live_profile *lp, const struct live_totals *before, bool heap,
 			struct outbuf *o)
 {
-	render_pprof(lp, before, heap, false, false, false, o);
+	render_pprof(lp, before, heap, false, false, o);
 }
 
 struct live_totals *live_profile_window(struct live_profile *lp, const struct live_totals *before,
 				       bool last, struct outbuf *o)
 {
-	return render_pprof(lp, before, false, true, true, !last, o);
+	return render_pprof(lp, before, false, true, last, o);
 }
 
 static int by_live_bytes(const void *a, const void *b)
@@ -499,7 +508,8 @@ void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
 	struct model m;
 
 	/* the feeding thread itself, which flushed just before */
-	now = begin_render(lp, &m, NULL, false, false);
+	now = begin_render(lp, false);
+	render_model(lp, &m, now, NULL, false);
 	pthread_mutex_lock(&lp->lock);
 	gc_no = lp->t.nr_collections ? lp->t.collections[lp->t.nr_collections - 1].gc_no : 0;
 	pthread_mutex_unlock(&lp->lock);
@@ -518,13 +528,14 @@ void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
 	end_render(lp, &m, now);
 }
 
-void live_profile_metrics(struct live_profile *lp, struct live_metrics *out)
+void live_profile_metrics(struct live_profile *lp, bool wait, struct live_metrics *out)
 {
 	struct alloc_stats all = { 0 }, *stats;
 	struct live_totals *now;
 
 	pthread_mutex_lock(&lp->lock);
-	catch_up(lp);
+	if (wait)
+		catch_up(lp);
 	now = copy_totals(lp);
 	*out = (struct live_metrics){
 		.events = lp->t.nr_events,

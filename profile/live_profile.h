@@ -75,7 +75,9 @@ struct live_metrics {
 	uint64_t stacks;
 	bool failed;			/* a record could not be read */
 };
-void live_profile_metrics(struct live_profile *lp, struct live_metrics *out);
+/* wait: after the feeding thread caught up (a second at most), as a
+ * profile is; else as of its last flush, without waiting for it. */
+void live_profile_metrics(struct live_profile *lp, bool wait, struct live_metrics *out);
 
 /* The tracer's counters as the last counters record gave them: calls
  * fn(ctx, name, value) for each. */

@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 	};
 	static struct sockaddr_storage http_addr;
 	static struct agent_opts agent = {
-		.push_opts = { .api = "pyroscope", .every_s = 15, .queue = 64 },
+		.push_opts = { .every_s = 15, .queue = 64 },
 	};
 	bool all = false, agent_opt = false;
 	const char *http = NULL;
@@ -461,8 +461,7 @@ int main(int argc, char **argv)
 				"no trace file: it does not take %s\n", clash);
 			return 2;
 		}
-		if (agent_opt && !agent.push && (agent.push_opts.nheaders ||
-		    agent.push_opts.token_file)) {
+		if (!agent.push && (agent.push_opts.nheaders || agent.push_opts.token_file)) {
 			fprintf(stderr, "alys-bpf: --push-header and --push-token-file go with "
 				"--push URL\n");
 			return 2;

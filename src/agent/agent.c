@@ -20,9 +20,11 @@
 #include "exec_watch.h"
 #include "http_endpoint.h"
 #include "live_profile.h"
+#include "messages.h"
 #include "signals.h"
 #include "outbuf.h"
 #include "unwind_maps.h"
+#include "util.h"
 
 /* Per process, unless --ringbuf-size: refill sampling sends little. */
 #define AGENT_RINGBUF (8u << 20)
@@ -36,7 +38,6 @@ struct proc {
 	struct push_source *src;
 	pid_t pid;
 	bool probes_lost;	/* the refill probes could not be attached again */
-	char comm[17];
 	char service[256];
 };
 
@@ -55,8 +56,7 @@ struct agent {
 	uint64_t lost_execs_seen;
 };
 
-#define say(a, ...) do { if (!(a)->o->quiet) fprintf(stderr, "alys-bpf: " __VA_ARGS__); } while (0)
-#define fail(...) fprintf(stderr, "alys-bpf: " __VA_ARGS__)
+#define say(a, ...) say_unless((a)->o->quiet, __VA_ARGS__)
 
 static bool comm_listed(const char *comm, const char *const *list, unsigned n)
 {
@@ -111,13 +111,6 @@ static struct proc *find_proc(struct agent *a, pid_t pid)
 	return NULL;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 /* A process to look at: at start, or as it execs. */
 static void consider(struct agent *a, pid_t pid, const char *comm)
 {
@@ -141,7 +134,6 @@ static void consider(struct agent *a, pid_t pid, const char *comm)
 	if (!p)
 		return;
 	p->pid = pid;
-	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	p->o = *a->o;
 	p->o.pid = pid;
 	if (!p->o.ringbuf_size)
@@ -151,7 +143,9 @@ static void consider(struct agent *a, pid_t pid, const char *comm)
 		say(a, "pid %d (%s): not traced (said above)\n", pid, comm);
 		session_free(p->s);
 		free(p);
+		pthread_mutex_lock(&a->lock);
 		a->failed++;
+		pthread_mutex_unlock(&a->lock);
 		return;
 	}
 	snprintf(p->service, sizeof(p->service), "%s",
@@ -209,34 +203,34 @@ static void scan_processes(struct agent *a)
 	closedir(d);
 }
 
-static void label_value(struct outbuf *o, const char *s)
+/* pid="1",service_name="x": Prometheus escapes in the value. */
+static char *proc_labels(const struct proc *p)
 {
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			outbuf_char(o, '\\');
-		if (*s == '\n')
-			outbuf_str(o, "\\n");
+	struct outbuf o;
+
+	outbuf_init(&o, -1);
+	outbuf_printf(&o, "pid=\"%d\",service_name=\"", p->pid);
+	for (const char *c = p->service; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			outbuf_char(&o, '\\');
+		if (*c == '\n')
+			outbuf_str(&o, "\\n");
 		else
-			outbuf_char(o, *s);
+			outbuf_char(&o, *c);
 	}
+	outbuf_str(&o, "\"");
+	outbuf_char(&o, 0);
+	return o.buf;
 }
 
 /* /metrics: the agent's sessions and pushes (on the HTTP thread). */
 static void agent_metrics(void *ctx, struct outbuf *o)
 {
-	static const struct {
-		const char *name, *type, *help;
-	} per_proc[] = {
-		{ "alys_events_total", "counter", "Trace events read, by traced process." },
-		{ "alys_allocated_bytes_total", "counter",
-		  "Bytes allocated since attach, estimated, by traced process." },
-		{ "alys_live_bytes", "gauge", "Bytes allocated and not yet freed or found "
-		  "collected, by traced process." },
-		{ "alys_lost_events_total", "counter",
-		  "Events the probes dropped (ring buffer full), by traced process." },
-	};
 	struct agent *a = ctx;
 	struct push_stats ps = { 0 };
+	struct live_profile **lps;
+	char **labels;
+	size_t n = 0;
 
 	pthread_mutex_lock(&a->lock);
 	http_metric(o, "alys_agent_processes", "gauge", "Processes traced now.",
@@ -245,24 +239,22 @@ static void agent_metrics(void *ctx, struct outbuf *o)
 		    "Processes traced since the agent started.", a->started);
 	http_metric(o, "alys_agent_sessions_failed_total", "counter",
 		    "Crystal processes that could not be traced (said on stderr).", a->failed);
-	for (size_t m = 0; m < sizeof(per_proc) / sizeof(per_proc[0]); m++) {
-		http_metric_head(o, per_proc[m].name, per_proc[m].type, per_proc[m].help);
-		for (struct proc *p = a->procs; p; p = p->next) {
-			struct live_profile *lp = session_live_profile(p->s);
-			struct live_metrics lm;
-			uint64_t v;
-
-			if (!lp)
-				continue;
-			live_profile_metrics(lp, &lm);
-			v = m == 0 ? lm.events : m == 1 ? lm.alloc_space : m == 2 ? lm.inuse_space
-									: live_profile_counter(lp, "ringbuf_drop_event");
-			outbuf_printf(o, "%s{pid=\"%d\",service_name=\"", per_proc[m].name, p->pid);
-			label_value(o, p->service);
-			outbuf_printf(o, "\"} %" PRIu64 "\n", v);
-		}
+	lps = xcalloc(a->started - a->ended + 1, sizeof(*lps));
+	labels = xcalloc(a->started - a->ended + 1, sizeof(*labels));
+	for (struct proc *p = a->procs; p; p = p->next) {
+		if (!session_live_profile(p->s))
+			continue;
+		lps[n] = session_live_profile(p->s);
+		labels[n++] = proc_labels(p);
 	}
+	/* Not waiting for the sessions' thread, which may be waiting for
+	 * a->lock: as of their last flush (200 ms at most). */
+	http_profile_metrics(o, n, lps, (const char *const *)labels, false);
 	pthread_mutex_unlock(&a->lock);
+	while (n)
+		free(labels[--n]);
+	free(labels);
+	free(lps);
 	if (!a->pusher)
 		return;
 	pusher_stats(a->pusher, &ps);

@@ -95,6 +95,7 @@ static void parca_body(struct outbuf *o, const struct push_label *l, size_t n,
 	outbuf_str(o, "\"}]}]}");
 }
 
+/* The first is the default. */
 static const struct push_api apis[] = {
 	{ "pyroscope", "/push.v1.PusherService/Push", pyroscope_body },
 	{ "parca", "/profiles/writeraw", parca_body },
@@ -102,6 +103,8 @@ static const struct push_api apis[] = {
 
 const struct push_api *push_api_find(const char *name)
 {
+	if (!name)
+		return &apis[0];
 	for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++)
 		if (!strcmp(apis[i].name, name))
 			return &apis[i];
@@ -110,5 +113,12 @@ const struct push_api *push_api_find(const char *name)
 
 const char *push_api_names(void)
 {
-	return "pyroscope (default) or parca";
+	static char names[128];
+
+	if (!names[0])
+		for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s%s",
+				 i == 0 ? "" : i + 1 < sizeof(apis) / sizeof(apis[0]) ? ", " : " or ",
+				 apis[i].name, i == 0 ? " (default)" : "");
+	return names;
 }

@@ -24,9 +24,9 @@ struct push_api {
 		     const void *pprof, size_t len);
 };
 
-/* NULL: no such API. */
+/* name NULL: the default (pyroscope). NULL: no such API. */
 const struct push_api *push_api_find(const char *name);
-/* "pyroscope, parca": for messages. */
+/* "pyroscope (default) or parca": for messages. */
 const char *push_api_names(void);
 
 /* Standard base64 with padding (RFC 4648), as proto3 JSON bytes. */

@@ -123,7 +123,7 @@ static void enqueue(struct pusher *p, struct request *r)
 static void render_window(struct pusher *p, struct push_source *src, bool last)
 {
 	struct outbuf pprof;
-	struct request *r = calloc(1, sizeof(*r));
+	struct request *r;
 	char pid[16];
 	const struct push_label labels[] = {
 		{ "__name__", "memory" },
@@ -134,24 +134,25 @@ static void render_window(struct pusher *p, struct push_source *src, bool last)
 	};
 	struct live_totals *now;
 
-	if (!r)
-		return;
-	snprintf(pid, sizeof(pid), "%d", src->pid);
 	outbuf_init(&pprof, -1);
 	now = live_profile_window(src->lp, src->before, last, &pprof);
 	if (!now) {		/* the duty windows missed it: the next one's */
 		outbuf_release(&pprof);
-		free(r);
 		return;
 	}
 	live_totals_free(src->before);
 	src->before = now;
-	outbuf_init(&r->body, -1);
-	p->api->body(&r->body, labels, sizeof(labels) / sizeof(labels[0]), pprof.buf, pprof.len);
+	r = calloc(1, sizeof(*r));
+	if (r) {
+		snprintf(pid, sizeof(pid), "%d", src->pid);
+		outbuf_init(&r->body, -1);
+		p->api->body(&r->body, labels, sizeof(labels) / sizeof(labels[0]), pprof.buf,
+			     pprof.len);
+		pthread_mutex_lock(&p->lock);
+		enqueue(p, r);
+		pthread_mutex_unlock(&p->lock);
+	}
 	outbuf_release(&pprof);
-	pthread_mutex_lock(&p->lock);
-	enqueue(p, r);
-	pthread_mutex_unlock(&p->lock);
 }
 
 /* Each window, every source's profile; a source that ended has its last
@@ -160,10 +161,10 @@ static void *renderer_main(void *arg)
 {
 	struct pusher *p = arg;
 	uint64_t next = clock_ns(CLOCK_MONOTONIC) + p->o.every_s * 1000000000ull;
+	bool last;
 
-	for (;;) {
-		struct push_source **pp, *src;
-		bool last;
+	do {
+		struct push_source **pp = &p->sources, *src;
 
 		pthread_mutex_lock(&p->lock);
 		while (!p->stopping && clock_ns(CLOCK_MONOTONIC) < next) {
@@ -174,17 +175,18 @@ static void *renderer_main(void *arg)
 		last = p->stopping;
 		pthread_mutex_unlock(&p->lock);
 		next += p->o.every_s * 1000000000ull;
-		/* Sources are added at the head under the lock and removed
-		 * only here: the list can be walked without it. */
-		pthread_mutex_lock(&p->lock);
-		pp = &p->sources;
-		pthread_mutex_unlock(&p->lock);
-		while ((src = *pp)) {
+		/* Sources are added at the head and marked ended under the
+		 * lock, and removed only here: each link is read under it,
+		 * the profiles rendered without it. */
+		for (;;) {
 			bool ended;
 
 			pthread_mutex_lock(&p->lock);
-			ended = src->ended;
+			src = *pp;
+			ended = src && src->ended;
 			pthread_mutex_unlock(&p->lock);
+			if (!src)
+				break;
 			render_window(p, src, ended || last);
 			if (!ended && !last) {
 				pp = &src->next;
@@ -198,9 +200,7 @@ static void *renderer_main(void *arg)
 				live_profile_free(src->lp);
 			free(src);
 		}
-		if (last)
-			break;
-	}
+	} while (!last);
 	pthread_mutex_lock(&p->lock);
 	p->rendered_last = true;
 	p->deadline_ns = clock_ns(CLOCK_MONOTONIC) + p->stop_wait_ns;
@@ -409,7 +409,7 @@ struct pusher *pusher_start(const struct push_opts *o, char *err, size_t errlen)
 		return NULL;
 	}
 	p->o = *o;
-	p->api = push_api_find(o->api ? o->api : "pyroscope");
+	p->api = push_api_find(o->api);
 	if (!p->api) {
 		snprintf(err, errlen, "--push-api takes %s, not '%s'", push_api_names(), o->api);
 		goto fail;

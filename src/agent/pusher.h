@@ -26,7 +26,7 @@ struct live_profile;
 
 struct push_opts {
 	const char *url;		/* the server: http(s)://HOST[:PORT][/PREFIX] */
-	const char *api;		/* push_api.h: "pyroscope" or "parca" */
+	const char *api;		/* push_api.h: "pyroscope" or "parca"; NULL: default */
 	unsigned every_s;		/* window length, seconds */
 	unsigned queue;			/* requests held while the server fails */
 	const char *headers[PUSH_MAX_HEADERS];	/* "Name: value" */

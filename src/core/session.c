@@ -29,6 +29,7 @@
 #include "live_profile.h"
 #include "liveness_setup.h"
 #include "ldso_list.h"
+#include "messages.h"
 #include "mmap_watch.h"
 #include "proc_maps.h"
 #include "refill_windows.h"
@@ -138,8 +139,7 @@ struct session {
 	struct census_session census;
 };
 
-#define say(t, ...) do { if (!(t)->o->quiet) fprintf(stderr, "alys-bpf: " __VA_ARGS__); } while (0)
-#define fail(...) fprintf(stderr, "alys-bpf: " __VA_ARGS__)
+#define say(t, ...) say_unless((t)->o->quiet, __VA_ARGS__)
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -1027,7 +1027,7 @@ struct session *session_new(const struct tracer_opts *o, struct unwind_maps *um,
 int session_from_command(struct session *t)
 {
 	char err[PATH_MAX + 256];
-	int r = target_from_command(&t->tg, t->o->argv[0], err, sizeof(err));
+	int r = target_from_command(&t->tg, t->o->argv[0], t->o->quiet, err, sizeof(err));
 
 	if (r)
 		fail("%s\n", err);

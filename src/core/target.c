@@ -10,7 +10,7 @@
 
 #include "launch.h"
 
-int target_from_command(struct target *t, const char *cmd, char *err, size_t errlen)
+int target_from_command(struct target *t, const char *cmd, bool quiet, char *err, size_t errlen)
 {
 	char found[PATH_MAX];
 	int e = launch_resolve(cmd, found, sizeof(found));
@@ -26,7 +26,7 @@ int target_from_command(struct target *t, const char *cmd, char *err, size_t err
 	}
 	if (!realpath(found, t->exe))
 		snprintf(t->exe, sizeof(t->exe), "%s", found);
-	if (ldso_list(t->exe, &t->libs))
+	if (ldso_list(t->exe, &t->libs) && !quiet)
 		fprintf(stderr, "alys-bpf: warning: the dynamic loader could not list the "
 			"libraries of %s\n", t->exe);
 	return gc_probes_for_program(t->exe, &t->libs, &t->gp, err, errlen) ? 1 : 0;
@@ -57,7 +57,6 @@ int target_from_pid(struct target *t, pid_t pid, char *err, size_t errlen)
 	 * (through /proc, which reaches into its mount namespace) and what
 	 * the loader will map. */
 	snprintf(why, sizeof(why), "%s", err);
-	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
 	if (ldso_list(link, &t->libs) ||
 	    gc_probes_for_program(link, &t->libs, &t->gp, err, errlen)) {
 		snprintf(err, errlen, "%s", why);

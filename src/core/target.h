@@ -23,9 +23,11 @@ struct target {
 /*
  * A command to launch (found in PATH as execvp would). 0, or the exit
  * status alys-bpf should end with (127: not found, 126: cannot execute,
- * 1: no collector), with the cause and fix in err.
+ * 1: no collector), with the cause and fix in err. A warning on stderr
+ * unless quiet.
  */
-int target_from_command(struct target *t, const char *cmd, char *err, size_t errlen);
+int target_from_command(struct target *t, const char *cmd, bool quiet, char *err,
+			size_t errlen);
 /* A running process. Its libraries may not all be mapped yet (the agent
  * sees processes at exec): where /proc/PID/maps shows no collector, the
  * executable's own list (ld.so) is used. 0, or 1 with err. */

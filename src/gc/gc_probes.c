@@ -11,6 +11,7 @@
 #include "gc_vars.h"
 #include "ldso_list.h"
 #include "proc_maps.h"
+#include "util.h"
 
 static const struct {
 	const char *name;
@@ -145,9 +146,7 @@ int gc_probes_for_program(const char *exe, const struct lib_list *libs,
 	/* libgc by name first, then any library that defines GC_malloc. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < libs->n; i++) {
-			const char *base = strrchr(libs->paths[i], '/');
-
-			if ((pass == 0) != !strncmp(base ? base + 1 : libs->paths[i], "libgc", 5))
+			if ((pass == 0) != !strncmp(base_name(libs->paths[i]), "libgc", 5))
 				continue;
 			r = gc_probes_resolve(libs->paths[i], gp, err, errlen);
 			if (r < 0)

@@ -7,8 +7,9 @@
 
 #include "alys_events.h"
 #include "gc_probes.h"
+#include "messages.h"
 
-#define say(lv, ...) do { if (!(lv)->quiet) fprintf(stderr, "alys-bpf: " __VA_ARGS__); } while (0)
+#define say(lv, ...) say_unless((lv)->quiet, __VA_ARGS__)
 
 /* Mark bytes when the layout was derived, else address reuse (announced:
  * it misses the blocks never handed out again). */

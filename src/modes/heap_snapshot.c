@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +23,12 @@
 #include "gc_probes.h"
 #include "heap_walk.h"
 #include "launch.h"
+#include "messages.h"
 #include "proc_maps.h"
-#include "trace_writer.h"
 #include "session.h"
 #include "target.h"
+#include "trace_writer.h"
+#include "util.h"
 
 #define RED_ZONE 128		/* below the stack pointer, still the thread's */
 #define MAX_THREADS 4096
@@ -62,16 +63,6 @@ struct snapshot {
 	size_t nr_fibers, cap_fibers;
 };
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("alys-bpf: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
 
 static uint8_t *room(struct snapshot *s, size_t n)
 {
@@ -201,13 +192,6 @@ static void copy_root(struct snapshot *s, unsigned kind, const char *name, uint6
 	s->st.root_bytes += end - start;
 }
 
-static const char *base(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	return b ? b + 1 : path;
-}
-
 /* The index of the rw mapping holding addr, or nr_rw. */
 static size_t region_at(const struct snapshot *s, uint64_t addr)
 {
@@ -252,7 +236,7 @@ static void copy_data_roots(struct snapshot *s)
 
 		if (!file)
 			continue;
-		snprintf(name, sizeof(name), "%s %s", bss ? "bss" : "data", base(file));
+		snprintf(name, sizeof(name), "%s %s", bss ? "bss" : "data", base_name(file));
 		copy_root(s, ALYS_ROOT_DATA, name, s->rw[i].start, s->rw[i].end);
 	}
 }

@@ -7,6 +7,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "live_profile.h"
 #include "outbuf.h"
+#include "util.h"
 
 /* Bounds on what a client can hold: connections, time, header bytes. */
 #define MAX_CONNECTIONS 16
@@ -191,18 +193,84 @@ void http_metric(struct outbuf *o, const char *name, const char *type, const cha
 	outbuf_printf(o, "%s %" PRIu64 "\n", name, v);
 }
 
+struct counter_line {
+	struct outbuf *o;
+	const char *labels;
+};
+
 /* Counter names are the trace's (FORMAT.md): [a-z0-9_] only, or left out. */
 static void each_counter(void *ctx, const char *name, uint64_t value)
 {
-	struct outbuf *o = ctx;
+	const struct counter_line *l = ctx;
 
 	for (const char *p = name; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
 			return;
-	outbuf_printf(o, "alys_tracer_counter{name=\"%s\"} %" PRIu64 "\n", name, value);
+	outbuf_printf(l->o, "alys_tracer_counter{%s%sname=\"%s\"} %" PRIu64 "\n", l->labels,
+		      *l->labels ? "," : "", name, value);
 }
 
-static void profile_metrics(struct http_endpoint *h, struct outbuf *o);
+/* What one live profile's metrics read, taken once per request. */
+struct profile_values {
+	struct live_metrics m;
+	uint64_t lost, resent, duty_windows;
+};
+
+static const struct {
+	const char *name, *type, *help;
+	size_t off;		/* of its uint64_t in struct profile_values */
+} profile_metric[] = {
+	{ "alys_events_total", "counter",
+	  "Trace events read: allocations, frees and inferred frees.",
+	  offsetof(struct profile_values, m.events) },
+	{ "alys_lost_events_total", "counter", "Events the probes dropped (ring buffer full).",
+	  offsetof(struct profile_values, lost) },
+	{ "alys_stacks_resent_total", "counter",
+	  "Stacks sent again after the kernel's cache forgot them.",
+	  offsetof(struct profile_values, resent) },
+	{ "alys_duty_windows_total", "counter",
+	  "Duty-cycle windows the refill probes were attached for.",
+	  offsetof(struct profile_values, duty_windows) },
+	{ "alys_allocated_bytes_total", "counter",
+	  "Bytes allocated since attach, estimated from the sampled events.",
+	  offsetof(struct profile_values, m.alloc_space) },
+	{ "alys_allocated_objects_total", "counter", "Objects allocated since attach, estimated.",
+	  offsetof(struct profile_values, m.alloc_objects) },
+	{ "alys_live_bytes", "gauge", "Bytes allocated and not yet freed or found collected.",
+	  offsetof(struct profile_values, m.inuse_space) },
+	{ "alys_live_objects", "gauge", "Objects allocated and not yet freed or found collected.",
+	  offsetof(struct profile_values, m.inuse_objects) },
+	{ "alys_stacks", "gauge", "Distinct allocation stacks seen.",
+	  offsetof(struct profile_values, m.stacks) },
+};
+
+void http_profile_metrics(struct outbuf *o, size_t n, struct live_profile *const *lps,
+			  const char *const *labels, bool wait)
+{
+	struct profile_values *v = xcalloc(n ? n : 1, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++) {
+		live_profile_metrics(lps[i], wait, &v[i].m);
+		v[i].lost = live_profile_counter(lps[i], "ringbuf_drop_event");
+		v[i].resent = live_profile_counter(lps[i], "stack_resent");
+		v[i].duty_windows = live_profile_counter(lps[i], "duty_windows");
+	}
+	for (size_t k = 0; k < sizeof(profile_metric) / sizeof(profile_metric[0]); k++) {
+		http_metric_head(o, profile_metric[k].name, profile_metric[k].type,
+				 profile_metric[k].help);
+		for (size_t i = 0; i < n; i++)
+			outbuf_printf(o, "%s%s%s%s %" PRIu64 "\n", profile_metric[k].name,
+				      *labels[i] ? "{" : "", labels[i], *labels[i] ? "}" : "",
+				      *(const uint64_t *)((const char *)&v[i] + profile_metric[k].off));
+	}
+	http_metric_head(o, "alys_tracer_counter", "counter",
+			 "The tracer's counters as the trace records them (docs/FORMAT.md), "
+			 "once a second.");
+	for (size_t i = 0; i < n; i++)
+		live_profile_each_counter(lps[i], each_counter,
+					  &(struct counter_line){ o, labels[i] });
+	free(v);
+}
 
 static enum MHD_Result serve_metrics(struct http_endpoint *h, struct MHD_Connection *c)
 {
@@ -210,46 +278,15 @@ static enum MHD_Result serve_metrics(struct http_endpoint *h, struct MHD_Connect
 
 	outbuf_init(&o, -1);
 	if (h->lp)
-		profile_metrics(h, &o);
+		http_profile_metrics(&o, 1, &h->lp, (const char *const[]){ "" }, true);
 	if (h->more_metrics)
 		h->more_metrics(h->more_ctx, &o);
 	http_metric(&o, "alys_http_requests_total", "counter", "Requests to this endpoint.",
-	       h->requests);
+		    h->requests);
 	http_metric(&o, "alys_http_rejected_total", "counter",
-	       "Requests answered with a 4xx status.", h->rejected);
+		    "Requests answered with a 4xx status.", h->rejected);
 	return send_buf(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", o.buf,
 			o.len, false);
-}
-
-static void profile_metrics(struct http_endpoint *h, struct outbuf *o)
-{
-	struct live_metrics m;
-
-	live_profile_metrics(h->lp, &m);
-	http_metric(o, "alys_events_total", "counter",
-	       "Trace events read: allocations, frees and inferred frees.", m.events);
-	http_metric(o, "alys_lost_events_total", "counter",
-	       "Events the probes dropped (ring buffer full).",
-	       live_profile_counter(h->lp, "ringbuf_drop_event"));
-	http_metric(o, "alys_stacks_resent_total", "counter",
-	       "Stacks sent again after the kernel's cache forgot them.",
-	       live_profile_counter(h->lp, "stack_resent"));
-	http_metric(o, "alys_duty_windows_total", "counter",
-	       "Duty-cycle windows the refill probes were attached for.",
-	       live_profile_counter(h->lp, "duty_windows"));
-	http_metric(o, "alys_allocated_bytes_total", "counter",
-	       "Bytes allocated since attach, estimated from the sampled events.",
-	       m.alloc_space);
-	http_metric(o, "alys_allocated_objects_total", "counter",
-	       "Objects allocated since attach, estimated.", m.alloc_objects);
-	http_metric(o, "alys_live_bytes", "gauge",
-	       "Bytes allocated and not yet freed or found collected.", m.inuse_space);
-	http_metric(o, "alys_live_objects", "gauge",
-	       "Objects allocated and not yet freed or found collected.", m.inuse_objects);
-	http_metric(o, "alys_stacks", "gauge", "Distinct allocation stacks seen.", m.stacks);
-	outbuf_str(o, "# HELP alys_tracer_counter The tracer's counters as the trace records "
-		   "them (docs/FORMAT.md), once a second.\n# TYPE alys_tracer_counter counter\n");
-	live_profile_each_counter(h->lp, each_counter, o);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,

@@ -39,6 +39,12 @@ struct http_endpoint *http_endpoint_start(const struct sockaddr_storage *sa,
 void http_metric(struct outbuf *o, const char *name, const char *type, const char *help,
 		 uint64_t v);
 void http_metric_head(struct outbuf *o, const char *name, const char *type, const char *help);
+/* The metrics of live profiles, one table for --http's one and --all's
+ * many: each metric's HELP and TYPE once, then a sample per profile with
+ * its labels ("" or `pid="1",service_name="x"`, escaped). wait: as
+ * live_profile_metrics. */
+void http_profile_metrics(struct outbuf *o, size_t n, struct live_profile *const *lps,
+			  const char *const *labels, bool wait);
 /* The port it listens on (for PORT 0, the one the kernel chose). */
 unsigned http_endpoint_port(const struct http_endpoint *h);
 /* "HOST:PORT" or "[V6]:PORT" for a URL, in buf. */

@@ -17,6 +17,7 @@
 #include "http_endpoint.h"
 #include "launch.h"
 #include "live_profile.h"
+#include "messages.h"
 #include "signals.h"
 
 #define INTERVAL_TOP 10		/* sites per --interval report */
@@ -31,8 +32,7 @@ struct trace_one {
 	bool want_snapshot;	/* SIGUSR1: copy the heap into the trace */
 };
 
-#define say(t, ...) do { if (!(t)->o->quiet) fprintf(stderr, "alys-bpf: " __VA_ARGS__); } while (0)
-#define fail(...) fprintf(stderr, "alys-bpf: " __VA_ARGS__)
+#define say(t, ...) say_unless((t)->o->quiet, __VA_ARGS__)
 
 /*
  * Launched: the first signal is passed on to the command (a Ctrl-C from the

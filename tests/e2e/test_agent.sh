@@ -37,6 +37,13 @@ check_match "--push-token-file missing: names the file" "$out" "$T/none: No such
 out=$("$BIN/alys-bpf" --all --push http://127.0.0.1:1 --push-api zipkin 2>&1)
 check_match "--push-api zipkin: names the APIs" "$out" 'pyroscope \(default\) or parca'
 
+# metrics_url STDERR-FILE: where the agent serves /metrics, as it said.
+metrics_url() {
+	sed -n 's|^alys-bpf: serving the agent.s metrics at \(http://[0-9.:]*/metrics\)$|\1|p' "$1"
+}
+# value_of NAME: an unlabelled metric's value in the Prometheus text on stdin.
+value_of() { awk -v m="$1" '$1 == m { print $2 }'; }
+
 # --- the receiver: rejects what the servers reject -----------------------
 start_receiver() {	# DIR [ARGS...]: PORT_<name> from DIR/port
 	local dir=$1; shift
@@ -97,8 +104,8 @@ on_exit "kill -INT $AGENT 2>/dev/null"
 wait_for_line "$T/agent.err" "^alys-bpf: tracing pid $A " 60 &&
 	wait_for_line "$T/agent.err" "^alys-bpf: tracing pid $B " 60 ||
 	fail "agent: traces the two programs running at its start" "$(cat "$T/agent.err")"
-METRICS=$(sed -n 's|^alys-bpf: serving the agent.s metrics at \(http://[0-9.:]*/metrics\)$|\1|p' "$T/agent.err")
-metric() { curl -s "$METRICS" | awk -v m="$1" '$1 == m { print $2 }'; }
+METRICS=$(metrics_url "$T/agent.err")
+metric() { curl -s "$METRICS" | value_of "$1"; }
 "$P/sleeper-release" 16 "$T/hbC" 1500 >/dev/null &
 C=$!
 on_exit "kill $C 2>/dev/null"
@@ -209,14 +216,14 @@ fault_run() {	# NAME RECEIVER-ARGS...: agent for a few windows against it
 	local ag=$!
 	wait_for_line "$T/$name.err" "^alys-bpf: tracing pid $F " 60
 	local m
-	m=$(sed -n 's|^alys-bpf: serving the agent.s metrics at \(http://[0-9.:]*/metrics\)$|\1|p' "$T/$name.err")
+	m=$(metrics_url "$T/$name.err")
 	sleep 5
 	curl -s "$m" >"$T/$name.metrics"
 	kill -INT $ag; wait $ag
 	FAULT_RC=$?
 	kill $RX
 }
-fm() { awk -v m="$2" '$1 == m { print $2 }' "$T/$1.metrics"; }
+fm() { value_of "$2" <"$T/$1.metrics"; }
 fault_run close --mode close
 check_eq "server drops connections: agent exits 0" "$FAULT_RC" 0
 check_ge "server drops connections: failed attempts counted" "$(fm close alys_push_failed_attempts_total)" 1
