@@ -101,9 +101,10 @@ $(BUILD)/tests/test_crystal_names: tests/unit/test_crystal_names.c lib/crystal_n
 
 # Writes test traces from a script (tests/unit/test_converter.sh, the fuzz
 # corpus): built like the programs, so the sanitizers watch it too.
-$(BUILD)/tests/test_converter_gen: tests/unit/test_converter_gen.c $(HEADERS)
+$(BUILD)/tests/test_converter_gen: tests/unit/test_converter_gen.c lib/alys_records.c \
+		$(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $< -o $@ -lmsgpackc -lzstd
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lmsgpackc -lzstd
 
 unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names \
 	$(BUILD)/tests/test_converter_gen

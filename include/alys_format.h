@@ -12,32 +12,25 @@
 /* The oldest version the converter reads: 1 wrote each stack whole. */
 #define ALYS_FORMAT_VERSION_MIN 1
 
-/* First element of every record array after the header map. */
+/* First element of every record array after the header map; the fields
+ * that follow are in one table, include/alys_records.h. */
 enum alys_record {
-	ALYS_REC_MAPPING = 1,	/* [1, start, end, offset, path, build_id, flags] */
-	ALYS_REC_STACK = 2,	/* [2, first, parent, [ip...], flags]: stack
-				 * nodes first.. (version 1: [2, id, [ip...],
-				 * flags], one whole stack) */
-	ALYS_REC_EVENT = 3,	/* [3, kind, ts, tid, size, addr, old_addr, old_size,
-				 *  stack_id, weight, gc_no] */
-	ALYS_REC_COUNTERS = 4,	/* [4, {name: count}] cumulative */
-	ALYS_REC_END = 5,	/* [5, {reason, exit_status, stop_ns, ...}] */
-	ALYS_REC_DEATH = 6,	/* [6, ts, addr, gc_no, since, cause] */
-	ALYS_REC_COLLECTION = 7,	/* [7, ts, gc_no, since, judged, dead, unreadable,
-				 *  scan_ns, followed, at_end] */
-	ALYS_REC_CENSUS = 8,	/* [8, ts, gc_no, blocks, unreadable, walk_ns,
-				 *  [[type_id, objects, bytes, example_addr]...]] */
-	ALYS_REC_HEAP_BLOCK = 9,	/* [9, addr, obj_size, kind, bytes] */
-	ALYS_REC_ROOT = 10,	/* [10, kind, name, addr, bytes] */
-	ALYS_REC_SNAPSHOT = 11,	/* [11, ts, stop_ns, blocks, heap_bytes, roots,
-				 *  all_interior_pointers, block_size] */
-	ALYS_REC_BLOCK = 12,	/* [12, codec, raw_len, records, bin]: records
-				 * compressed together (version 2) */
+	ALYS_REC_MAPPING = 1,
+	ALYS_REC_STACK = 2,	/* stack nodes (version 1: one whole stack) */
+	ALYS_REC_EVENT = 3,
+	ALYS_REC_COUNTERS = 4,	/* cumulative */
+	ALYS_REC_END = 5,
+	ALYS_REC_DEATH = 6,	/* a free the tracer inferred */
+	ALYS_REC_COLLECTION = 7,
+	ALYS_REC_CENSUS = 8,
+	ALYS_REC_HEAP_BLOCK = 9,
+	ALYS_REC_ROOT = 10,
+	ALYS_REC_SNAPSHOT = 11,
+	ALYS_REC_BLOCK = 12,	/* records compressed together (version 2) */
 };
 
 /* Blocks (record 12): independent compressed runs of records, so that a
  * file cut short still yields every complete block. */
-#define ALYS_BLOCK_FIELDS 5
 #define ALYS_CODEC_ZSTD 1
 #define ALYS_BLOCK_TARGET (1u << 20)	/* raw bytes the writer gathers */
 /* The most a reader inflates: the writer closes a block at the first record
@@ -76,13 +69,6 @@ enum alys_free_cause {
 	ALYS_CAUSE_REUSE = 2,	/* its address was handed out again */
 };
 
-/* Fields a reader requires; writers add the optional trailing ones. */
-#define ALYS_MAPPING_FIELDS 6
-#define ALYS_MAPPING_FIELDS_FLAGS 7
-#define ALYS_STACK_FIELDS 3
-#define ALYS_STACK_FIELDS_FLAGS 4
-#define ALYS_STACK_NODES_FIELDS 5	/* version 2 */
-
 /* A mapping record's flags. */
 enum alys_mapping_flags {
 	ALYS_MAPPING_ANON = 1,	/* no file behind it (JIT code, //anon, memfd): no symbols */
@@ -90,14 +76,8 @@ enum alys_mapping_flags {
 
 /* A stack's flags, set by the BPF walk and kept in its trace record. */
 #define ALYS_STACK_FLAG_TRUNCATED 1	/* cut at max_frames: the last frame is no root */
-#define ALYS_EVENT_FIELDS 11
-#define ALYS_DEATH_FIELDS 6
-#define ALYS_COLLECTION_FIELDS 10
-#define ALYS_COLLECTION_FIELDS_V1 8	/* version 1: no followed, at_end */
-#define ALYS_HEAP_BLOCK_FIELDS 5
-#define ALYS_ROOT_FIELDS 5
-#define ALYS_SNAPSHOT_FIELDS 8
-#define ALYS_CENSUS_FIELDS 7
+
+/* A census record's entries: [type_id, objects, bytes, example]. */
 #define ALYS_CENSUS_TYPE_FIELDS 4
 
 #endif /* ALYS_FORMAT_H */

@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "alys_format.h"
+#include "alys_records.h"
 #include "mp_scan.h"
 #include "progress.h"
 #include "util.h"
@@ -120,6 +120,36 @@ static int want_u32(const struct reader *r, const msgpack_object *o,
 	if (u > UINT32_MAX)
 		return bad(r, "%s %" PRIu64 " does not fit in 32 bits", what, u);
 	*v = (uint32_t)u;
+	return 0;
+}
+
+/* A record of TYPE, f[0..n): at least the fields the trace's version
+ * requires, and each field the table (include/alys_records.h) says is a
+ * number an unsigned integer in its type's range, into v[i] for f[i]
+ * (v[0] and the fields absent stay 0). */
+static int want_fields(const struct reader *r, unsigned type, const msgpack_object *f,
+		       uint32_t n, uint64_t v[ALYS_RECORD_MAX_FIELDS + 1])
+{
+	const struct alys_record_desc *d = alys_record(type, (unsigned)r->t->hdr.version);
+	unsigned need = alys_record_required(d, (unsigned)r->t->hdr.version) + 1;
+
+	memset(v, 0, (ALYS_RECORD_MAX_FIELDS + 1) * sizeof(*v));
+	if (n < need)
+		return bad(r, "%s record has %u fields, expected %u", d->what, n, need);
+	for (unsigned i = 1; i < n && i <= d->n; i++) {
+		const struct alys_field *fd = &d->f[i - 1];
+		unsigned bits = fd->type == ALYS_F_U8 ? 8 : fd->type == ALYS_F_U32 ? 32 :
+				fd->type == ALYS_F_U64 ? 64 : 0;
+		char what[128];
+
+		if (!bits)
+			continue;
+		snprintf(what, sizeof(what), "%s %s", d->what, fd->name);
+		if (want_u64(r, &f[i], what, &v[i]))
+			return -1;
+		if (bits < 64 && v[i] >> bits)
+			return bad(r, "%s %" PRIu64 " does not fit in %u bits", what, v[i], bits);
+	}
 	return 0;
 }
 
@@ -268,14 +298,14 @@ static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32
 	struct trace *t = r->t;
 	struct trace_mapping m = { 0 };
 	const msgpack_object *bid;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
-	if (n < ALYS_MAPPING_FIELDS)
-		return bad(r, "mapping record has %u fields, expected %d", n,
-			   ALYS_MAPPING_FIELDS);
-	if (want_u64(r, &f[1], "mapping start", &m.start) ||
-	    want_u64(r, &f[2], "mapping end", &m.end) ||
-	    want_u64(r, &f[3], "mapping offset", &m.offset))
+	if (want_fields(r, ALYS_REC_MAPPING, f, n, v))
 		return -1;
+	m.start = v[1];
+	m.end = v[2];
+	m.offset = v[3];
+	m.flags = (uint32_t)v[6];
 	if (m.end <= m.start)
 		return bad(r, "mapping [0x%" PRIx64 ", 0x%" PRIx64 ") is empty or reversed",
 			   m.start, m.end);
@@ -283,10 +313,6 @@ static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32
 	if (bid->type != MSGPACK_OBJECT_BIN && bid->type != MSGPACK_OBJECT_NIL)
 		return bad(r, "mapping build id is %s, expected binary data",
 			   type_name(bid));
-	/* Before the path, which is copied: nothing to free on failure. */
-	if (n >= ALYS_MAPPING_FIELDS_FLAGS &&
-	    want_u32(r, &f[6], "mapping flags", &m.flags))
-		return -1;
 	if (want_str(r, &f[4], "mapping path", &m.path))
 		return -1;
 	if (bid->type == MSGPACK_OBJECT_BIN && bid->via.bin.size) {
@@ -306,14 +332,13 @@ static int parse_stack_nodes(const struct reader *r, const msgpack_object *f, ui
 	struct trace *t = r->t;
 	const msgpack_object *ips = &f[3];
 	uint32_t first, parent, flags, depth;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
-	if (n < ALYS_STACK_NODES_FIELDS)
-		return bad(r, "stack record has %u fields, expected %d", n,
-			   ALYS_STACK_NODES_FIELDS);
-	if (want_u32(r, &f[1], "stack node id", &first) ||
-	    want_u32(r, &f[2], "stack parent id", &parent) ||
-	    want_u32(r, &f[4], "stack flags", &flags))
+	if (want_fields(r, ALYS_REC_STACK, f, n, v))
 		return -1;
+	first = (uint32_t)v[1];
+	parent = (uint32_t)v[2];
+	flags = (uint32_t)v[4];
 	if (ips->type != MSGPACK_OBJECT_ARRAY)
 		return bad(r, "stack node %u frames are %s, expected an array", first,
 			   type_name(ips));
@@ -396,21 +421,18 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 	const msgpack_object *ips;
 	struct trace_stack s;
 	uint32_t leaf = 0;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
-	if (n < ALYS_STACK_FIELDS)
-		return bad(r, "stack record has %u fields, expected %d", n,
-			   ALYS_STACK_FIELDS);
-	if (want_u32(r, &f[1], "stack id", &s.id))
+	if (want_fields(r, ALYS_REC_STACK, f, n, v))
 		return -1;
+	s.id = (uint32_t)v[1];
 	if (!s.id)
 		return bad(r, "stack id is 0; ids of stack records are non-zero");
 	if (r->es && !r->live) {	/* the second reading: which stack the id names from here */
 		u64_table_put(&r->es->v1_ids, s.id, r->es->v1_stacks++, 0);
 		return 0;
 	}
-	s.flags = 0;
-	if (n >= ALYS_STACK_FIELDS_FLAGS && want_u32(r, &f[3], "stack flags", &s.flags))
-		return -1;
+	s.flags = (uint32_t)v[3];
 	ips = &f[2];
 	if (ips->type != MSGPACK_OBJECT_ARRAY)
 		return bad(r, "stack %u frames are %s, expected an array", s.id,
@@ -518,23 +540,21 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 {
 	struct trace *t = r->t;
 	struct trace_event e = { 0 };
-	uint64_t kind = 0, tid = 0, gc_no = 0;
-	uint32_t stack_id = 0;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1], kind, tid, gc_no;
+	uint32_t stack_id;
 
-	if (n < ALYS_EVENT_FIELDS)
-		return bad(r, "event record has %u fields, expected %d", n,
-			   ALYS_EVENT_FIELDS);
-	if (want_u64(r, &f[1], "event kind", &kind) ||
-	    want_u64(r, &f[2], "event ts", &e.ts_ns) ||
-	    want_u64(r, &f[3], "event tid", &tid) ||
-	    want_u64(r, &f[4], "event size", &e.size) ||
-	    want_u64(r, &f[5], "event addr", &e.addr) ||
-	    want_u64(r, &f[6], "event old_addr", &e.old_addr) ||
-	    want_u64(r, &f[7], "event old_size", &e.old_size) ||
-	    want_u32(r, &f[8], "event stack_id", &stack_id) ||
-	    want_u64(r, &f[9], "event weight", &e.weight) ||
-	    want_u64(r, &f[10], "event gc_no", &gc_no))
+	if (want_fields(r, ALYS_REC_EVENT, f, n, v))
 		return -1;
+	kind = v[1];
+	e.ts_ns = v[2];
+	tid = v[3];
+	e.size = v[4];
+	e.addr = v[5];
+	e.old_addr = v[6];
+	e.old_size = v[7];
+	stack_id = (uint32_t)v[8];
+	e.weight = v[9];
+	gc_no = v[10];
 	if (kind < ALYS_KIND_MALLOC || kind > ALYS_KIND_FREE)
 		return bad(r, "event kind %" PRIu64 " is not one of 1 (GC_malloc), "
 			   "2 (GC_malloc_atomic), 3 (GC_realloc), 4 (GC_free)", kind);
@@ -566,18 +586,16 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 static int parse_death(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
 	struct trace_event e = { .kind = ALYS_KIND_FREE };
-	uint64_t cause = 0;
-	uint32_t gc_no = 0, since = 0;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1], cause;
+	uint32_t gc_no, since;
 
-	if (n < ALYS_DEATH_FIELDS)
-		return bad(r, "inferred-free record has %u fields, expected %d", n,
-			   ALYS_DEATH_FIELDS);
-	if (want_u64(r, &f[1], "inferred free ts", &e.ts_ns) ||
-	    want_u64(r, &f[2], "inferred free addr", &e.addr) ||
-	    want_u32(r, &f[3], "inferred free gc_no", &gc_no) ||
-	    want_u32(r, &f[4], "inferred free since", &since) ||
-	    want_u64(r, &f[5], "inferred free cause", &cause))
+	if (want_fields(r, ALYS_REC_DEATH, f, n, v))
 		return -1;
+	e.ts_ns = v[1];
+	e.addr = v[2];
+	gc_no = (uint32_t)v[3];
+	since = (uint32_t)v[4];
+	cause = v[5];
 	if (cause != ALYS_CAUSE_MARKS && cause != ALYS_CAUSE_REUSE)
 		return bad(r, "inferred free cause %" PRIu64 " is not 1 (collected) or 2 (reused)",
 			   cause);
@@ -596,30 +614,25 @@ static int parse_collection(const struct reader *r, const msgpack_object *f, uin
 {
 	struct trace *t = r->t;
 	struct trace_collection c = { .first_event = t->nr_events };
-	uint32_t want = t->hdr.version >= 2 ? ALYS_COLLECTION_FIELDS : ALYS_COLLECTION_FIELDS_V1;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
-	if (n < want)
-		return bad(r, "collection record has %u fields, expected %u", n, want);
-	if (want_u64(r, &f[1], "collection ts", &c.ts_ns) ||
-	    want_u32(r, &f[2], "collection gc_no", &c.gc_no) ||
-	    want_u32(r, &f[3], "collection since", &c.since) ||
-	    want_u64(r, &f[4], "collection judged", &c.judged) ||
-	    want_u64(r, &f[5], "collection dead", &c.dead) ||
-	    want_u64(r, &f[6], "collection unreadable", &c.unreadable) ||
-	    want_u64(r, &f[7], "collection scan_ns", &c.scan_ns))
+	if (want_fields(r, ALYS_REC_COLLECTION, f, n, v))
 		return -1;
-	if (want >= ALYS_COLLECTION_FIELDS) {
-		uint32_t at_end;
-
-		if (want_u64(r, &f[8], "collection followed", &c.followed) ||
-		    want_u32(r, &f[9], "collection at_end", &at_end))
-			return -1;
-		if (c.followed < c.judged || at_end > 1)
+	c.ts_ns = v[1];
+	c.gc_no = (uint32_t)v[2];
+	c.since = (uint32_t)v[3];
+	c.judged = v[4];
+	c.dead = v[5];
+	c.unreadable = v[6];
+	c.scan_ns = v[7];
+	if (t->hdr.version >= 2) {	/* the table requires them there */
+		c.followed = v[8];
+		if (c.followed < c.judged || v[9] > 1)
 			return bad(r, "collection record: followed %llu below judged %llu, or "
-				   "at_end %u not 0 or 1", (unsigned long long)c.followed,
-				   (unsigned long long)c.judged, at_end);
+				   "at_end %llu not 0 or 1", (unsigned long long)c.followed,
+				   (unsigned long long)c.judged, (unsigned long long)v[9]);
 		c.has_followed = true;
-		c.at_end = at_end;
+		c.at_end = (uint32_t)v[9];
 	}
 	/* A live trace keeps the last one only: a day's collections would
 	 * grow without bound, and nothing live reads them all. */
@@ -636,19 +649,19 @@ static int parse_census(const struct reader *r, const msgpack_object *f, uint32_
 	struct trace *t = r->t;
 	struct trace_census c;
 	const msgpack_object *types;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
 	if (r->live)		/* the last one only, as collections */
 		t->nr_censuses = t->nr_census_types = 0;
 	c = (struct trace_census){ .first_event = t->nr_events, .first_type = t->nr_census_types };
 
-	if (n < ALYS_CENSUS_FIELDS)
-		return bad(r, "census record has %u fields, expected %d", n, ALYS_CENSUS_FIELDS);
-	if (want_u64(r, &f[1], "census ts", &c.ts_ns) ||
-	    want_u32(r, &f[2], "census gc_no", &c.gc_no) ||
-	    want_u64(r, &f[3], "census blocks", &c.blocks) ||
-	    want_u64(r, &f[4], "census unreadable", &c.unreadable) ||
-	    want_u64(r, &f[5], "census walk_ns", &c.walk_ns))
+	if (want_fields(r, ALYS_REC_CENSUS, f, n, v))
 		return -1;
+	c.ts_ns = v[1];
+	c.gc_no = (uint32_t)v[2];
+	c.blocks = v[3];
+	c.unreadable = v[4];
+	c.walk_ns = v[5];
 	types = &f[6];
 	if (types->type != MSGPACK_OBJECT_ARRAY)
 		return bad(r, "census types are %s, expected an array", type_name(types));
@@ -703,15 +716,14 @@ static int parse_heap_block(const struct reader *r, const msgpack_object *f, uin
 {
 	struct trace *t = r->t;
 	struct trace_heap_block b;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
-	if (n < ALYS_HEAP_BLOCK_FIELDS)
-		return bad(r, "heap block record has %u fields, expected %d", n,
-			   ALYS_HEAP_BLOCK_FIELDS);
-	if (want_u64(r, &f[1], "heap block addr", &b.addr) ||
-	    want_u64(r, &f[2], "heap block obj_size", &b.obj_size) ||
-	    want_u32(r, &f[3], "heap block kind", &b.kind) ||
+	if (want_fields(r, ALYS_REC_HEAP_BLOCK, f, n, v) ||
 	    want_bytes(r, &f[4], "heap block bytes", &b.bytes, &b.len))
 		return -1;
+	b.addr = v[1];
+	b.obj_size = v[2];
+	b.kind = (uint32_t)v[3];
 	if (!b.obj_size)
 		return bad(r, "heap block at 0x%" PRIx64 " has object size 0", b.addr);
 	t->heap_blocks = grow_array(t->heap_blocks, &t->cap_heap_blocks, t->nr_heap_blocks + 1,
@@ -725,16 +737,14 @@ static int parse_root(const struct reader *r, const msgpack_object *f, uint32_t 
 	struct trace *t = r->t;
 	struct trace_root root = { 0 };
 	struct bstr name = { 0 };
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
-	if (n < ALYS_ROOT_FIELDS)
-		return bad(r, "root record has %u fields, expected %d", n, ALYS_ROOT_FIELDS);
-	if (want_u32(r, &f[1], "root kind", &root.kind) ||
-	    want_str(r, &f[2], "root name", &name) ||
-	    want_u64(r, &f[3], "root addr", &root.addr) ||
-	    want_bytes(r, &f[4], "root bytes", &root.bytes, &root.len)) {
-		free_bstr(&name);
+	if (want_fields(r, ALYS_REC_ROOT, f, n, v) ||
+	    want_bytes(r, &f[4], "root bytes", &root.bytes, &root.len) ||
+	    want_str(r, &f[2], "root name", &name))
 		return -1;
-	}
+	root.kind = (uint32_t)v[1];
+	root.addr = v[3];
 	root.name = name.ptr ? name.ptr : xmemdup_str("", 0);
 	t->roots = grow_array(t->roots, &t->cap_roots, t->nr_roots + 1, sizeof(*t->roots));
 	t->roots[t->nr_roots++] = root;
@@ -744,18 +754,17 @@ static int parse_root(const struct reader *r, const msgpack_object *f, uint32_t 
 static int parse_snapshot(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
 	struct trace_snapshot *s = &r->t->snapshot;
-	uint32_t aip;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1], aip;
 
-	if (n < ALYS_SNAPSHOT_FIELDS)
-		return bad(r, "snapshot record has %u fields, expected %d", n, ALYS_SNAPSHOT_FIELDS);
-	if (want_u64(r, &f[1], "snapshot ts", &s->ts_ns) ||
-	    want_u64(r, &f[2], "snapshot stop_ns", &s->stop_ns) ||
-	    want_u64(r, &f[3], "snapshot blocks", &s->blocks) ||
-	    want_u64(r, &f[4], "snapshot heap_bytes", &s->heap_bytes) ||
-	    want_u64(r, &f[5], "snapshot roots", &s->roots) ||
-	    want_u32(r, &f[6], "snapshot all_interior_pointers", &aip) ||
-	    want_u64(r, &f[7], "snapshot block_size", &s->block_size))
+	if (want_fields(r, ALYS_REC_SNAPSHOT, f, n, v))
 		return -1;
+	s->ts_ns = v[1];
+	s->stop_ns = v[2];
+	s->blocks = v[3];
+	s->heap_bytes = v[4];
+	s->roots = v[5];
+	aip = v[6];
+	s->block_size = v[7];
 	if (s->block_size < 256 || s->block_size > (1u << 24) ||
 	    (s->block_size & (s->block_size - 1)))
 		return bad(r, "snapshot block size %" PRIu64 " is not a power of two in 256..16M",
@@ -784,9 +793,10 @@ static int parse_counters(const struct reader *r, const msgpack_object *f, uint3
 {
 	struct trace *t = r->t;
 	const msgpack_object *m;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
-	if (n < 2)
-		return bad(r, "counters record has %u fields, expected 2", n);
+	if (want_fields(r, ALYS_REC_COUNTERS, f, n, v))
+		return -1;
 	m = &f[1];
 	if (m->type != MSGPACK_OBJECT_MAP)
 		return bad(r, "counters are %s, expected a map", type_name(m));
@@ -807,9 +817,10 @@ static int parse_end(const struct reader *r, const msgpack_object *f, uint32_t n
 {
 	struct trace_end *end = &r->t->end;
 	const msgpack_object *m;
+	uint64_t nums[ALYS_RECORD_MAX_FIELDS + 1];
 
-	if (n < 2)
-		return bad(r, "end record has %u fields, expected 2", n);
+	if (want_fields(r, ALYS_REC_END, f, n, nums))
+		return -1;
 	m = &f[1];
 	if (m->type != MSGPACK_OBJECT_MAP)
 		return bad(r, "end record holds %s, expected a map", type_name(m));
@@ -856,7 +867,7 @@ static int parse_block(const struct reader *r, const msgpack_object *f, uint32_t
 {
 	struct reader in = *r;
 	struct inflater *inf = r->inf;
-	uint64_t codec = 0, raw_len = 0, records = 0, nrec = 0;
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1], codec, raw_len, records, nrec = 0;
 	unsigned long long frame;
 	const msgpack_object *bin;
 	msgpack_unpacked up;
@@ -865,12 +876,11 @@ static int parse_block(const struct reader *r, const msgpack_object *f, uint32_t
 
 	if (r->in_block)
 		return bad(r, "a block inside a block");
-	if (n < ALYS_BLOCK_FIELDS)
-		return bad(r, "block record has %u fields, expected %d", n, ALYS_BLOCK_FIELDS);
-	if (want_u64(r, &f[1], "block codec", &codec) ||
-	    want_u64(r, &f[2], "block raw_len", &raw_len) ||
-	    want_u64(r, &f[3], "block records", &records))
+	if (want_fields(r, ALYS_REC_BLOCK, f, n, v))
 		return -1;
+	codec = v[1];
+	raw_len = v[2];
+	records = v[3];
 	bin = &f[4];
 	if (bin->type != MSGPACK_OBJECT_BIN)
 		return bad(r, "block data is %s, expected binary data", type_name(bin));

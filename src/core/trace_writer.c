@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "alys_format.h"
+#include "alys_records.h"
 #include "census.h"
 #include "heap_snapshot.h"
 
@@ -114,7 +114,7 @@ static void emit_block(struct trace_writer *w)
 	raw = w->raw_bytes;	/* the records were counted as they were gathered */
 	w->bare = true;
 	w->in_block_record = true;
-	msgpack_pack_array(pk, ALYS_BLOCK_FIELDS);
+	msgpack_pack_array(pk, alys_record(ALYS_REC_BLOCK, ALYS_FORMAT_VERSION)->n + 1u);
 	msgpack_pack_uint8(pk, ALYS_REC_BLOCK);
 	msgpack_pack_uint8(pk, ALYS_CODEC_ZSTD);
 	msgpack_pack_uint64(pk, w->blk_len);
@@ -155,6 +155,28 @@ static msgpack_packer *record(struct trace_writer *w, size_t size)
 	else
 		w->blk_records++;
 	return &w->pk;
+}
+
+/* The array header and type of a record of TYPE: its field count is the
+ * table's (include/alys_records.h). */
+static msgpack_packer *record_head(struct trace_writer *w, unsigned type, size_t size)
+{
+	msgpack_packer *pk = record(w, size);
+
+	msgpack_pack_array(pk, alys_record(type, ALYS_FORMAT_VERSION)->n + 1u);
+	msgpack_pack_uint8(pk, (uint8_t)type);
+	return pk;
+}
+
+/* A record whose fields are all numbers, given in the table's order
+ * (msgpack packs each in its smallest form, whatever its type). */
+static void record_numbers(struct trace_writer *w, unsigned type, const uint64_t *v)
+{
+	msgpack_packer *pk = record_head(w, type, 0);
+	unsigned n = alys_record(type, ALYS_FORMAT_VERSION)->n;
+
+	for (unsigned i = 0; i < n; i++)
+		msgpack_pack_uint64(pk, v[i]);
 }
 
 /*
@@ -304,10 +326,8 @@ void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 			  uint64_t offset, const char *path,
 			  const uint8_t *build_id, size_t build_id_len, uint32_t flags)
 {
-	msgpack_packer *pk = record(w, 0);
+	msgpack_packer *pk = record_head(w, ALYS_REC_MAPPING, 0);
 
-	msgpack_pack_array(pk, ALYS_MAPPING_FIELDS_FLAGS);
-	msgpack_pack_uint8(pk, ALYS_REC_MAPPING);
 	msgpack_pack_uint64(pk, start);
 	msgpack_pack_uint64(pk, end);
 	msgpack_pack_uint64(pk, offset);
@@ -320,10 +340,8 @@ void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 void trace_writer_stack(struct trace_writer *w, uint32_t first, uint32_t parent,
 			const uint64_t *ips, uint32_t nr, uint32_t flags)
 {
-	msgpack_packer *pk = record(w, 0);
+	msgpack_packer *pk = record_head(w, ALYS_REC_STACK, 0);
 
-	msgpack_pack_array(pk, ALYS_STACK_NODES_FIELDS);
-	msgpack_pack_uint8(pk, ALYS_REC_STACK);
 	msgpack_pack_uint32(pk, first);
 	msgpack_pack_uint32(pk, parent);
 	msgpack_pack_array(pk, nr);
@@ -336,60 +354,30 @@ void trace_writer_stack(struct trace_writer *w, uint32_t first, uint32_t parent,
 void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 			uint32_t stack_id, uint64_t old_size, uint64_t weight)
 {
-	msgpack_packer *pk = record(w, 0);
-
-	msgpack_pack_array(pk, ALYS_EVENT_FIELDS);
-	msgpack_pack_uint8(pk, ALYS_REC_EVENT);
-	msgpack_pack_uint8(pk, e->kind);
-	msgpack_pack_uint64(pk, e->ts_ns);
-	msgpack_pack_uint32(pk, e->tid);
-	msgpack_pack_uint64(pk, e->size);
-	msgpack_pack_uint64(pk, e->addr);
-	msgpack_pack_uint64(pk, e->old_addr);
-	msgpack_pack_uint64(pk, old_size);
-	msgpack_pack_uint32(pk, stack_id);
-	msgpack_pack_uint64(pk, weight);
-	msgpack_pack_uint64(pk, e->gc_no);
+	record_numbers(w, ALYS_REC_EVENT, (const uint64_t[]){
+		e->kind, e->ts_ns, e->tid, e->size, e->addr, e->old_addr, old_size, stack_id,
+		weight, e->gc_no });
 	w->events++;
 }
 
 void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d)
 {
-	msgpack_packer *pk = record(w, 0);
-
-	msgpack_pack_array(pk, ALYS_DEATH_FIELDS);
-	msgpack_pack_uint8(pk, ALYS_REC_DEATH);
-	msgpack_pack_uint64(pk, d->ts_ns);
-	msgpack_pack_uint64(pk, d->addr);
-	msgpack_pack_uint32(pk, d->gc_no);
-	msgpack_pack_uint32(pk, d->since);
-	msgpack_pack_uint8(pk, d->cause);
+	record_numbers(w, ALYS_REC_DEATH, (const uint64_t[]){
+		d->ts_ns, d->addr, d->gc_no, d->since, d->cause });
 }
 
 void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collection *c)
 {
-	msgpack_packer *pk = record(w, 0);
-
-	msgpack_pack_array(pk, ALYS_COLLECTION_FIELDS);
-	msgpack_pack_uint8(pk, ALYS_REC_COLLECTION);
-	msgpack_pack_uint64(pk, c->ts_ns);
-	msgpack_pack_uint32(pk, c->gc_no);
-	msgpack_pack_uint32(pk, c->since);
-	msgpack_pack_uint64(pk, c->judged);
-	msgpack_pack_uint64(pk, c->dead);
-	msgpack_pack_uint64(pk, c->unreadable);
-	msgpack_pack_uint64(pk, c->scan_ns);
-	msgpack_pack_uint64(pk, c->followed);
-	msgpack_pack_uint8(pk, c->at_end);
+	record_numbers(w, ALYS_REC_COLLECTION, (const uint64_t[]){
+		c->ts_ns, c->gc_no, c->since, c->judged, c->dead, c->unreadable, c->scan_ns,
+		c->followed, c->at_end });
 }
 
 void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 			 const struct census *c)
 {
-	msgpack_packer *pk = record(w, 0);
+	msgpack_packer *pk = record_head(w, ALYS_REC_CENSUS, 0);
 
-	msgpack_pack_array(pk, ALYS_CENSUS_FIELDS);
-	msgpack_pack_uint8(pk, ALYS_REC_CENSUS);
 	msgpack_pack_uint64(pk, ts_ns);
 	msgpack_pack_uint32(pk, gc_no);
 	msgpack_pack_uint64(pk, c->blocks);
@@ -412,10 +400,8 @@ void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 void trace_writer_heap_block(struct trace_writer *w, uint64_t addr, uint64_t obj_size,
 			     unsigned kind, const void *bytes, size_t len)
 {
-	msgpack_packer *pk = record(w, len);
+	msgpack_packer *pk = record_head(w, ALYS_REC_HEAP_BLOCK, len);
 
-	msgpack_pack_array(pk, ALYS_HEAP_BLOCK_FIELDS);
-	msgpack_pack_uint8(pk, ALYS_REC_HEAP_BLOCK);
 	msgpack_pack_uint64(pk, addr);
 	msgpack_pack_uint64(pk, obj_size);
 	msgpack_pack_uint8(pk, (uint8_t)kind);
@@ -426,10 +412,8 @@ void trace_writer_heap_block(struct trace_writer *w, uint64_t addr, uint64_t obj
 void trace_writer_root(struct trace_writer *w, unsigned kind, const char *name, uint64_t addr,
 		       const void *bytes, size_t len)
 {
-	msgpack_packer *pk = record(w, len);
+	msgpack_packer *pk = record_head(w, ALYS_REC_ROOT, len);
 
-	msgpack_pack_array(pk, ALYS_ROOT_FIELDS);
-	msgpack_pack_uint8(pk, ALYS_REC_ROOT);
 	msgpack_pack_uint8(pk, (uint8_t)kind);
 	msgpack_pack_str(pk, strlen(name));
 	msgpack_pack_str_body(pk, name, strlen(name));
@@ -440,26 +424,16 @@ void trace_writer_root(struct trace_writer *w, unsigned kind, const char *name, 
 
 void trace_writer_snapshot(struct trace_writer *w, const struct heap_snapshot_stats *s)
 {
-	msgpack_packer *pk = record(w, 0);
-
-	msgpack_pack_array(pk, ALYS_SNAPSHOT_FIELDS);
-	msgpack_pack_uint8(pk, ALYS_REC_SNAPSHOT);
-	msgpack_pack_uint64(pk, s->ts_ns);
-	msgpack_pack_uint64(pk, s->stop_ns);
-	msgpack_pack_uint64(pk, s->blocks);
-	msgpack_pack_uint64(pk, s->heap_bytes);
-	msgpack_pack_uint64(pk, s->roots);
-	msgpack_pack_uint8(pk, s->all_interior_pointers);
-	msgpack_pack_uint64(pk, s->block_size);
+	record_numbers(w, ALYS_REC_SNAPSHOT, (const uint64_t[]){
+		s->ts_ns, s->stop_ns, s->blocks, s->heap_bytes, s->roots,
+		s->all_interior_pointers, s->block_size });
 }
 
 void trace_writer_counters(struct trace_writer *w, const char *const *names,
 			   const uint64_t *counts, size_t n)
 {
-	msgpack_packer *pk = record(w, 0);
+	msgpack_packer *pk = record_head(w, ALYS_REC_COUNTERS, 0);
 
-	msgpack_pack_array(pk, 2);
-	msgpack_pack_uint8(pk, ALYS_REC_COUNTERS);
 	msgpack_pack_map(pk, n);
 	for (size_t i = 0; i < n; i++) {
 		pack_str(pk, names[i]);
@@ -476,7 +450,7 @@ void trace_writer_end(struct trace_writer *w, const char *reason, int exit_statu
 	emit_block(w);
 	w->bare = true;
 	file_bytes = w->file_bytes;
-	msgpack_pack_array(pk, 2);
+	msgpack_pack_array(pk, alys_record(ALYS_REC_END, ALYS_FORMAT_VERSION)->n + 1u);
 	msgpack_pack_uint8(pk, ALYS_REC_END);
 	msgpack_pack_map(pk, 8);
 	pack_key(pk, "liveness");

@@ -25,7 +25,8 @@
  *
  * Numbers take C syntax (0x...). A string written x:HEX is decoded from hex.
  * With -i FILE, the byte offset of every record is written to FILE, one
- * "OFFSET KIND" line per record, for tests that cut traces.
+ * "OFFSET KIND" line per record, for tests that cut traces. With -s, it
+ * prints each record's fields as docs/FORMAT.md must spell them.
  */
 #include <msgpack.h>
 #include <zstd.h>
@@ -34,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "alys_records.h"
 
 static msgpack_packer pk;
 static msgpack_sbuffer sb;
@@ -91,6 +94,49 @@ static void str(const char *s)
 	msgpack_pack_str_body(&pk, s, strlen(s));
 }
 
+/*
+ * A record from its fields as the table (include/alys_records.h) orders
+ * and types them, as many as given (fewer make an old or broken record).
+ * A binary field takes hex or '-' for none; one that ends the record takes
+ * the rest of the line as 8-byte words instead.
+ */
+static void by_table(const struct alys_record_desc *d, char **a, int n)
+{
+	int nf = n < d->n ? n : d->n;
+
+	msgpack_pack_array(&pk, (size_t)nf + 1);
+	msgpack_pack_uint8(&pk, d->type);
+	for (int i = 0; i < nf; i++) {
+		unsigned char bytes[2048];
+		uint64_t words[256];
+		size_t len = 0;
+
+		switch (d->f[i].type) {
+		case ALYS_F_STR:
+			str(a[i]);
+			break;
+		case ALYS_F_BIN:
+			if (i == d->n - 1) {
+				for (int k = i; k < n && len < 256; k++)
+					words[len++] = num(a[k]);
+				msgpack_pack_bin(&pk, len * 8);
+				msgpack_pack_bin_body(&pk, words, len * 8);
+				return;
+			}
+			len = strcmp(a[i], "-") ? unhex(a[i], bytes, sizeof(bytes)) : 0;
+			msgpack_pack_bin(&pk, len);
+			msgpack_pack_bin_body(&pk, bytes, len);
+			break;
+		case ALYS_F_IPS:
+		case ALYS_F_COMPOUND:
+			fprintf(stderr, "gen: %s: its own line syntax\n", d->keyword);
+			exit(2);
+		default:
+			msgpack_pack_uint64(&pk, num(a[i]));
+		}
+	}
+}
+
 static void header(char **a)
 {
 	msgpack_pack_map(&pk, 12);
@@ -113,6 +159,18 @@ int main(int argc, char **argv)
 	FILE *index = NULL;
 	char line[65536];
 
+	if (argc == 2 && !strcmp(argv[1], "-s")) {
+		/* each record as docs/FORMAT.md writes it: [3, kind, ts, ...] */
+		for (unsigned i = 0; alys_record_at(i); i++) {
+			const struct alys_record_desc *d = alys_record_at(i);
+
+			printf("[%u", d->type);
+			for (unsigned k = 0; k < d->n; k++)
+				printf(", %s", d->f[k].name);
+			printf("]\n");
+		}
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "-i"))
 		index = fopen(argv[2], "w");
 	msgpack_sbuffer_init(&sb);
@@ -132,26 +190,17 @@ int main(int argc, char **argv)
 			fprintf(index, "%zu %s\n", sb.size, a[0]);
 		if (!strcmp(a[0], "header")) {
 			header(a + 1);
-		} else if (!strcmp(a[0], "mapping") || !strcmp(a[0], "mappingf")) {
-			int f = !strcmp(a[0], "mappingf");	/* a[1]: flags */
-			unsigned char id[256];
-			size_t idn = strcmp(a[5 + f], "-") ? unhex(a[5 + f], id, sizeof(id)) : 0;
+		} else if (!strcmp(a[0], "mapping")) {
+			by_table(alys_record(ALYS_REC_MAPPING, ALYS_FORMAT_VERSION), a + 1, 5);
+		} else if (!strcmp(a[0], "mappingf")) {	/* the flags first */
+			char *f[6] = { a[2], a[3], a[4], a[5], a[6], a[1] };
 
-			msgpack_pack_array(&pk, 6 + f);
-			msgpack_pack_uint8(&pk, 1);
-			msgpack_pack_uint64(&pk, num(a[1 + f]));
-			msgpack_pack_uint64(&pk, num(a[2 + f]));
-			msgpack_pack_uint64(&pk, num(a[3 + f]));
-			str(a[4 + f]);
-			msgpack_pack_bin(&pk, idn);
-			msgpack_pack_bin_body(&pk, id, idn);
-			if (f)
-				msgpack_pack_uint64(&pk, num(a[1]));
+			by_table(alys_record(ALYS_REC_MAPPING, ALYS_FORMAT_VERSION), f, 6);
 		} else if (!strcmp(a[0], "stack") || !strcmp(a[0], "stackf")) {
 			int f = !strcmp(a[0], "stackf");	/* a[1]: flags */
 
-			msgpack_pack_array(&pk, 3 + f);
-			msgpack_pack_uint8(&pk, 2);
+			msgpack_pack_array(&pk, 3 + (size_t)f);
+			msgpack_pack_uint8(&pk, alys_record(ALYS_REC_STACK, 1)->type);
 			msgpack_pack_uint64(&pk, num(a[1 + f]));
 			msgpack_pack_array(&pk, (size_t)(n - 2 - f));
 			for (int i = 2 + f; i < n; i++)
@@ -161,22 +210,17 @@ int main(int argc, char **argv)
 			else if (f)
 				msgpack_pack_uint64(&pk, num(a[1]));
 		} else if (!strcmp(a[0], "nodes")) {
-			msgpack_pack_array(&pk, 5);
-			msgpack_pack_uint8(&pk, 2);
+			msgpack_pack_array(&pk, alys_record(ALYS_REC_STACK, 2)->n + 1u);
+			msgpack_pack_uint8(&pk, ALYS_REC_STACK);
 			msgpack_pack_uint64(&pk, num(a[1]));
 			msgpack_pack_uint64(&pk, num(a[2]));
 			msgpack_pack_array(&pk, (size_t)(n > 4 ? n - 4 : 0));
 			for (int i = 4; i < n; i++)
 				msgpack_pack_uint64(&pk, num(a[i]));
 			msgpack_pack_uint64(&pk, num(a[3]));
-		} else if (!strcmp(a[0], "event")) {
-			msgpack_pack_array(&pk, 11);
-			msgpack_pack_uint8(&pk, 3);
-			for (int i = 1; i <= 10; i++)
-				msgpack_pack_uint64(&pk, num(a[i]));
 		} else if (!strcmp(a[0], "counters")) {
 			msgpack_pack_array(&pk, 2);
-			msgpack_pack_uint8(&pk, 4);
+			msgpack_pack_uint8(&pk, ALYS_REC_COUNTERS);
 			msgpack_pack_map(&pk, (size_t)(n - 1));
 			for (int i = 1; i < n; i++) {
 				char *eq = strchr(a[i], '=');
@@ -187,45 +231,15 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(a[0], "end")) {
 			msgpack_pack_array(&pk, 2);
-			msgpack_pack_uint8(&pk, 5);
+			msgpack_pack_uint8(&pk, ALYS_REC_END);
 			msgpack_pack_map(&pk, 4);
 			str("reason"); str(a[1]);
 			str("exit_status"); msgpack_pack_int64(&pk, strtoll(a[2], NULL, 0));
 			str("stop_ns"); msgpack_pack_uint64(&pk, num(a[3]));
 			str("events"); msgpack_pack_uint64(&pk, num(a[4]));
-		} else if (!strcmp(a[0], "death") || !strcmp(a[0], "collection")) {
-			/* a collection: 7 fields (version 1) or 9 */
-			int nf = a[0][0] == 'd' ? 5 : n > 8 ? 9 : 7;
-
-			msgpack_pack_array(&pk, (size_t)nf + 1);
-			msgpack_pack_uint8(&pk, a[0][0] == 'd' ? 6 : 7);
-			for (int i = 1; i <= nf; i++)
-				msgpack_pack_uint64(&pk, num(a[i]));
-		} else if (!strcmp(a[0], "heapblock") || !strcmp(a[0], "root")) {
-			bool block = a[0][0] == 'h';
-			int nw = 0;
-			uint64_t words[256];
-
-			msgpack_pack_array(&pk, 5);
-			msgpack_pack_uint8(&pk, block ? 9 : 10);
-			if (block) {
-				msgpack_pack_uint64(&pk, num(a[1]));
-				msgpack_pack_uint64(&pk, num(a[2]));
-				msgpack_pack_uint8(&pk, (uint8_t)num(a[3]));
-			} else {
-				msgpack_pack_uint8(&pk, (uint8_t)num(a[1]));
-				str(a[2]);
-				msgpack_pack_uint64(&pk, num(a[3]));
-			}
-			for (int i = 4; a[i] && nw < 256; i++)
-				words[nw++] = num(a[i]);
-			msgpack_pack_bin(&pk, (size_t)nw * 8);
-			msgpack_pack_bin_body(&pk, words, (size_t)nw * 8);
-		} else if (!strcmp(a[0], "snapshot")) {
-			msgpack_pack_array(&pk, 8);
-			msgpack_pack_uint8(&pk, 11);
-			for (int i = 1; i <= 7; i++)
-				msgpack_pack_uint64(&pk, num(a[i]));
+		} else if (alys_record_by_keyword(a[0]) && strcmp(a[0], "block")) {
+			/* event, death, collection, heapblock, root, snapshot */
+			by_table(alys_record_by_keyword(a[0]), a + 1, n - 1);
 		} else if (!strcmp(a[0], "future")) {
 			msgpack_pack_array(&pk, 3);
 			msgpack_pack_uint8(&pk, 99);
@@ -251,8 +265,8 @@ int main(int argc, char **argv)
 			z = ZSTD_compress(zb, bound, blk.data, blk.size, 1);
 			cur = &sb;
 			msgpack_packer_init(&pk, cur, msgpack_sbuffer_write);
-			msgpack_pack_array(&pk, 5);
-			msgpack_pack_uint8(&pk, 12);
+			msgpack_pack_array(&pk, alys_record(ALYS_REC_BLOCK, 2)->n + 1u);
+			msgpack_pack_uint8(&pk, ALYS_REC_BLOCK);
 			msgpack_pack_uint64(&pk, a[2] ? num(a[2]) : 1);
 			msgpack_pack_uint64(&pk, a[3] ? num(a[3]) : blk.size);
 			msgpack_pack_uint64(&pk, a[1] ? num(a[1]) : blk_records);
