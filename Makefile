@@ -106,7 +106,12 @@ $(BUILD)/tests/test_converter_gen: tests/unit/test_converter_gen.c lib/alys_reco
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lmsgpackc -lzstd
 
+$(BUILD)/tests/test_u64_table: tests/unit/test_u64_table.c lib/u64_table.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
+
 unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names \
+	$(BUILD)/tests/test_u64_table \
 	$(BUILD)/tests/test_converter_gen
 
 check:

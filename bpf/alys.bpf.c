@@ -23,6 +23,14 @@ const volatile __u64 probe_vaddr[ALYS_KIND_FREE + 1];
 const volatile __u64 gc_no_vaddr;
 /* Ring-buffer bytes pending above which the consumer is woken at once. */
 const volatile __u64 wakeup_bytes = 1 << 20;
+/*
+ * ...but not more than once every WAKEUP_GAP_NS: a wakeup is an IPI (an
+ * MSR write, which traps to the hypervisor in a VM), and while the
+ * consumer is behind, every event finds the buffer above the mark. Woken
+ * on every event, a deep-stack workload spent 8% of its time there.
+ */
+#define WAKEUP_GAP_NS 1000000
+__u64 last_wakeup_ns;
 /* Sampling: 0 records every call; else the mean of the exponentially
  * distributed byte intervals between samples (see sample.h). */
 const volatile __u64 sample_mean;
@@ -31,20 +39,54 @@ const volatile bool sampled_trace;
 /* Attached as uprobe sessions: an entry that returns 1 has no return. */
 const volatile bool session_mode;
 
+/* 64 MiB by default (--ringbuf-size): a deep-stack workload sends ~35 MB/s
+ * of stacks and events, and on a busy host the daemon, sharing the CPUs,
+ * fell behind by more than 32 MiB's worth when new stacks came fastest. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 32 << 20);
+	__uint(max_entries, 64 << 20);
 } events SEC(".maps");
 
-/* Keys of the stacks sent to userspace; the loader sizes it (--stack-cache).
- * LRU: a stack evicted is sent again when next seen, so the cache bounds
- * kernel memory and never loses a stack. */
+/*
+ * Keys of the stack prefixes sent to userspace: a two-way set-associative
+ * cache in an array, 8 bytes a key, sized by the loader to a power of two
+ * (--stack-cache). A key overwritten is sent again when next seen, so the
+ * cache bounds kernel memory and never loses a stack. An array, not an LRU
+ * hash: a new deep stack caches a dozen prefixes, and LRU inserts that
+ * evict took ~1 µs each (15% of a deep workload's time), where an array
+ * slot is a plain load or store. Keys are hashes, never 0 (an empty slot).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, ALYS_DEFAULT_STACK_CACHE);
-	__type(key, __u64);
-	__type(value, __u8);
+	__type(key, __u32);
+	__type(value, __u64);
 } stack_cache SEC(".maps");
+const volatile __u32 stack_cache_mask = ALYS_DEFAULT_STACK_CACHE - 1;
+
+static __always_inline bool key_sent(__u64 key)
+{
+	__u32 i = (__u32)key & stack_cache_mask & ~1u, j = i | 1;
+	__u64 *a = bpf_map_lookup_elem(&stack_cache, &i);
+	__u64 *b = bpf_map_lookup_elem(&stack_cache, &j);
+
+	return (a && *a == key) || (b && *b == key);
+}
+
+static __always_inline void key_remember(__u64 key)
+{
+	__u32 i = (__u32)key & stack_cache_mask & ~1u, j = i | 1;
+	__u64 *a = bpf_map_lookup_elem(&stack_cache, &i);
+	__u64 *b = bpf_map_lookup_elem(&stack_cache, &j);
+
+	if (!a || !b || *a == key || *b == key)
+		return;
+	/* an empty way, else one picked by bits the occupants change */
+	if (*a && (!*b || ((key ^ *a ^ *b) >> 40 & 1)))
+		*b = key;
+	else
+		*a = key;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -180,13 +222,11 @@ static long prefix_key_step(__u32 i, struct key_ctx *c)
 
 static long remember_step(__u32 i, struct key_ctx *c)
 {
-	__u8 one = 1;
 	__u32 k = (c->from + i) * ALYS_KEY_STEP;
 
 	if (c->from + i >= c->to)
 		return 1;
-	bpf_map_update_elem(&stack_cache, &c->st->keys[k & (2 * ALYS_MAX_FRAMES - 1)],
-			    &one, BPF_ANY);
+	key_remember(c->st->keys[k & (2 * ALYS_MAX_FRAMES - 1)]);
 	return 0;
 }
 
@@ -207,7 +247,6 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 	struct key_ctx c = { .st = st, .nr = s->nr };
 	__u32 nr = s->nr, lo = 0, hi, mid;
 	__u64 size, leaf;
-	__u8 one = 1;
 
 	if (nr > ALYS_MAX_FRAMES)
 		return 0;
@@ -218,7 +257,7 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 		st->keys[0] = alys_stack_root_key(s->flags);
 	bpf_loop(ALYS_MAX_FRAMES / ALYS_KEYS_PER_STEP + 1, prefix_key_step, &c, 0);
 	leaf = st->keys[nr & (2 * ALYS_MAX_FRAMES - 1)];
-	if (bpf_map_lookup_elem(&stack_cache, &leaf))
+	if (key_sent(leaf))
 		return leaf;
 	/* checkpoints 1..hi-1 lie strictly inside the stack */
 	hi = (nr - 1) / ALYS_KEY_STEP + 1;
@@ -226,8 +265,7 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 		if (hi - lo <= 1)
 			break;
 		mid = lo + (hi - lo) / 2;
-		if (bpf_map_lookup_elem(&stack_cache,
-					&st->keys[(mid * ALYS_KEY_STEP) & (2 * ALYS_MAX_FRAMES - 1)]))
+		if (key_sent(st->keys[(mid * ALYS_KEY_STEP) & (2 * ALYS_MAX_FRAMES - 1)]))
 			lo = mid;
 		else
 			hi = mid;
@@ -251,7 +289,7 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 	c.from = lo + 1;
 	c.to = (nr - 1) / ALYS_KEY_STEP + 1;
 	bpf_loop(ALYS_MAX_FRAMES / ALYS_KEY_STEP, remember_step, &c, 0);
-	bpf_map_update_elem(&stack_cache, &leaf, &one, BPF_ANY);
+	key_remember(leaf);
 	count(ALYS_CNT_STACK_SENT);
 	count_n(ALYS_CNT_STACK_FRAMES_SENT, nr - lo * ALYS_KEY_STEP);
 	return leaf;
@@ -278,11 +316,11 @@ static __always_inline __u64 collect_stack(struct pt_regs *regs,
  * into the event's weight (tracer.c, event_weight): one place for it. */
 static __always_inline void submit_counted(__u8 kind, __u8 depth, __u64 size,
 					   __u64 addr, __u64 old_addr,
-					   __u64 stack_key, __u64 gc_no_addr,
+					   __u64 stack_key, __u32 gc_no,
 					   __u64 objects)
 {
 	struct alys_rb_event *e;
-	__u64 flags = BPF_RB_NO_WAKEUP;
+	__u64 flags = BPF_RB_NO_WAKEUP, now;
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -294,25 +332,26 @@ static __always_inline void submit_counted(__u8 kind, __u8 depth, __u64 size,
 	e->depth = depth;
 	e->pad = 0;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
-	e->ts_ns = bpf_ktime_get_ns();
+	e->ts_ns = now = bpf_ktime_get_ns();
 	e->size = size;
 	e->addr = addr;
 	e->old_addr = old_addr;
 	e->objects = objects;
-	e->gc_no = 0;
-	if (gc_no_addr)
-		bpf_probe_read_user(&e->gc_no, sizeof(__u32), (void *)gc_no_addr);
+	e->gc_no = gc_no;
 	e->stack_key = stack_key;
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+	if (now - last_wakeup_ns >= WAKEUP_GAP_NS &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes) {
+		last_wakeup_ns = now;
 		flags = BPF_RB_FORCE_WAKEUP;
+	}
 	bpf_ringbuf_submit(e, flags);
 }
 
 static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
 					 __u64 addr, __u64 old_addr,
-					 __u64 stack_key, __u64 gc_no_addr)
+					 __u64 stack_key, __u32 gc_no)
 {
-	submit_counted(kind, depth, size, addr, old_addr, stack_key, gc_no_addr, 0);
+	submit_counted(kind, depth, size, addr, old_addr, stack_key, gc_no, 0);
 }
 
 /* Runtime minus ELF address of the object holding libgc: at a uprobe,
@@ -329,6 +368,14 @@ static __always_inline __u64 gc_no_addr_of(struct pt_regs *regs, __u8 kind)
 	if (!gc_no_vaddr || !pv)
 		return 0;
 	return bias_of(regs, pv) + gc_no_vaddr;
+}
+
+/* GC_gc_no now, seen from a probe of kind; 0 when unknown. */
+static __always_inline __u32 gc_no_of(struct pt_regs *regs, __u8 kind)
+{
+	__u64 pv = probe_vaddr[kind & 7];
+
+	return pv ? read_gc_no(bias_of(regs, pv)) : 0;
 }
 
 /* Returns what a session entry returns: 1 when no return probe is needed. */
@@ -382,7 +429,7 @@ static __always_inline int on_return(struct pt_regs *regs)
 	struct thread_state *st;
 	struct pending_call *c;
 	__u64 bias;
-	__u32 d;
+	__u32 d, gc_no = 0;
 
 	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, 0);
 	/* No state: the call began before the probes were attached. */
@@ -395,17 +442,20 @@ static __always_inline int on_return(struct pt_regs *regs)
 	bias = c->gc_no_addr ? c->gc_no_addr - gc_no_vaddr : 0;
 	/* The collection this allocation ran is judged before its block,
 	 * which may reuse a slot that collection freed, is tracked. */
-	if (c->gc_no_addr)
-		maybe_scan(bias, SCAN_IMPLICIT);
+	if (c->gc_no_addr) {
+		gc_no = read_gc_no(bias);
+		scan_if_collected(bias, SCAN_IMPLICIT, gc_no);
+	}
 	if (c->skip)
 		return 0;
 	if (c->kind == ALYS_KIND_REALLOC)
 		untrack_block(c->old_addr);
 	/* Before the event: a death found by reuse precedes the new block. */
 	if (c->gc_no_addr)
-		track_block(bias, PT_REGS_RC(regs), c->size, c->kind != ALYS_KIND_REALLOC);
+		track_block(bias, PT_REGS_RC(regs), c->size, c->kind != ALYS_KIND_REALLOC,
+			    gc_no);
 	submit_event(c->kind, d, c->size, PT_REGS_RC(regs), c->old_addr,
-		     c->stack_key, c->gc_no_addr);
+		     c->stack_key, gc_no);
 	return 0;
 }
 
@@ -452,11 +502,11 @@ SEC("uprobe")
 int gc_refill(struct pt_regs *ctx)
 {
 	struct thread_state *st;
-	__u64 bias = bias_of(ctx, refill_vaddr), head = 0, size, gc_no_addr = 0;
-	__u32 n;
+	__u64 bias = bias_of(ctx, refill_vaddr), head = 0, size;
+	__u32 n, gc_no = read_gc_no(bias);
 	__u8 kind = ALYS_KIND_MALLOC;
 
-	maybe_scan(bias, SCAN_IMPLICIT);
+	scan_if_collected(bias, SCAN_IMPLICIT, gc_no);
 	if (!in_duty_window())
 		return 0;
 	if (bpf_probe_read_user(&head, sizeof(head), (void *)reg_value(ctx, refill_fl_reg)) ||
@@ -472,12 +522,10 @@ int gc_refill(struct pt_regs *ctx)
 	size = reg_value(ctx, refill_size_reg);
 	if (refill_kind_reg >= 0)
 		kind = kind_of_gc_kind(reg_value(ctx, refill_kind_reg));
-	if (gc_no_vaddr) {
-		gc_no_addr = bias + gc_no_vaddr;
-		track_block(bias, head, size, true);
-	}
+	if (gc_no_vaddr)
+		track_block(bias, head, size, true, gc_no);
 	count(ALYS_CNT_REFILL);
-	submit_counted(kind, 0, size, head, 0, collect_stack(ctx, st), gc_no_addr, n);
+	submit_counted(kind, 0, size, head, 0, collect_stack(ctx, st), gc_no, n);
 	return 0;
 }
 
@@ -502,8 +550,7 @@ int BPF_KPROBE(gc_realloc_inplace, __u64 p, __u64 lb)
 		return 0;
 	}
 	count(ALYS_CNT_REALLOC_IN_PLACE);
-	submit_event(ALYS_KIND_REALLOC, 0, lb, p, p, collect_stack(ctx, st),
-		     gc_no_vaddr ? bias + gc_no_vaddr : 0);
+	submit_event(ALYS_KIND_REALLOC, 0, lb, p, p, collect_stack(ctx, st), read_gc_no(bias));
 	return 0;
 }
 
@@ -532,7 +579,7 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
 	if (!untrack_block(addr) && sampled_trace)
 		return 0;
 	submit_event(ALYS_KIND_FREE, d, 0, addr, 0, collect_stack(ctx, st),
-		     gc_no_addr_of(ctx, ALYS_KIND_FREE));
+		     gc_no_of(ctx, ALYS_KIND_FREE));
 	return 0;
 }
 

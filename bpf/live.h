@@ -170,7 +170,7 @@ static __always_inline int find_header(__u64 arrays, __u64 p, __u64 *hdr)
 }
 
 /* 1 marked, 0 dead, -1 unreadable. */
-static __always_inline int is_marked(__u64 arrays, __u64 p)
+static __always_inline int is_marked_uncached(__u64 arrays, __u64 p)
 {
 	__u64 hdr, off = p & ((1ULL << (log_hblk & 63)) - 1);
 	__u8 flags, mark;
@@ -188,6 +188,76 @@ static __always_inline int is_marked(__u64 arrays, __u64 p)
 							 (off >> (granule_shift & 63)))))
 		return -1;
 	return mark != 0;
+}
+
+/*
+ * A scan judges thousands of blocks, most of them packed into a few
+ * collector blocks (hblks): each hblk's header and mark bytes are read
+ * once a scan (~100 ns for all of them) instead of five reads a block
+ * (~300 ns). Per CPU, direct mapped, and tagged with the scan (a number
+ * no other scan has, even one that preempts it on this CPU), so nothing
+ * from another scan is used. Mark bytes are what the code read (gc_layout.c): one a granule.
+ */
+#define HBLK_CACHE_SLOTS 512
+#define HBLK_MARKS_MAX 256	/* 4 KiB hblks of 16-byte granules */
+
+struct hblk_marks {
+	__u64 hblk;		/* p >> log_hblk */
+	__u64 scan;		/* the scan that filled it (scan_seq) */
+	__s32 state;		/* 1: marks read; 0: free, all dead; -1 unreadable */
+	__u32 pad;
+	__u8 marks[HBLK_MARKS_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HBLK_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct hblk_marks);
+} hblk_cache SEC(".maps");
+
+static __always_inline int hblk_fill(struct hblk_marks *e, __u64 arrays, __u64 p)
+{
+	__u64 hdr;
+	__u8 flags;
+
+	if (find_header(arrays, p, &hdr))
+		return -1;
+	/* Not the start of a block any more: merged into a free one. */
+	if (hdr < (1ULL << (log_hblk & 63)))
+		return 0;
+	if (bpf_probe_read_user(&flags, 1, (const void *)(hdr + hb_flags_off)))
+		return -1;
+	if (flags & free_blk)
+		return 0;
+	if (bpf_probe_read_user(e->marks, HBLK_MARKS_MAX, (const void *)(hdr + hb_marks_off)))
+		return -1;
+	return 1;
+}
+
+static __u64 scan_seq;
+
+static __always_inline int is_marked(__u64 arrays, __u64 p, __u64 scan)
+{
+	__u64 hblk = p >> (log_hblk & 63), off = p & ((1ULL << (log_hblk & 63)) - 1);
+	__u64 g = off >> (granule_shift & 63);
+	__u32 slot = (__u32)hblk & (HBLK_CACHE_SLOTS - 1);
+	struct hblk_marks *e;
+
+	/* a hblk with more granules than the cache holds: read directly */
+	if ((1ULL << (log_hblk & 63)) >> (granule_shift & 63) > HBLK_MARKS_MAX)
+		return is_marked_uncached(arrays, p);
+	e = bpf_map_lookup_elem(&hblk_cache, &slot);
+	if (!e)
+		return is_marked_uncached(arrays, p);
+	if (e->hblk != hblk || e->scan != scan) {
+		e->state = hblk_fill(e, arrays, p);
+		e->hblk = hblk;
+		e->scan = scan;
+	}
+	if (e->state <= 0)
+		return e->state;
+	return e->marks[g & (HBLK_MARKS_MAX - 1)] != 0;
 }
 
 /* The header of a block just returned for size bytes must look like one. */
@@ -236,6 +306,7 @@ static __always_inline bool emit_death(__u64 addr, __u8 cause, __u32 gc_no, __u3
 
 struct scan_ctx {
 	__u64 arrays;
+	__u64 scan;			/* scan_seq's number for this scan */
 	__u32 cur, since;
 	bool big;			/* walking the big map */
 	__u64 followed, judged, dead, unreadable;
@@ -250,7 +321,7 @@ static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct 
 	if (v->gc_no >= c->cur)	/* allocated after the collection */
 		return 0;
 	c->judged++;
-	m = is_marked(c->arrays, addr);
+	m = is_marked(c->arrays, addr, c->scan);
 	if (m < 0) {
 		c->unreadable++;
 		count(ALYS_CNT_LIVE_UNREADABLE);
@@ -272,19 +343,30 @@ static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct 
 	return 0;
 }
 
-/* bias: runtime address minus ELF address of the object holding libgc. */
-static __always_inline void maybe_scan(__u64 bias, enum scan_why why)
+/* The collector's count of collections (GC_gc_no), 0 when unknown: read
+ * once a probe, and passed along (a user read costs ~60 ns). */
+static __always_inline __u32 read_gc_no(__u64 bias)
+{
+	__u64 v = 0;
+
+	if (gc_no_vaddr)
+		read_u64(&v, bias + gc_no_vaddr);
+	return (__u32)v;
+}
+
+/* Judge the tracked blocks if a collection ran since the last scan; cur is
+ * read_gc_no(bias). bias: runtime address minus ELF address of the object
+ * holding libgc. */
+static __always_inline void scan_if_collected(__u64 bias, enum scan_why why, __u64 cur)
 {
 	struct alys_rb_collection *r;
 	struct scan_ctx c = { .arrays = bias + arrays_vaddr };
-	__u64 cur = 0, last, t0, t1;
+	__u64 last, t0, t1;
 
 	if (live_mode != ALYS_LIVE_MARKS || live_state != ALYS_LIVE_VERIFIED || !gc_no_vaddr)
 		return;
 	if (live_end_request && __sync_val_compare_and_swap(&live_end_request, 1, 0) == 1)
 		why = SCAN_END;
-	if (!read_u64(&cur, bias + gc_no_vaddr))
-		return;
 	if (live_bias != bias)
 		live_bias = bias;
 	cur = (__u32)cur;
@@ -301,6 +383,7 @@ static __always_inline void maybe_scan(__u64 bias, enum scan_why why)
 	if (cur > last + 1)
 		count_n(ALYS_CNT_LIVE_MERGED, cur - last - 1);
 	c.cur = (__u32)cur;
+	c.scan = __sync_fetch_and_add(&scan_seq, 1) + 1;
 	c.since = cur > last ? (__u32)last + 1 : (__u32)cur;
 	bpf_for_each_map_elem(&tracked_small, scan_one, &c, 0);
 	if (tracked_big_n > 0) {
@@ -328,19 +411,24 @@ static __always_inline void maybe_scan(__u64 bias, enum scan_why why)
 	bpf_ringbuf_submit(r, why == SCAN_END ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
-/* At an allocation's return: check the layout on the first blocks, then
- * follow the new block. A block still tracked at this address died
+static __always_inline void maybe_scan(__u64 bias, enum scan_why why)
+{
+	if (live_mode != ALYS_LIVE_MARKS || live_state != ALYS_LIVE_VERIFIED || !gc_no_vaddr)
+		return;
+	scan_if_collected(bias, why, read_gc_no(bias));
+}
+
+/* At an allocation's return (gc_no: read_gc_no): check the layout on the
+ * first blocks, then follow the new block. A block still tracked at this address died
  * unnoticed (reuse mode, or an unreadable header): report it now. */
-static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool check)
+static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool check,
+					__u32 gc_no)
 {
 	struct tracked v = { 0 }, *old;
-	__u64 cur = 0;
 
 	if (!addr)
 		return;
-	if (gc_no_vaddr)
-		read_u64(&cur, bias + gc_no_vaddr);
-	v.gc_no = (__u32)cur;
+	v.gc_no = gc_no;
 	if (live_mode == ALYS_LIVE_OFF) {
 		/* Sampled: the frees of sampled blocks are still recorded. */
 		if (sampled_trace && tracked_set(&addr, &v, tracked_lookup(&addr)))

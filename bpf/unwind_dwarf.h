@@ -157,9 +157,15 @@ struct {
 	__type(value, struct memo_entry);
 } unwind_memo SEC(".maps");
 
+/* Two multiplies, not the ten of two stack-key mixes: it runs every frame.
+ * Each product is a bijection of its input, so (epoch, pc) pairs part
+ * unless the xor of two pseudo-random values cancels (odds ~2^-64), and a
+ * torn entry (a new row under an old tag) matches only if the rows' xor
+ * equals that of two such values. */
 static __always_inline __u64 memo_tag(__u32 epoch, __u64 pc, __u64 row)
 {
-	return alys_stack_child_key(alys_stack_child_key(epoch, pc), row);
+	return (pc * 0x9e3779b97f4a7c15ULL) ^ (((__u64)epoch << 1 | 1) * 0xc4ceb9fe1a85ec53ULL) ^
+	       row;
 }
 
 static __always_inline __u64 row_pack(const struct alys_unwind_row *r)

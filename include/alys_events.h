@@ -18,7 +18,7 @@
 /* Keys of stack nodes (prefixes) already sent, kept by the kernel
  * (--stack-cache): a node evicted from it is sent again, never lost. ~80
  * bytes of kernel memory each. */
-#define ALYS_DEFAULT_STACK_CACHE 262144
+#define ALYS_DEFAULT_STACK_CACHE (1 << 20)
 /* Entries of nested GC calls tracked per thread (finalizers may allocate). */
 #define ALYS_MAX_DEPTH 8
 

@@ -410,7 +410,14 @@ static int open_bpf(struct session *t)
 	} else {
 		bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
 	}
-	bpf_map__set_max_entries(t->skel->maps.stack_cache, t->o->stack_cache);
+	{
+		uint32_t slots = 2;	/* a power of two, for the kernel's mask */
+
+		while (slots < t->o->stack_cache)
+			slots <<= 1;
+		bpf_map__set_max_entries(t->skel->maps.stack_cache, slots);
+		t->skel->rodata->stack_cache_mask = slots - 1;
+	}
 	if (t->o->ringbuf_size) {
 		bpf_map__set_max_entries(t->skel->maps.events, t->o->ringbuf_size);
 		/* Wake the reader by a quarter full at the latest. */

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The hash table both programs use (lib/u64_table.c), against a plain
+ * array, through growths whose old array drains a few slots a put: random
+ * puts, overwrites, gets and removes, checking every key after each phase.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "u64_table.h"
+
+#define KEYS 300000
+static int passed, failed;
+
+static void check(const char *what, int ok)
+{
+	if (ok) {
+		passed++;
+		printf("ok   %s\n", what);
+	} else {
+		failed++;
+		printf("FAIL %s\n", what);
+	}
+}
+
+/* keys spread over 64 bits, never 0; clustered ones too (addresses) */
+static uint64_t key_of(uint32_t i)
+{
+	return i & 1 ? (uint64_t)i * 0x9e3779b97f4a7c15ULL | 1 : 0x7f0000000000ULL + (uint64_t)i * 16;
+}
+
+static uint64_t rnd(void)
+{
+	static uint64_t x = 88172645463325252ULL;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return x;
+}
+
+static int all_match(const struct u64_table *t, const uint64_t *val, const char *in)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < KEYS; i++) {
+		const struct u64_slot *s = u64_table_get(t, key_of(i));
+
+		if (in[i] != (s != NULL) || (s && (s->a != val[i] || s->b != (uint32_t)i))) {
+			fprintf(stderr, "key %u: %s\n", i, in[i] ? "wrong or missing" : "present");
+			return 0;
+		}
+		n += in[i];
+	}
+	return n == t->used;
+}
+
+int main(void)
+{
+	static uint64_t val[KEYS];
+	static char in[KEYS];
+	struct u64_table t = { 0 };
+	size_t settled = 0, while_draining = 0;
+
+	/* growth: every put moves old slots while the table doubles */
+	for (uint32_t round = 0; round < 6; round++) {
+		for (int op = 0; op < 400000; op++) {
+			uint32_t i = (uint32_t)(rnd() % KEYS);
+			uint64_t r = rnd() % 10;
+
+			while_draining += t.old != NULL;
+
+			if (r < 6) {
+				val[i] = rnd();
+				in[i] = 1;
+				u64_table_put(&t, key_of(i), val[i], i);
+			} else if (r < 9) {
+				int had = u64_table_remove(&t, key_of(i));
+
+				if (had != in[i]) {
+					fprintf(stderr, "remove %u: %d, expected %d\n", i, had, in[i]);
+					in[KEYS - 1] ^= 2;	/* make the check fail */
+				}
+				in[i] = 0;
+			} else {
+				struct u64_slot *s = u64_table_get(&t, key_of(i));
+
+				if (s) {	/* in place, as callers do */
+					s->a++;
+					val[i]++;
+				}
+			}
+		}
+		check("random puts, removes, in-place updates: every key as in the array",
+		      all_match(&t, val, in));
+	}
+	check("the test ran operations while an old array drained", while_draining > 1000);
+	/* removes only, the table full of keys from several growths */
+	for (uint32_t i = 0; i < KEYS; i += 3) {
+		u64_table_remove(&t, key_of(i));
+		in[i] = 0;
+	}
+	check("a third removed", all_match(&t, val, in));
+	u64_table_settle(&t);
+	for (size_t i = 0; i <= t.mask; i++)
+		settled += t.slots[i].key != 0;
+	check("settled: the array holds every entry", settled == t.used && !t.old &&
+	      all_match(&t, val, in));
+	u64_table_free(&t);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
