@@ -55,7 +55,10 @@ check_le "many: fewer than 0.1% of events without a stack (${truth_lost:-?} of $
 	$((${truth_lost:-1} * 1000)) "${truth_events:-0}"
 check_eq "many: no stack record lost" "$(counter "$T/many.alys" ringbuf_drop_stack)" 0
 resent=$(counter "$T/many.alys" stack_resent)
-check_ge "many: stacks evicted from the kernel's cache were sent again ($resent)" "$resent" 100000
+# The default cache (1M keys, two-way) holds most of 320,000 stacks' keys:
+# ~78,000 of the second visits find theirs overwritten (~120,000 with the
+# 256K-key LRU cache before it).
+check_ge "many: stacks evicted from the kernel's cache were sent again ($resent)" "$resent" 20000
 check_eq "many: no 64-bit key collision" "$(counter "$T/many.alys" stack_collision)" 0
 check_eq "many: sent = distinct + resent" "$(counter "$T/many.alys" stack_sent)" \
 	$(($(grep -Eo '[0-9]+ stacks' "$T/many.err" | grep -Eo '^[0-9]+') + resent))
