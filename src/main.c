@@ -235,7 +235,7 @@ int main(int argc, char **argv)
 	static struct agent_opts agent = {
 		.push_opts = { .every_s = 15, .queue = 64 },
 	};
-	bool all = false, agent_opt = false;
+	bool all = false, agent_opt = false, push_tuned = false;
 	const char *http = NULL;
 	bool allow_remote = false;
 	char err[512];
@@ -379,7 +379,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PUSH_API:
 			agent.push_opts.api = optarg;
-			agent_opt = true;
+			agent_opt = push_tuned = true;
 			break;
 		case OPT_PUSH_EVERY:
 			if (parse_uint(optarg, 3600, &v) || !v) {
@@ -388,7 +388,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			agent.push_opts.every_s = (unsigned)v;
-			agent_opt = true;
+			agent_opt = push_tuned = true;
 			break;
 		case OPT_PUSH_QUEUE:
 			if (parse_uint(optarg, 100000, &v) || !v) {
@@ -397,7 +397,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			agent.push_opts.queue = (unsigned)v;
-			agent_opt = true;
+			agent_opt = push_tuned = true;
 			break;
 		case OPT_PUSH_HEADER:
 			if (agent.push_opts.nheaders == PUSH_MAX_HEADERS) {
@@ -461,9 +461,10 @@ int main(int argc, char **argv)
 				"no trace file: it does not take %s\n", clash);
 			return 2;
 		}
-		if (!agent.push && (agent.push_opts.nheaders || agent.push_opts.token_file)) {
-			fprintf(stderr, "alys-bpf: --push-header and --push-token-file go with "
-				"--push URL\n");
+		if (!agent.push && (agent.push_opts.nheaders || agent.push_opts.token_file ||
+				    push_tuned)) {
+			fprintf(stderr, "alys-bpf: --push-api, --push-every, --push-queue, "
+				"--push-header and --push-token-file go with --push URL\n");
 			return 2;
 		}
 		if (!agent.push && !http && !o.quiet)

@@ -36,6 +36,9 @@ out=$("$BIN/alys-bpf" --all --push http://127.0.0.1:1 --push-token-file "$T/none
 check_match "--push-token-file missing: names the file" "$out" "$T/none: No such file"
 out=$("$BIN/alys-bpf" --all --push http://127.0.0.1:1 --push-api zipkin 2>&1)
 check_match "--push-api zipkin: names the APIs" "$out" 'pyroscope \(default\) or parca'
+out=$("$BIN/alys-bpf" --all --push-every 5 2>&1)
+check_eq "--push-every without --push: usage error" "$?" 2
+check_match "--push-every without --push: says what it goes with" "$out" 'go with --push URL'
 
 # metrics_url STDERR-FILE: where the agent serves /metrics, as it said.
 metrics_url() {
