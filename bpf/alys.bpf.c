@@ -201,7 +201,7 @@ struct key_ctx {
  * step, so that the verifier checks one step, not 128 (the programs are
  * near its limit of a million instructions processed), and few enough
  * calls that short stacks pay little for them. */
-#define ALYS_KEYS_PER_STEP 4
+#define ALYS_KEYS_PER_STEP 8
 
 static long prefix_key_step(__u32 i, struct key_ctx *c)
 {

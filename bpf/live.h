@@ -172,21 +172,31 @@ static __always_inline int find_header(__u64 arrays, __u64 p, __u64 *hdr)
 	return -1;
 }
 
+/* The header of the hblk holding p: 1 with *hdr set; 0 when its blocks
+ * are all dead (free); -1 unreadable. */
+static __always_inline int hblk_header(__u64 arrays, __u64 p, __u64 *hdr)
+{
+	__u8 flags;
+
+	if (find_header(arrays, p, hdr))
+		return -1;
+	/* Not the start of a block any more: merged into a free one. */
+	if (*hdr < (1ULL << (log_hblk & 63)))
+		return 0;
+	if (bpf_probe_read_user(&flags, 1, (const void *)(*hdr + hb_flags_off)))
+		return -1;
+	return flags & free_blk ? 0 : 1;
+}
+
 /* 1 marked, 0 dead, -1 unreadable. */
 static __always_inline int is_marked_uncached(__u64 arrays, __u64 p)
 {
 	__u64 hdr, off = p & ((1ULL << (log_hblk & 63)) - 1);
-	__u8 flags, mark;
+	int state = hblk_header(arrays, p, &hdr);
+	__u8 mark;
 
-	if (find_header(arrays, p, &hdr))
-		return -1;
-	/* Not the start of a block any more: merged into a free one. */
-	if (hdr < (1ULL << (log_hblk & 63)))
-		return 0;
-	if (bpf_probe_read_user(&flags, 1, (const void *)(hdr + hb_flags_off)))
-		return -1;
-	if (flags & free_blk)
-		return 0;
+	if (state <= 0)
+		return state;
 	if (bpf_probe_read_user(&mark, 1, (const void *)(hdr + hb_marks_off +
 							 (off >> (granule_shift & 63)))))
 		return -1;
@@ -199,7 +209,8 @@ static __always_inline int is_marked_uncached(__u64 arrays, __u64 p)
  * once a scan (~100 ns for all of them) instead of five reads a block
  * (~300 ns). Per CPU, direct mapped, and tagged with the scan (a number
  * no other scan has, even one that preempts it on this CPU), so nothing
- * from another scan is used. Mark bytes are what the code read (gc_layout.c): one a granule.
+ * from another scan is used. Mark bytes are one a granule, as the
+ * collector's own code reads them (src/gc/gc_layout.c).
  */
 #define HBLK_CACHE_SLOTS 512
 #define HBLK_MARKS_MAX 256	/* 4 KiB hblks of 16-byte granules */
@@ -222,17 +233,10 @@ struct {
 static __always_inline int hblk_fill(struct hblk_marks *e, __u64 arrays, __u64 p)
 {
 	__u64 hdr;
-	__u8 flags;
+	int state = hblk_header(arrays, p, &hdr);
 
-	if (find_header(arrays, p, &hdr))
-		return -1;
-	/* Not the start of a block any more: merged into a free one. */
-	if (hdr < (1ULL << (log_hblk & 63)))
-		return 0;
-	if (bpf_probe_read_user(&flags, 1, (const void *)(hdr + hb_flags_off)))
-		return -1;
-	if (flags & free_blk)
-		return 0;
+	if (state <= 0)
+		return state;
 	if (bpf_probe_read_user(e->marks, HBLK_MARKS_MAX, (const void *)(hdr + hb_marks_off)))
 		return -1;
 	return 1;
@@ -445,6 +449,13 @@ static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool
 		else if (__sync_fetch_and_add(&live_verified, 1) + 1 >= ALYS_LIVE_VERIFY_N)
 			__sync_val_compare_and_swap(&live_state, ALYS_LIVE_VERIFYING,
 						    ALYS_LIVE_VERIFIED);
+	}
+	/* The common case, a block not followed yet: one insert that fails
+	 * if it is, not a lookup first. */
+	if (!tracked_big_n && tracked_small_n < tracked_small_fill &&
+	    !bpf_map_update_elem(&tracked_small, &addr, &v, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&tracked_small_n, 1);
+		return;
 	}
 	old = tracked_lookup(&addr);
 	if (old) {

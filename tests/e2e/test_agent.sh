@@ -135,8 +135,9 @@ check_le "backend down: agent RSS flat once the queue is full (KiB: $rss_mid -> 
 	$((rss_end - rss_mid)) 8192
 check_eq "backend down: no event lost (ring buffer drops)" \
 	"$(curl -s "$METRICS" | awk '/^alys_lost_events_total\{/ { s += $2 } END { print s + 0 }')" 0
-start_receiver "$T/rx" --token s3cret --require-header 'X-Scope-OrgID: team-a' --port $PORT
+# taken before the start: the queue may arrive before start_receiver returns
 up_at=$(date +%s)
+start_receiver "$T/rx" --token s3cret --require-header 'X-Scope-OrgID: team-a' --port $PORT
 for i in $(seq 120); do
 	[ "$(metric alys_push_queued)" = 0 ] && break
 	sleep 1
