@@ -7,13 +7,6 @@
  * see millions of operations, so it is one flat array with linear probing
  * and backward-shift deletion (no tombstones to clean up). A zeroed table
  * is an empty one; running out of memory ends the program with a message.
- *
- * Growing moves the entries a few at a time: a doubling that rehashed
- * millions at once stalled the daemon for ~0.5 s (with page faults), long
- * enough for a deep workload's events to overflow the ring buffer. Until
- * the old array is drained, a key missing from the new one is looked for
- * in the old; each put moves the next few old slots, so the old array is
- * gone well before the new one fills.
  */
 #ifndef ALYS_U64_TABLE_H
 #define ALYS_U64_TABLE_H
@@ -31,16 +24,11 @@ struct u64_slot {
 struct u64_table {
 	struct u64_slot *slots;
 	size_t mask;		/* capacity - 1; capacity is a power of two */
-	size_t used;		/* entries in both arrays */
-	struct u64_slot *old;	/* the array before the last growth, draining */
-	size_t old_mask, old_next;	/* old slots before old_next are moved */
+	size_t used;
 };
 
 void u64_table_init(struct u64_table *t);
 void u64_table_free(struct u64_table *t);
-/* Finish moving entries from the old array: slots[0..mask] then hold them
- * all, for a caller that walks the array itself. */
-void u64_table_settle(struct u64_table *t);
 
 /* Make room for n entries at once: growing step by step rehashes every
  * entry again at each doubling, a cache miss each in a big table. */

@@ -608,7 +608,6 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 	u64_table_init(&bd.thread_of);
 	bd.dirty = xcalloc(m->nr_sites ? m->nr_sites : 1, sizeof(*bd.dirty));
 	event_pass(&bd);
-	u64_table_settle(&bd.counted);	/* ages() walks its array */
 	ages(m, &bd);
 	free(bd.dirty);
 	free(bd.blocks);

@@ -123,6 +123,8 @@ static int want_u32(const struct reader *r, const msgpack_object *o,
 	return 0;
 }
 
+_Static_assert(ALYS_REC_BLOCK < 16, "struct trace's rec_desc[] holds every record type");
+
 /* A record of TYPE, f[0..n): at least the fields the trace's version
  * requires, and each field the table (include/alys_records.h) says is a
  * number an unsigned integer in its type's range, into v[i] for f[i]
@@ -130,25 +132,38 @@ static int want_u32(const struct reader *r, const msgpack_object *o,
 static int want_fields(const struct reader *r, unsigned type, const msgpack_object *f,
 		       uint32_t n, uint64_t v[ALYS_RECORD_MAX_FIELDS + 1])
 {
-	const struct alys_record_desc *d = alys_record(type, (unsigned)r->t->hdr.version);
-	unsigned need = alys_record_required(d, (unsigned)r->t->hdr.version) + 1;
+	struct trace *t = r->t;
+	const struct alys_record_desc *d = t->rec_desc[type & 15];
+	unsigned need;
 
-	memset(v, 0, (ALYS_RECORD_MAX_FIELDS + 1) * sizeof(*v));
+	if (!d) {
+		d = t->rec_desc[type & 15] = alys_record(type, (unsigned)t->hdr.version);
+		t->rec_need[type & 15] = (uint8_t)(alys_record_required(d, (unsigned)t->hdr.version) + 1);
+	}
+	need = t->rec_need[type & 15];
 	if (n < need)
 		return bad(r, "%s record has %u fields, expected %u", d->what, n, need);
+	v[0] = 0;
+	for (unsigned i = n; i <= d->n; i++)	/* optional fields not written */
+		v[i] = 0;
 	for (unsigned i = 1; i < n && i <= d->n; i++) {
 		const struct alys_field *fd = &d->f[i - 1];
 		unsigned bits = fd->type == ALYS_F_U8 ? 8 : fd->type == ALYS_F_U32 ? 32 :
 				fd->type == ALYS_F_U64 ? 64 : 0;
-		char what[128];
 
-		if (!bits)
+		if (!bits) {
+			v[i] = 0;
 			continue;
-		snprintf(what, sizeof(what), "%s %s", d->what, fd->name);
-		if (want_u64(r, &f[i], what, &v[i]))
-			return -1;
+		}
+		/* the field's name is spelled out for a message only: this runs
+		 * for every field of every event */
+		if (f[i].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+			return bad(r, "%s %s is %s, expected an unsigned integer", d->what,
+				   fd->name, type_name(&f[i]));
+		v[i] = f[i].via.u64;
 		if (bits < 64 && v[i] >> bits)
-			return bad(r, "%s %" PRIu64 " does not fit in %u bits", what, v[i], bits);
+			return bad(r, "%s %s %" PRIu64 " does not fit in %u bits", d->what,
+				   fd->name, v[i], bits);
 	}
 	return 0;
 }

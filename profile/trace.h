@@ -17,6 +17,8 @@
 #include "alys_format.h"
 #include "u64_table.h"
 
+struct alys_record_desc;
+
 /* Linux thread ids stay below PID_MAX_LIMIT (2^22): 24 bits hold any. */
 #define TRACE_TID_BITS 24
 
@@ -243,6 +245,12 @@ struct trace {
 	size_t nr_late, cap_late;
 
 	struct trace_live *live;	/* trace_live_begin: read as written */
+
+	/* The record table's description of each record type as this trace's
+	 * version has it, and the fields it requires (with the type): looked
+	 * up once, not for every record (include/alys_records.h). */
+	const struct alys_record_desc *rec_desc[16];
+	uint8_t rec_need[16];
 
 	/* diagnostics collected while reading, reported once */
 	uint64_t undefined_stack_refs;
