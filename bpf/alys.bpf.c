@@ -64,22 +64,28 @@ struct {
 } stack_cache SEC(".maps");
 const volatile __u32 stack_cache_mask = ALYS_DEFAULT_STACK_CACHE - 1;
 
-static __always_inline bool key_sent(__u64 key)
+/* The two ways of key's set: false when the map has none (never). */
+static __always_inline bool key_set(__u64 key, __u64 **a, __u64 **b)
 {
 	__u32 i = (__u32)key & stack_cache_mask & ~1u, j = i | 1;
-	__u64 *a = bpf_map_lookup_elem(&stack_cache, &i);
-	__u64 *b = bpf_map_lookup_elem(&stack_cache, &j);
 
-	return (a && *a == key) || (b && *b == key);
+	*a = bpf_map_lookup_elem(&stack_cache, &i);
+	*b = bpf_map_lookup_elem(&stack_cache, &j);
+	return *a && *b;
+}
+
+static __always_inline bool key_sent(__u64 key)
+{
+	__u64 *a, *b;
+
+	return key_set(key, &a, &b) && (*a == key || *b == key);
 }
 
 static __always_inline void key_remember(__u64 key)
 {
-	__u32 i = (__u32)key & stack_cache_mask & ~1u, j = i | 1;
-	__u64 *a = bpf_map_lookup_elem(&stack_cache, &i);
-	__u64 *b = bpf_map_lookup_elem(&stack_cache, &j);
+	__u64 *a, *b;
 
-	if (!a || !b || *a == key || *b == key)
+	if (!key_set(key, &a, &b) || *a == key || *b == key)
 		return;
 	/* an empty way, else one picked by bits the occupants change */
 	if (*a && (!*b || ((key ^ *a ^ *b) >> 40 & 1)))

@@ -108,13 +108,20 @@ static __always_inline struct tracked *tracked_lookup(__u64 *addr)
 
 /* A block not followed yet (no allocator hands out one address twice at
  * once: two CPUs never insert the same one). */
-static __always_inline int tracked_insert(__u64 *addr, struct tracked *v)
+static __always_inline bool tracked_small_insert(__u64 *addr, struct tracked *v)
 {
 	if (tracked_small_n < tracked_small_fill &&
 	    !bpf_map_update_elem(&tracked_small, addr, v, BPF_NOEXIST)) {
 		__sync_fetch_and_add(&tracked_small_n, 1);
-		return 0;
+		return true;
 	}
+	return false;
+}
+
+static __always_inline int tracked_insert(__u64 *addr, struct tracked *v)
+{
+	if (tracked_small_insert(addr, v))
+		return 0;
 	if (!bpf_map_update_elem(&tracked, addr, v, BPF_NOEXIST)) {
 		__sync_fetch_and_add(&tracked_big_n, 1);
 		return 0;
@@ -361,6 +368,12 @@ static __always_inline __u32 read_gc_no(__u64 bias)
 	return (__u32)v;
 }
 
+/* Whether collections are read at all (liveness by mark bytes, verified). */
+static __always_inline bool scanning(void)
+{
+	return live_mode == ALYS_LIVE_MARKS && live_state == ALYS_LIVE_VERIFIED && gc_no_vaddr;
+}
+
 /* Judge the tracked blocks if a collection ran since the last scan; cur is
  * read_gc_no(bias). bias: runtime address minus ELF address of the object
  * holding libgc. */
@@ -370,7 +383,7 @@ static __always_inline void scan_if_collected(__u64 bias, enum scan_why why, __u
 	struct scan_ctx c = { .arrays = bias + arrays_vaddr };
 	__u64 last, t0, t1;
 
-	if (live_mode != ALYS_LIVE_MARKS || live_state != ALYS_LIVE_VERIFIED || !gc_no_vaddr)
+	if (!scanning())
 		return;
 	if (live_end_request && __sync_val_compare_and_swap(&live_end_request, 1, 0) == 1)
 		why = SCAN_END;
@@ -418,11 +431,11 @@ static __always_inline void scan_if_collected(__u64 bias, enum scan_why why, __u
 	bpf_ringbuf_submit(r, why == SCAN_END ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
+/* scan_if_collected, reading GC_gc_no only when collections are read. */
 static __always_inline void maybe_scan(__u64 bias, enum scan_why why)
 {
-	if (live_mode != ALYS_LIVE_MARKS || live_state != ALYS_LIVE_VERIFIED || !gc_no_vaddr)
-		return;
-	scan_if_collected(bias, why, read_gc_no(bias));
+	if (scanning())
+		scan_if_collected(bias, why, read_gc_no(bias));
 }
 
 /* At an allocation's return (gc_no: read_gc_no): check the layout on the
@@ -451,12 +464,10 @@ static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool
 						    ALYS_LIVE_VERIFIED);
 	}
 	/* The common case, a block not followed yet: one insert that fails
-	 * if it is, not a lookup first. */
-	if (!tracked_big_n && tracked_small_n < tracked_small_fill &&
-	    !bpf_map_update_elem(&tracked_small, &addr, &v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&tracked_small_n, 1);
+	 * if it is, not a lookup first (with the big map empty, the small one
+	 * is the only place it could be). */
+	if (!tracked_big_n && tracked_small_insert(&addr, &v))
 		return;
-	}
 	old = tracked_lookup(&addr);
 	if (old) {
 		if (live_mode == ALYS_LIVE_MARKS && live_state == ALYS_LIVE_VERIFIED)

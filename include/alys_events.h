@@ -16,7 +16,7 @@
 #define ALYS_MAX_FRAMES 128	/* a power of two: indexes are masked for the verifier */
 #define ALYS_DEFAULT_FRAMES 127	/* perf's and bcc's default: deep recursion is common */
 /* Keys of stack nodes (prefixes) already sent, kept by the kernel
- * (--stack-cache): a node evicted from it is sent again, never lost. ~80
+ * (--stack-cache): a node evicted from it is sent again, never lost. 8
  * bytes of kernel memory each. */
 #define ALYS_DEFAULT_STACK_CACHE (1 << 20)
 /* Entries of nested GC calls tracked per thread (finalizers may allocate). */

@@ -2,9 +2,9 @@
 /*
  * The .alys records and their fields, one table (lib/alys_records.c) that
  * the writer (src/core/trace_writer.c), the reader (profile/trace.c), the
- * test generator (tests/unit/test_converter_gen.c) and the check of
- * docs/FORMAT.md (tests/unit/test_records.c) all use: a field added or
- * moved here is added or moved for all of them.
+ * test generator (tests/unit/test_converter_gen.c, whose -s prints the
+ * signatures that tests/unit/test_converter.sh finds in docs/FORMAT.md)
+ * all use: a field added or moved here is added or moved for all of them.
  */
 #ifndef ALYS_RECORDS_H
 #define ALYS_RECORDS_H

@@ -235,7 +235,8 @@ int main(int argc, char **argv)
 	static struct agent_opts agent = {
 		.push_opts = { .every_s = 15, .queue = 64 },
 	};
-	bool all = false, agent_opt = false, push_tuned = false;
+	bool all = false, agent_opt = false;
+	bool push_tuned = false;	/* an option of --push, given */
 	const char *http = NULL;
 	bool allow_remote = false;
 	char err[512];
@@ -406,11 +407,11 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			agent.push_opts.headers[agent.push_opts.nheaders++] = optarg;
-			agent_opt = true;
+			agent_opt = push_tuned = true;
 			break;
 		case OPT_PUSH_TOKEN_FILE:
 			agent.push_opts.token_file = optarg;
-			agent_opt = true;
+			agent_opt = push_tuned = true;
 			break;
 		case OPT_SERVICE:
 			agent.service = optarg;
@@ -461,8 +462,7 @@ int main(int argc, char **argv)
 				"no trace file: it does not take %s\n", clash);
 			return 2;
 		}
-		if (!agent.push && (agent.push_opts.nheaders || agent.push_opts.token_file ||
-				    push_tuned)) {
+		if (!agent.push && push_tuned) {
 			fprintf(stderr, "alys-bpf: --push-api, --push-every, --push-queue, "
 				"--push-header and --push-token-file go with --push URL\n");
 			return 2;

@@ -82,6 +82,17 @@ static int write_cb(void *data, const char *buf, size_t len)
 	return 0;
 }
 
+/* The array header and type of a record of TYPE, its field count the
+ * table's (include/alys_records.h); that count. */
+static unsigned pack_head(msgpack_packer *pk, unsigned type)
+{
+	unsigned n = alys_record(type, ALYS_FORMAT_VERSION)->n;
+
+	msgpack_pack_array(pk, n + 1);
+	msgpack_pack_uint8(pk, (uint8_t)type);
+	return n;
+}
+
 /* The records gathered so far, compressed, as one block record. */
 static void emit_block(struct trace_writer *w)
 {
@@ -114,8 +125,7 @@ static void emit_block(struct trace_writer *w)
 	raw = w->raw_bytes;	/* the records were counted as they were gathered */
 	w->bare = true;
 	w->in_block_record = true;
-	msgpack_pack_array(pk, alys_record(ALYS_REC_BLOCK, ALYS_FORMAT_VERSION)->n + 1u);
-	msgpack_pack_uint8(pk, ALYS_REC_BLOCK);
+	pack_head(pk, ALYS_REC_BLOCK);
 	msgpack_pack_uint8(pk, ALYS_CODEC_ZSTD);
 	msgpack_pack_uint64(pk, w->blk_len);
 	msgpack_pack_uint32(pk, w->blk_records);
@@ -157,14 +167,11 @@ static msgpack_packer *record(struct trace_writer *w, size_t size)
 	return &w->pk;
 }
 
-/* The array header and type of a record of TYPE: its field count is the
- * table's (include/alys_records.h). */
 static msgpack_packer *record_head(struct trace_writer *w, unsigned type, size_t size)
 {
 	msgpack_packer *pk = record(w, size);
 
-	msgpack_pack_array(pk, alys_record(type, ALYS_FORMAT_VERSION)->n + 1u);
-	msgpack_pack_uint8(pk, (uint8_t)type);
+	pack_head(pk, type);
 	return pk;
 }
 
@@ -172,8 +179,8 @@ static msgpack_packer *record_head(struct trace_writer *w, unsigned type, size_t
  * (msgpack packs each in its smallest form, whatever its type). */
 static void record_numbers(struct trace_writer *w, unsigned type, const uint64_t *v)
 {
-	msgpack_packer *pk = record_head(w, type, 0);
-	unsigned n = alys_record(type, ALYS_FORMAT_VERSION)->n;
+	msgpack_packer *pk = record(w, 0);
+	unsigned n = pack_head(pk, type);
 
 	for (unsigned i = 0; i < n; i++)
 		msgpack_pack_uint64(pk, v[i]);
@@ -450,8 +457,7 @@ void trace_writer_end(struct trace_writer *w, const char *reason, int exit_statu
 	emit_block(w);
 	w->bare = true;
 	file_bytes = w->file_bytes;
-	msgpack_pack_array(pk, alys_record(ALYS_REC_END, ALYS_FORMAT_VERSION)->n + 1u);
-	msgpack_pack_uint8(pk, ALYS_REC_END);
+	pack_head(pk, ALYS_REC_END);
 	msgpack_pack_map(pk, 8);
 	pack_key(pk, "liveness");
 	pack_str(pk, liveness);

@@ -199,8 +199,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a[0], "stack") || !strcmp(a[0], "stackf")) {
 			int f = !strcmp(a[0], "stackf");	/* a[1]: flags */
 
-			msgpack_pack_array(&pk, 3 + (size_t)f);
-			msgpack_pack_uint8(&pk, alys_record(ALYS_REC_STACK, 1)->type);
+			msgpack_pack_array(&pk, 3 + (size_t)f);	/* version 1's */
+			msgpack_pack_uint8(&pk, ALYS_REC_STACK);
 			msgpack_pack_uint64(&pk, num(a[1 + f]));
 			msgpack_pack_array(&pk, (size_t)(n - 2 - f));
 			for (int i = 2 + f; i < n; i++)
