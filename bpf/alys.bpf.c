@@ -367,15 +367,6 @@ static __always_inline __u64 bias_of(struct pt_regs *regs, __u64 probe)
 	return PT_REGS_IP(regs) - probe;
 }
 
-static __always_inline __u64 gc_no_addr_of(struct pt_regs *regs, __u8 kind)
-{
-	__u64 pv = probe_vaddr[kind & 7];
-
-	if (!gc_no_vaddr || !pv)
-		return 0;
-	return bias_of(regs, pv) + gc_no_vaddr;
-}
-
 /* GC_gc_no now, seen from a probe of kind; 0 when unknown. */
 static __always_inline __u32 gc_no_of(struct pt_regs *regs, __u8 kind)
 {
@@ -384,8 +375,9 @@ static __always_inline __u32 gc_no_of(struct pt_regs *regs, __u8 kind)
 	return pv ? read_gc_no(bias_of(regs, pv)) : 0;
 }
 
-/* Returns what a session entry returns: 1 when no return probe is needed. */
-static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
+/* pv: the probe's ELF address, 0 when unknown. Returns what a session
+ * entry returns: 1 when no return probe is needed. */
+static __always_inline int on_entry(struct pt_regs *regs, __u8 kind, __u64 pv,
 				    __u64 size, __u64 old_addr)
 {
 	struct thread_state *st;
@@ -400,7 +392,7 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 		return 1;
 	}
 	d = st->depth;
-	maybe_scan(bias_of(regs, probe_vaddr[kind & 7]), SCAN_IMPLICIT);
+	maybe_scan(bias_of(regs, pv), SCAN_IMPLICIT);
 	/* GC_realloc frees and allocates through the same entry points: those
 	 * inner calls are part of the realloc event. Finalizers that allocate
 	 * inside a collection are real allocations and are kept. */
@@ -423,7 +415,7 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind,
 	c->size = size;
 	c->old_addr = old_addr;
 	c->skip = !sampled;
-	c->gc_no_addr = gc_no_addr_of(regs, kind);
+	c->gc_no_addr = gc_no_vaddr && pv ? bias_of(regs, pv) + gc_no_vaddr : 0;
 	if (c->skip)
 		return 0;
 	c->stack_key = collect_stack(regs, st);
@@ -465,24 +457,27 @@ static __always_inline int on_return(struct pt_regs *regs)
 	return 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(gc_malloc_entry, __u64 size)
+/*
+ * GC_malloc, GC_malloc_atomic and GC_realloc through one program: the
+ * verifier checks the unwinder once, not once per entry point. The attach
+ * cookie is the kind and, above its 8 bits, the probe's ELF address (not
+ * looked up by kind: an index makes the verifier tell kinds apart, and
+ * check the program once per kind again).
+ */
+static __always_inline int on_alloc_entry(struct pt_regs *ctx)
 {
-	on_entry(ctx, ALYS_KIND_MALLOC, size, 0);
-	return 0;
+	__u64 cookie = bpf_get_attach_cookie(ctx), a0 = PT_REGS_PARM1(ctx);
+	__u8 kind = (__u8)cookie;
+	bool realloc = kind == ALYS_KIND_REALLOC;
+
+	return on_entry(ctx, kind, cookie >> 8, realloc ? PT_REGS_PARM2(ctx) : a0,
+			realloc ? a0 : 0);
 }
 
 SEC("uprobe")
-int BPF_KPROBE(gc_malloc_atomic_entry, __u64 size)
+int gc_alloc_entry(struct pt_regs *ctx)
 {
-	on_entry(ctx, ALYS_KIND_MALLOC_ATOMIC, size, 0);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(gc_realloc_entry, __u64 old_addr, __u64 size)
-{
-	on_entry(ctx, ALYS_KIND_REALLOC, size, old_addr);
+	on_alloc_entry(ctx);
 	return 0;
 }
 
@@ -499,7 +494,7 @@ int BPF_KPROBE(gc_kind_global_entry, __u64 size, __u64 gc_kind)
 {
 	if (!in_duty_window())
 		return 0;
-	on_entry(ctx, kind_of_gc_kind(gc_kind), size, 0);
+	on_entry(ctx, kind_of_gc_kind(gc_kind), probe_vaddr[ALYS_KIND_MALLOC], size, 0);
 	return 0;
 }
 
@@ -596,30 +591,12 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
  */
 extern bool bpf_session_is_return(void) __ksym __weak;
 
-static __always_inline int session(struct pt_regs *ctx, __u8 kind, __u64 size,
-				   __u64 old_addr)
+SEC("uprobe")
+int gc_alloc_session(struct pt_regs *ctx)
 {
 	if (bpf_session_is_return())
 		return on_return(ctx);
-	return on_entry(ctx, kind, size, old_addr);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(gc_malloc_session, __u64 size)
-{
-	return session(ctx, ALYS_KIND_MALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(gc_malloc_atomic_session, __u64 size)
-{
-	return session(ctx, ALYS_KIND_MALLOC_ATOMIC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(gc_realloc_session, __u64 old_addr, __u64 size)
-{
-	return session(ctx, ALYS_KIND_REALLOC, size, old_addr);
+	return on_alloc_entry(ctx);
 }
 
 /* GC_gcollect clears the marks of the last collection first: read them

@@ -420,12 +420,23 @@ have_row:
 	return 0;
 }
 
+/* Frames checked a loop step while copying: a check is a few loads, so the
+ * step's own cost (the call, reloading the context) would be most of it. */
+#define ALYS_COPY_PER_STEP 8
+
 static long unwind_step(__u32 i, struct unwind_ctx *c)
 {
 	(void)i;
-	if (c->w->copying)
-		return copy_step(c);
-	return walk_step(c);
+	if (!c->w->copying)
+		return walk_step(c);
+#pragma unroll
+	for (int j = 0; j < ALYS_COPY_PER_STEP; j++) {
+		long r = copy_step(c);
+
+		if (r || !c->w->copying)
+			return r;
+	}
+	return 0;
 }
 
 static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_state *st)

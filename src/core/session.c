@@ -261,24 +261,21 @@ static void report_load_error(int err)
 /* Sampled calls with an unsampled majority are cheapest as uprobe
  * sessions: the kernel skips the return probe of calls the entry did not
  * sample. The sessions' programs, or the classic entry and return ones, are
- * loaded, not both. */
+ * loaded, not both; and only the programs attached (attach_probes): each
+ * is verified, ~0.1-0.3 s apiece. */
 static void choose_programs(struct session *t)
 {
 	struct alys_bpf *s = t->skel;
-	struct bpf_program *session[] = { s->progs.gc_malloc_session,
-		s->progs.gc_malloc_atomic_session, s->progs.gc_realloc_session };
-	struct bpf_program *classic[] = { s->progs.gc_malloc_entry,
-		s->progs.gc_malloc_atomic_entry, s->progs.gc_realloc_entry,
-		s->progs.gc_alloc_return };
+	bool per_call = !t->census_only && !t->refill && !t->o->empty_probes;
 
-	for (size_t i = 0; i < sizeof(session) / sizeof(session[0]); i++) {
-		bpf_program__set_autoload(session[i], t->session);
-		if (t->session)
-			bpf_program__set_expected_attach_type(session[i],
-				(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_SESSION);
-	}
-	for (size_t i = 0; i < sizeof(classic) / sizeof(classic[0]); i++)
-		bpf_program__set_autoload(classic[i], !t->session);
+	bpf_program__set_autoload(s->progs.gc_alloc_session, per_call && t->session);
+	if (per_call && t->session)
+		bpf_program__set_expected_attach_type(s->progs.gc_alloc_session,
+			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_SESSION);
+	bpf_program__set_autoload(s->progs.gc_alloc_entry, per_call && !t->session);
+	bpf_program__set_autoload(s->progs.gc_free_entry, per_call);
+	bpf_program__set_autoload(s->progs.gc_alloc_return,
+				  !t->o->empty_probes && (t->refill || (per_call && !t->session)));
 	bpf_program__set_autoload(s->progs.gc_kind_global_entry, t->refill && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.gc_refill, t->refill && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.gc_realloc_inplace, t->refill && !t->o->empty_probes);
@@ -462,9 +459,9 @@ static int open_bpf(struct session *t)
 
 /* A uprobe (or uretprobe) at f's probe point; said once with -v. */
 static struct bpf_link *attach_link(struct session *t, struct bpf_program *prog,
-				    const struct gc_func *f, bool ret, bool announce)
+				    const struct gc_func *f, bool ret, __u64 cookie, bool announce)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret, .bpf_cookie = cookie);
 	struct bpf_link *link;
 
 	link = bpf_program__attach_uprobe_opts(prog, t->tg.pid, t->tg.gp.path,
@@ -484,9 +481,9 @@ static struct bpf_link *attach_link(struct session *t, struct bpf_program *prog,
 
 /* A probe kept until finish(). */
 static int attach_one(struct session *t, struct bpf_program *prog, const struct gc_func *f,
-		      bool ret)
+		      bool ret, __u64 cookie)
 {
-	struct bpf_link *link = attach_link(t, prog, f, ret, true);
+	struct bpf_link *link = attach_link(t, prog, f, ret, cookie, true);
 
 	if (!link)
 		return -1;
@@ -519,7 +516,7 @@ static int attach_refill(void *ctx, bool with_realloc, struct bpf_link **links, 
 
 	*n = 0;
 	for (size_t i = 0; i < nprobes; i++) {
-		links[*n] = attach_link(t, probes[i].prog, probes[i].f, probes[i].ret, announce);
+		links[*n] = attach_link(t, probes[i].prog, probes[i].f, probes[i].ret, 0, announce);
 		if (!links[*n])
 			return -1;
 		(*n)++;
@@ -528,25 +525,27 @@ static int attach_refill(void *ctx, bool with_realloc, struct bpf_link **links, 
 	return 0;
 }
 
+/* What gc_alloc_entry reads from its attach cookie (bpf/alys.bpf.c): the
+ * kind, and above its 8 bits the probe's ELF address. */
+static __u64 alloc_cookie(const struct session *t, int kind)
+{
+	return t->tg.gp.funcs[kind].probe_vaddr << 8 | (__u64)kind;
+}
+
 static int attach_probes(struct session *t)
 {
 	struct alys_bpf *s = t->skel;
 	const struct gc_func *f = t->tg.gp.funcs;
+	/* the allocation kinds share one program; the cookie is the kind */
 	struct bpf_program *entry[ALYS_KIND_FREE + 1] = {
-		[ALYS_KIND_MALLOC] = s->progs.gc_malloc_entry,
-		[ALYS_KIND_MALLOC_ATOMIC] = s->progs.gc_malloc_atomic_entry,
-		[ALYS_KIND_REALLOC] = s->progs.gc_realloc_entry,
+		[ALYS_KIND_MALLOC] = s->progs.gc_alloc_entry,
+		[ALYS_KIND_MALLOC_ATOMIC] = s->progs.gc_alloc_entry,
+		[ALYS_KIND_REALLOC] = s->progs.gc_alloc_entry,
 		[ALYS_KIND_FREE] = s->progs.gc_free_entry,
 	};
 
-	struct bpf_program *session[ALYS_KIND_FREE + 1] = {
-		[ALYS_KIND_MALLOC] = s->progs.gc_malloc_session,
-		[ALYS_KIND_MALLOC_ATOMIC] = s->progs.gc_malloc_atomic_session,
-		[ALYS_KIND_REALLOC] = s->progs.gc_realloc_session,
-	};
-
 	if (t->o->census_every &&
-	    attach_one(t, s->progs.census_setcb_entry, &t->tg.gp.setcb, false))
+	    attach_one(t, s->progs.census_setcb_entry, &t->tg.gp.setcb, false, 0))
 		return -1;
 	if (t->o->census_every && !t->launched) {
 		char err[PATH_MAX + 256];
@@ -574,9 +573,10 @@ static int attach_probes(struct session *t)
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++) {
 		if (!f[k].found || t->census_only || t->refill)
 			continue;
-		if (t->session && session[k]) {
-			int fd = session_link_create(bpf_program__fd(session[k]), t->tg.gp.path,
-						     f[k].probe_file_off, t->tg.pid);
+		if (t->session && k != ALYS_KIND_FREE) {
+			int fd = session_link_create(bpf_program__fd(s->progs.gc_alloc_session),
+						     t->tg.gp.path, f[k].probe_file_off,
+						     alloc_cookie(t, k), t->tg.pid);
 
 			if (fd < 0) {
 				fail("cannot attach a uprobe session to %s in %s: %s\n",
@@ -590,15 +590,15 @@ static int attach_probes(struct session *t)
 			continue;
 		}
 		if (attach_one(t, t->o->empty_probes ? s->progs.empty_entry : entry[k],
-			       &f[k], false))
+			       &f[k], false, alloc_cookie(t, k)))
 			return -1;
 		if (k != ALYS_KIND_FREE &&
 		    attach_one(t, t->o->empty_probes ? s->progs.empty_return
-						     : s->progs.gc_alloc_return, &f[k], true))
+						     : s->progs.gc_alloc_return, &f[k], true, 0))
 			return -1;
 	}
 	if (t->live.mode == ALYS_LIVE_MARKS && t->tg.gp.collect.found &&
-	    attach_one(t, s->progs.gc_collect_entry, &t->tg.gp.collect, false))
+	    attach_one(t, s->progs.gc_collect_entry, &t->tg.gp.collect, false, 0))
 		return -1;
 	if (t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes) {
 		struct bpf_link *link;
@@ -907,7 +907,7 @@ static void request_end_scan(struct session *t)
 	for (size_t i = 0; t->refill && i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (t->tg.gp.funcs[kinds[i]].found &&
 		    (links[n] = attach_link(t, t->skel->progs.end_scan_entry,
-					    &t->tg.gp.funcs[kinds[i]], false, false)))
+					    &t->tg.gp.funcs[kinds[i]], false, 0, false)))
 			n++;
 	t->skel->bss->live_end_request = 1;
 	until = clock_ns(CLOCK_MONOTONIC) + END_SCAN_WAIT_NS;

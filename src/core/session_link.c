@@ -23,13 +23,15 @@ struct link_create_uprobe_multi {
 	uint32_t pid;
 };
 
-int session_link_create(int prog_fd, const char *path, uint64_t offset, pid_t pid)
+int session_link_create(int prog_fd, const char *path, uint64_t offset, uint64_t cookie,
+			pid_t pid)
 {
 	union {
 		struct link_create_uprobe_multi lc;
 		char bytes[sizeof(union bpf_attr) > 128 ? sizeof(union bpf_attr) : 128];
 	} attr;
 	unsigned long offsets[1] = { offset };
+	uint64_t cookies[1] = { cookie };
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
@@ -37,6 +39,7 @@ int session_link_create(int prog_fd, const char *path, uint64_t offset, pid_t pi
 	attr.lc.attach_type = ALYS_BPF_TRACE_UPROBE_SESSION;
 	attr.lc.path = (uint64_t)(uintptr_t)path;
 	attr.lc.offsets = (uint64_t)(uintptr_t)offsets;
+	attr.lc.cookies = (uint64_t)(uintptr_t)cookies;
 	attr.lc.cnt = 1;
 	attr.lc.pid = (uint32_t)pid;
 	fd = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));

@@ -14,7 +14,9 @@
 #define ALYS_BPF_TRACE_UPROBE_SESSION 57
 
 /* A uprobe-session link of prog_fd at one file offset of path, for the
- * process pid. Returns the link fd, or -errno. */
-int session_link_create(int prog_fd, const char *path, uint64_t offset, pid_t pid);
+ * process pid, with a cookie the program reads (bpf_get_attach_cookie).
+ * Returns the link fd, or -errno. */
+int session_link_create(int prog_fd, const char *path, uint64_t offset, uint64_t cookie,
+			pid_t pid);
 
 #endif

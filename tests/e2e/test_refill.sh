@@ -119,6 +119,7 @@ per_request() {
 	"$BIN/alys-bpf" "$@" --pid $SERVER -o "$T/$name.alys" 2>"$T/$name.err" &
 	pid=$!
 	wait_for_line "$T/$name.err" '^alys-bpf: tracing pid' 30 || fail "$name: attached" "no tracing line"
+	bpftool prog show -j >"$T/$name.progs.json"
 	wrk -t1 -c4 -d4s "http://127.0.0.1:$PORT/" >"$T/$name.wrk" 2>&1
 	kill -INT $pid
 	wait $pid
@@ -133,6 +134,20 @@ check_ge "--pid default: windows opened" "$(json_query "$T/default.json" "counte
 check_ge "--pid default: the collector's bytes counted inside them" \
 	"$(json_query "$T/default.json" "counters['gc_bytes_sampled']")" 1
 read -r req_a bytes_a < <(per_request all --sample all)
+# loaded_programs NAME: the BPF programs of that tracer's object (one BTF id),
+# sorted. Only those its mode attaches: each costs verifier time at start.
+loaded_programs() {
+	"$ALYS_PYTHON" -c '
+import json, sys
+progs = json.load(open(sys.argv[1]))
+ours = {p["btf_id"] for p in progs if p.get("name") in ("gc_refill", "gc_alloc_entry")}
+print(" ".join(sorted(p["name"] for p in progs if p.get("btf_id") in ours)))' "$T/$1.progs.json"
+}
+check_eq "--pid default: only the refill programs are loaded" "$(loaded_programs default)" \
+	"end_scan_entry exit_group_enter gc_alloc_return gc_collect_entry gc_kind_global_entry gc_realloc_inplace gc_refill"
+check_eq "--sample all: one entry program for the three allocation calls, and GC_free's" \
+	"$(loaded_programs all)" \
+	"end_scan_entry exit_group_enter gc_alloc_entry gc_alloc_return gc_collect_entry gc_free_entry"
 echo "note: bytes per request: default $((bytes_d / req_d)) ($req_d requests), full trace $((bytes_a / req_a)) ($req_a requests)"
 check_le "--pid default: bytes per request within 10% of a full trace" \
 	"$(off_pct $((bytes_d * 1000 / req_d)) $((bytes_a * 1000 / req_a)))" 1000
