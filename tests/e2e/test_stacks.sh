@@ -22,10 +22,13 @@ PROG=$ALYS_PROGS/many_stacks
 RAW=(--full-names --keep-allocator-frames --value objects)
 PATHS=320000
 
-# counter FILE.alys NAME: a counter of the trace (JSON of no event).
+# counter FILE.alys NAME: a counter of the trace (JSON of no event, made
+# once per trace: reading a big one takes seconds, more under ASan).
 counter() {
-	"$BIN/alys_converter" -q -f json --time 0s..1ns -o "$T/counters.json" "$1" &&
-		json_query "$T/counters.json" "counters.get('$2', -1)"
+	local json=$1.counters.json
+	[ -s "$json" ] || "$BIN/alys_converter" -q -f json --time 0s..1ns -o "$json" "$1" ||
+		return
+	json_query "$json" "counters.get('$2', -1)"
 }
 
 # truth NAME [CHECKER]: CHECKER's (default stacks_truth.py) key=value lines
