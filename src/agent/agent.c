@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -39,6 +40,28 @@ struct proc {
 	pid_t pid;
 	bool probes_lost;	/* the refill probes could not be attached again */
 	char service[256];
+	char comm[32];
+	/* set by the loader: */
+	bool crystal;		/* a Crystal program */
+	bool loaded;		/* its session is up */
+	/* set while it loads: it exec'd again (comm is the new program's) */
+	bool stale;
+};
+
+/*
+ * Sessions load on a thread of their own: a process's unwind tables and
+ * the verifier's check of its BPF programs take ~0.5-1 s, during which the
+ * running sessions' ring buffers would not be read nor their duty windows
+ * kept. The main thread queues the processes it sees (todo), the loader
+ * hands each back (done) and says so on an eventfd.
+ */
+struct loader {
+	pthread_t thread;
+	bool started, stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct proc *todo, *loading, *done;
+	int efd;
 };
 
 struct agent {
@@ -50,6 +73,7 @@ struct agent {
 	struct pusher *pusher;
 	struct http_endpoint *http;
 	int ep, sigfd;
+	struct loader ld;
 	pthread_mutex_t lock;		/* procs, against /metrics */
 	struct proc *procs;
 	uint64_t started, ended, failed;	/* sessions */
@@ -111,53 +135,202 @@ static struct proc *find_proc(struct agent *a, pid_t pid)
 	return NULL;
 }
 
+static struct proc *in_list(struct proc *l, pid_t pid)
+{
+	for (; l; l = l->next)
+		if (l->pid == pid)
+			return l;
+	return NULL;
+}
+
+/* The process with pid while it is queued, loading or handed back; under
+ * ld.mu. */
+static struct proc *pending(struct agent *a, pid_t pid)
+{
+	struct proc *p = in_list(a->ld.todo, pid);
+
+	if (!p && a->ld.loading && a->ld.loading->pid == pid)
+		p = a->ld.loading;
+	return p ? p : in_list(a->ld.done, pid);
+}
+
 /* A process to look at: at start, or as it execs. */
 static void consider(struct agent *a, pid_t pid, const char *comm)
 {
-	char exe[64], why[128];
-	struct proc *p;
+	struct proc *p, **tail;
 
 	if (pid == getpid())
 		return;
 	p = find_proc(a, pid);
 	if (p)			/* it exec'd: another program now */
 		end_proc(a, p);
-	if (!comm_wanted(a, comm))
-		return;
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	if (!crystal_detect(a->cd, exe, why, sizeof(why))) {
-		if (a->o->verbose)
-			say(a, "pid %d (%s): not traced: %s\n", pid, comm, why);
+	pthread_mutex_lock(&a->ld.mu);
+	p = pending(a, pid);
+	if (p) {		/* exec'd while loading: looked at again once back */
+		p->stale = true;
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+		pthread_mutex_unlock(&a->ld.mu);
 		return;
 	}
+	pthread_mutex_unlock(&a->ld.mu);
+	if (!comm_wanted(a, comm))
+		return;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return;
 	p->pid = pid;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	p->o = *a->o;
 	p->o.pid = pid;
 	if (!p->o.ringbuf_size)
 		p->o.ringbuf_size = AGENT_RINGBUF;
-	p->s = session_new(&p->o, &a->um, a->pusher || a->http);
-	if (!p->s || session_from_pid(p->s, pid) || session_load(p->s) || session_start(p->s)) {
-		say(a, "pid %d (%s): not traced (said above)\n", pid, comm);
-		session_free(p->s);
-		free(p);
-		pthread_mutex_lock(&a->lock);
-		a->failed++;
-		pthread_mutex_unlock(&a->lock);
+	pthread_mutex_lock(&a->ld.mu);
+	for (tail = &a->ld.todo; *tail; tail = &(*tail)->next)
+		;
+	*tail = p;
+	pthread_cond_signal(&a->ld.cv);
+	pthread_mutex_unlock(&a->ld.mu);
+}
+
+/* On the loader thread: whether p runs Crystal, and its session. */
+static void load(struct agent *a, struct proc *p)
+{
+	char exe[64], why[128];
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", p->pid);
+	if (!crystal_detect(a->cd, exe, why, sizeof(why))) {
+		if (a->o->verbose)
+			say(a, "pid %d (%s): not traced: %s\n", p->pid, p->comm, why);
 		return;
 	}
-	snprintf(p->service, sizeof(p->service), "%s",
-		 a->ao->service ? a->ao->service : base_name(session_exe(p->s)));
-	if (a->pusher)
-		p->src = pusher_add(a->pusher, session_live_profile(p->s), pid, p->service);
-	watch_fds(a, p, EPOLL_CTL_ADD);
-	pthread_mutex_lock(&a->lock);
-	p->next = a->procs;
-	a->procs = p;
-	a->started++;
-	pthread_mutex_unlock(&a->lock);
+	p->crystal = true;
+	p->s = session_new(&p->o, &a->um, a->pusher || a->http);
+	if (!p->s || session_from_pid(p->s, p->pid) || session_load(p->s) ||
+	    session_start(p->s)) {
+		say(a, "pid %d (%s): not traced (said above)\n", p->pid, p->comm);
+		return;
+	}
+	p->loaded = true;
+}
+
+static void *loader_main(void *arg)
+{
+	struct agent *a = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&a->ld.mu);
+	for (;;) {
+		struct proc *p;
+
+		while (!a->ld.todo && !a->ld.stop)
+			pthread_cond_wait(&a->ld.cv, &a->ld.mu);
+		if (a->ld.stop)
+			break;
+		p = a->ld.loading = a->ld.todo;
+		a->ld.todo = p->next;
+		pthread_mutex_unlock(&a->ld.mu);
+		load(a, p);
+		pthread_mutex_lock(&a->ld.mu);
+		a->ld.loading = NULL;
+		p->next = a->ld.done;
+		a->ld.done = p;
+		/* fails only when the counter is full: a read is due anyway */
+		(void)!write(a->ld.efd, &one, sizeof(one));
+	}
+	pthread_mutex_unlock(&a->ld.mu);
+	return NULL;
+}
+
+static void drop_proc(struct proc *p)
+{
+	if (p->loaded)
+		session_finish(p->s);
+	session_free(p->s);
+	free(p);
+}
+
+/* On the main thread: the sessions the loader has made, traced from now. */
+static void take_loaded(struct agent *a)
+{
+	struct proc *done, *p;
+	uint64_t n;
+
+	if (read(a->ld.efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&a->ld.mu);
+	done = a->ld.done;
+	a->ld.done = NULL;
+	pthread_mutex_unlock(&a->ld.mu);
+	while ((p = done)) {
+		done = p->next;
+		p->next = NULL;
+		if (p->stale || !p->loaded) {
+			pid_t pid = p->pid;
+			bool stale = p->stale, failed = p->crystal && !p->loaded;
+			char comm[sizeof(p->comm)];
+
+			memcpy(comm, p->comm, sizeof(comm));
+			drop_proc(p);
+			if (failed) {
+				pthread_mutex_lock(&a->lock);
+				a->failed++;
+				pthread_mutex_unlock(&a->lock);
+			}
+			if (stale)
+				consider(a, pid, comm);
+			continue;
+		}
+		snprintf(p->service, sizeof(p->service), "%s",
+			 a->ao->service ? a->ao->service : base_name(session_exe(p->s)));
+		if (a->pusher)
+			p->src = pusher_add(a->pusher, session_live_profile(p->s), p->pid,
+					    p->service);
+		watch_fds(a, p, EPOLL_CTL_ADD);
+		pthread_mutex_lock(&a->lock);
+		p->next = a->procs;
+		a->procs = p;
+		a->started++;
+		pthread_mutex_unlock(&a->lock);
+	}
+}
+
+static int loader_start(struct agent *a)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &a->ld };
+
+	a->ld.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (a->ld.efd < 0 || epoll_ctl(a->ep, EPOLL_CTL_ADD, a->ld.efd, &ev) ||
+	    pthread_create(&a->ld.thread, NULL, loader_main, a))
+		return -1;
+	a->ld.started = true;
+	return 0;
+}
+
+/* A load under way finishes first (a second at most); the rest are
+ * dropped. */
+static void loader_stop(struct agent *a)
+{
+	struct proc *lists[2];
+
+	if (a->ld.started) {
+		pthread_mutex_lock(&a->ld.mu);
+		a->ld.stop = true;
+		pthread_cond_signal(&a->ld.cv);
+		pthread_mutex_unlock(&a->ld.mu);
+		pthread_join(a->ld.thread, NULL);
+	}
+	lists[0] = a->ld.todo;
+	lists[1] = a->ld.done;
+	a->ld.todo = a->ld.done = NULL;
+	for (int i = 0; i < 2; i++)
+		while (lists[i]) {
+			struct proc *p = lists[i];
+
+			lists[i] = p->next;
+			drop_proc(p);
+		}
+	if (a->ld.efd >= 0)
+		close(a->ld.efd);
 }
 
 static void on_exec(void *ctx, pid_t pid, const char *comm)
@@ -189,6 +362,7 @@ static void scan_processes(struct agent *a)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
+		struct proc *queued;
 		char comm[32];
 		pid_t pid;
 
@@ -196,6 +370,11 @@ static void scan_processes(struct agent *a)
 			continue;
 		pid = (pid_t)atoi(de->d_name);
 		if (find_proc(a, pid))
+			continue;
+		pthread_mutex_lock(&a->ld.mu);
+		queued = pending(a, pid);
+		pthread_mutex_unlock(&a->ld.mu);
+		if (queued)
 			continue;
 		read_comm(pid, comm, sizeof(comm));
 		consider(a, pid, comm);
@@ -299,6 +478,7 @@ static void loop(struct agent *a)
 					stop = true;
 			}
 		exec_watch_drain(a->xw);
+		take_loaded(a);
 		if (exec_watch_lost(a->xw) != a->lost_execs_seen) {
 			a->lost_execs_seen = exec_watch_lost(a->xw);
 			scan_processes(a);
@@ -349,6 +529,10 @@ static int start(struct agent *a)
 		fail("%s\n", err);
 		return -1;
 	}
+	if (loader_start(a)) {
+		fail("cannot start the session loader: %s\n", strerror(errno));
+		return -1;
+	}
 	ev.data.ptr = &a->sigfd;
 	epoll_ctl(a->ep, EPOLL_CTL_ADD, a->sigfd, &ev);
 	ev.data.ptr = a->xw;
@@ -358,13 +542,15 @@ static int start(struct agent *a)
 
 int agent_run(const struct tracer_opts *o)
 {
-	struct agent a = { .o = o, .ao = o->agent, .ep = -1, .sigfd = -1 };
+	struct agent a = { .o = o, .ao = o->agent, .ep = -1, .sigfd = -1, .ld.efd = -1 };
 	int ret = 1;
 
 	if (session_check_privileges())
 		return 1;
 	unwind_maps_init(&a.um);
 	pthread_mutex_init(&a.lock, NULL);
+	pthread_mutex_init(&a.ld.mu, NULL);
+	pthread_cond_init(&a.ld.cv, NULL);
 	if (!start(&a)) {
 		say(&a, "tracing every Crystal process%s; Ctrl-C or SIGTERM to stop\n",
 		    a.ao->n_only || a.ao->n_exclude ? " the --only-comm/--exclude-comm filters let "
@@ -373,6 +559,7 @@ int agent_run(const struct tracer_opts *o)
 		loop(&a);
 		ret = 0;
 	}
+	loader_stop(&a);
 	while (a.procs)
 		end_proc(&a, a.procs);
 	pusher_stop(a.pusher, PUSH_STOP_WAIT_S);
@@ -385,5 +572,7 @@ int agent_run(const struct tracer_opts *o)
 	if (a.sigfd >= 0)
 		close(a.sigfd);
 	pthread_mutex_destroy(&a.lock);
+	pthread_mutex_destroy(&a.ld.mu);
+	pthread_cond_destroy(&a.ld.cv);
 	return ret;
 }

@@ -223,9 +223,14 @@ static void build_unwind_tables(struct session *t)
 	} else {
 		proc_maps_each(t->tg.pid, add_mapped_unwind_table, t);
 	}
-	if (t->o->verbose)
-		say(t, "unwind tables: %zu files, %zu rows, built in %.0f ms\n", t->um->n,
-		    unwind_maps_rows(t->um), t->um->build_ns / 1e6);
+	if (t->o->verbose) {
+		size_t files, rows;
+		uint64_t ns;
+
+		unwind_maps_stats(t->um, &files, &rows, &ns);
+		say(t, "unwind tables: %zu files, %zu rows, built in %.0f ms\n", files, rows,
+		    ns / 1e6);
+	}
 }
 
 /* -ln(u) for u in [1/2, 1), 2^20 fixed point: see bpf/sample.h. */
@@ -396,10 +401,13 @@ static int open_bpf(struct session *t)
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
 	set_layout(t);
 	if (unwind_maps_attached(t->um)) {
+		int rows_fd, objects_fd, procs_fd;
+
 		/* The agent's other sessions made the tables' maps. */
-		if (bpf_map__reuse_fd(t->skel->maps.unwind_rows, t->um->rows_fd) ||
-		    bpf_map__reuse_fd(t->skel->maps.unwind_objects, t->um->objects_fd) ||
-		    bpf_map__reuse_fd(t->skel->maps.unwind_procs, t->um->procs_fd)) {
+		unwind_maps_fds(t->um, &rows_fd, &objects_fd, &procs_fd);
+		if (bpf_map__reuse_fd(t->skel->maps.unwind_rows, rows_fd) ||
+		    bpf_map__reuse_fd(t->skel->maps.unwind_objects, objects_fd) ||
+		    bpf_map__reuse_fd(t->skel->maps.unwind_procs, procs_fd)) {
 			fail("cannot share the unwind tables with this session: %s\n",
 			     strerror(errno));
 			return -1;

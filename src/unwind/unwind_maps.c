@@ -22,6 +22,7 @@ void unwind_maps_init(struct unwind_maps *um)
 {
 	memset(um, 0, sizeof(*um));
 	um->rows_fd = um->objects_fd = um->procs_fd = -1;
+	pthread_mutex_init(&um->lock, NULL);
 }
 
 static int upload_object(struct unwind_maps *um, struct unwind_object *o,
@@ -137,7 +138,7 @@ static int append_rows(struct unwind_maps *um, const struct alys_unwind_row *row
 	return 0;
 }
 
-int unwind_maps_add(struct unwind_maps *um, const char *path, char *err, size_t errlen)
+static int add_locked(struct unwind_maps *um, const char *path, char *err, size_t errlen)
 {
 	struct unwind_object *o, *same = NULL;
 	struct alys_unwind_table table;
@@ -199,29 +200,71 @@ int unwind_maps_add(struct unwind_maps *um, const char *path, char *err, size_t 
 	return sync_maps(um, err, errlen);
 }
 
-size_t unwind_maps_rows(const struct unwind_maps *um)
+int unwind_maps_add(struct unwind_maps *um, const char *path, char *err, size_t errlen)
 {
-	return um->nrows;
+	int ret;
+
+	pthread_mutex_lock(&um->lock);
+	ret = add_locked(um, path, err, errlen);
+	pthread_mutex_unlock(&um->lock);
+	return ret;
+}
+
+size_t unwind_maps_rows(struct unwind_maps *um)
+{
+	size_t n;
+
+	pthread_mutex_lock(&um->lock);
+	n = um->nrows;
+	pthread_mutex_unlock(&um->lock);
+	return n;
+}
+
+void unwind_maps_stats(struct unwind_maps *um, size_t *files, size_t *rows, uint64_t *build_ns)
+{
+	pthread_mutex_lock(&um->lock);
+	*files = um->n;
+	*rows = um->nrows;
+	*build_ns = um->build_ns;
+	pthread_mutex_unlock(&um->lock);
 }
 
 int unwind_maps_attach(struct unwind_maps *um, int rows_fd, int objects_fd, int procs_fd,
 		       uint32_t rows_cap, char *err, size_t errlen)
 {
+	int ret = -1;
+
+	pthread_mutex_lock(&um->lock);
 	/* Copies: the maps outlive the first program that made them. */
 	um->rows_fd = fcntl(rows_fd, F_DUPFD_CLOEXEC, 0);
 	um->objects_fd = fcntl(objects_fd, F_DUPFD_CLOEXEC, 0);
 	um->procs_fd = fcntl(procs_fd, F_DUPFD_CLOEXEC, 0);
 	um->rows_cap = rows_cap;
-	if (um->rows_fd < 0 || um->objects_fd < 0 || um->procs_fd < 0) {
+	if (um->rows_fd < 0 || um->objects_fd < 0 || um->procs_fd < 0)
 		snprintf(err, errlen, "cannot keep the unwind tables' maps: %s", strerror(errno));
-		return -1;
-	}
-	return sync_maps(um, err, errlen);
+	else
+		ret = sync_maps(um, err, errlen);
+	pthread_mutex_unlock(&um->lock);
+	return ret;
 }
 
-bool unwind_maps_attached(const struct unwind_maps *um)
+bool unwind_maps_attached(struct unwind_maps *um)
 {
-	return um->rows_fd >= 0;
+	bool yes;
+
+	pthread_mutex_lock(&um->lock);
+	yes = um->rows_fd >= 0;
+	pthread_mutex_unlock(&um->lock);
+	return yes;
+}
+
+void unwind_maps_fds(struct unwind_maps *um, int *rows_fd, int *objects_fd, int *procs_fd)
+{
+	pthread_mutex_lock(&um->lock);
+	*rows_fd = um->rows_fd;
+	*objects_fd = um->objects_fd;
+	*procs_fd = um->procs_fd;
+	pthread_mutex_unlock(&um->lock);
 }
 
 void unwind_maps_free(struct unwind_maps *um)
@@ -236,5 +279,6 @@ void unwind_maps_free(struct unwind_maps *um)
 		close(um->objects_fd);
 	if (um->procs_fd >= 0)
 		close(um->procs_fd);
+	pthread_mutex_destroy(&um->lock);
 	unwind_maps_init(um);
 }
