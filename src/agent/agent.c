@@ -192,22 +192,23 @@ static void consider(struct agent *a, pid_t pid, const char *comm)
 	pthread_mutex_unlock(&a->ld.mu);
 }
 
-/* On the loader thread: whether p runs Crystal, and its session. */
-static void load(struct agent *a, struct proc *p)
+/* On the loader thread: whether p runs Crystal, and its session. comm:
+ * p's when it was taken (the main thread may rewrite p->comm meanwhile). */
+static void load(struct agent *a, struct proc *p, const char *comm)
 {
 	char exe[64], why[128];
 
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", p->pid);
 	if (!crystal_detect(a->cd, exe, why, sizeof(why))) {
 		if (a->o->verbose)
-			say(a, "pid %d (%s): not traced: %s\n", p->pid, p->comm, why);
+			say(a, "pid %d (%s): not traced: %s\n", p->pid, comm, why);
 		return;
 	}
 	p->crystal = true;
 	p->s = session_new(&p->o, &a->um, a->pusher || a->http);
 	if (!p->s || session_from_pid(p->s, p->pid) || session_load(p->s) ||
 	    session_start(p->s)) {
-		say(a, "pid %d (%s): not traced (said above)\n", p->pid, p->comm);
+		say(a, "pid %d (%s): not traced (said above)\n", p->pid, comm);
 		return;
 	}
 	p->loaded = true;
@@ -220,6 +221,7 @@ static void *loader_main(void *arg)
 
 	pthread_mutex_lock(&a->ld.mu);
 	for (;;) {
+		char comm[sizeof(((struct proc *)0)->comm)];
 		struct proc *p;
 
 		while (!a->ld.todo && !a->ld.stop)
@@ -228,8 +230,9 @@ static void *loader_main(void *arg)
 			break;
 		p = a->ld.loading = a->ld.todo;
 		a->ld.todo = p->next;
+		memcpy(comm, p->comm, sizeof(comm));
 		pthread_mutex_unlock(&a->ld.mu);
-		load(a, p);
+		load(a, p, comm);
 		pthread_mutex_lock(&a->ld.mu);
 		a->ld.loading = NULL;
 		p->next = a->ld.done;
