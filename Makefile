@@ -110,8 +110,13 @@ $(BUILD)/tests/test_u64_table: tests/unit/test_u64_table.c lib/u64_table.c $(HEA
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
 
+$(BUILD)/tests/test_stack_table: tests/unit/test_stack_table.c src/unwind/stack_table.c \
+		lib/u64_table.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
+
 unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names \
-	$(BUILD)/tests/test_u64_table \
+	$(BUILD)/tests/test_u64_table $(BUILD)/tests/test_stack_table \
 	$(BUILD)/tests/test_converter_gen
 
 check:

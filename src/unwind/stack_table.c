@@ -6,6 +6,47 @@
 
 #include "alys_stack_key.h"
 
+/* The id of the node with key, 0 if none. */
+static uint32_t find_id(const struct stack_table *t, uint64_t key)
+{
+	if (!t->slots)
+		return 0;
+	for (size_t i = hash_u64(key) & t->mask; t->slots[i]; i = (i + 1) & t->mask)
+		if (t->keys[t->slots[i] - 1] == key)
+			return t->slots[i];
+	return 0;
+}
+
+static void place_id(uint32_t *slots, size_t mask, uint64_t key, uint32_t id)
+{
+	size_t i = hash_u64(key) & mask;
+
+	while (slots[i])
+		i = (i + 1) & mask;
+	slots[i] = id;
+}
+
+/* At most half full, so that probes stay short. calloc: a big array is
+ * fresh mapped memory, zeroed by the kernel as it is touched. */
+static void make_room(struct stack_table *t, uint32_t ids)
+{
+	size_t n = t->slots ? t->mask + 1 : 0, cap = n ? n : 1 << 17;
+	uint32_t *slots;
+
+	while ((size_t)ids * 2 > cap)
+		cap *= 2;
+	if (cap == n)
+		return;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		errx(1, "out of memory for the index of %u stack nodes", ids);
+	for (uint32_t id = 1; id < ids; id++)
+		place_id(slots, cap - 1, t->keys[id - 1], id);
+	free(t->slots);
+	t->slots = slots;
+	t->mask = cap - 1;
+}
+
 static uint32_t add_node(struct stack_table *t, uint64_t key, uint32_t parent, uint64_t ip)
 {
 	uint32_t id;
@@ -13,16 +54,19 @@ static uint32_t add_node(struct stack_table *t, uint64_t key, uint32_t parent, u
 	if (t->next_id == t->cap) {
 		uint32_t cap = t->cap ? 2 * t->cap : 1 << 16;
 
+		t->keys = realloc(t->keys, (size_t)cap * sizeof(*t->keys));
 		t->ips = realloc(t->ips, (size_t)cap * sizeof(*t->ips));
 		t->parents = realloc(t->parents, (size_t)cap * sizeof(*t->parents));
-		if (!t->ips || !t->parents)
+		if (!t->keys || !t->ips || !t->parents)
 			errx(1, "out of memory for %u stack nodes", cap);
 		t->cap = cap;
 	}
 	id = ++t->next_id;
+	t->keys[id - 1] = key;
 	t->ips[id - 1] = ip;
 	t->parents[id - 1] = parent;
-	u64_table_put(&t->ids, key, id, 0);
+	make_room(t, id);
+	place_id(t->slots, t->mask, key, id);
 	t->nodes++;
 	return id;
 }
@@ -33,7 +77,7 @@ uint32_t stack_table_event(struct stack_table *t, uint64_t key)
 
 	if (!key)
 		return 0;
-	id = (uint32_t)u64_table_get_a(&t->ids, key);
+	id = find_id(t, key);
 	if (!id)
 		t->unknown++;
 	return id;
@@ -47,7 +91,7 @@ bool stack_table_record(struct stack_table *t, uint32_t flags, uint64_t parent,
 	uint32_t id = 0, i = nr;
 
 	if (parent != alys_stack_root_key(flags)) {
-		id = (uint32_t)u64_table_get_a(&t->ids, parent);
+		id = find_id(t, parent);
 		if (!id) {
 			t->orphans++;
 			return false;
@@ -58,7 +102,7 @@ bool stack_table_record(struct stack_table *t, uint32_t flags, uint64_t parent,
 		uint32_t child;
 
 		k = alys_stack_child_key(k, ips[i - 1]);
-		child = (uint32_t)u64_table_get_a(&t->ids, k);
+		child = find_id(t, k);
 		if (!child)
 			break;
 		if (t->parents[child - 1] != id || t->ips[child - 1] != ips[i - 1]) {
@@ -101,7 +145,8 @@ uint32_t stack_table_frames(const struct stack_table *t, uint32_t id,
 
 void stack_table_free(struct stack_table *t)
 {
-	u64_table_free(&t->ids);
+	free(t->slots);
+	free(t->keys);
 	free(t->ips);
 	free(t->parents);
 }

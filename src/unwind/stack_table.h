@@ -14,7 +14,12 @@
 #include "u64_table.h"
 
 struct stack_table {
-	struct u64_table ids;	/* node key -> id */
+	/* node key -> id: open addressing of ids, a key compared through
+	 * keys[]. 4 bytes a slot where a u64_table's are 24: a compiler's
+	 * trace has millions of nodes (7.4M: 67 MB of slots, not 384). */
+	uint32_t *slots;	/* 0: empty */
+	size_t mask;		/* slots - 1; 0 before the first node */
+	uint64_t *keys;		/* by id - 1: the node's key */
 	uint64_t *ips;		/* by id - 1: the node's innermost frame */
 	uint32_t *parents;	/* by id - 1: its parent's id, 0 for a root's child */
 	uint32_t cap;
