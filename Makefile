@@ -94,7 +94,7 @@ $(BUILD)/tests/test_unwind_table: tests/unit/test_unwind_table.c src/unwind/unwi
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf
 
-$(BUILD)/tests/test_crystal_names: tests/unit/test_crystal_names.c lib/crystal_names.c \
+$(BUILD)/tests/test_crystal_names: tests/unit/unit_check.h tests/unit/test_crystal_names.c lib/crystal_names.c \
 		lib/crystal_display.c lib/str_table.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
@@ -106,11 +106,11 @@ $(BUILD)/tests/test_converter_gen: tests/unit/test_converter_gen.c lib/alys_reco
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lmsgpackc -lzstd
 
-$(BUILD)/tests/test_u64_table: tests/unit/test_u64_table.c lib/u64_table.c $(HEADERS)
+$(BUILD)/tests/test_u64_table: tests/unit/unit_check.h tests/unit/test_u64_table.c lib/u64_table.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
 
-$(BUILD)/tests/test_stack_table: tests/unit/test_stack_table.c src/unwind/stack_table.c \
+$(BUILD)/tests/test_stack_table: tests/unit/unit_check.h tests/unit/test_stack_table.c src/unwind/stack_table.c \
 		lib/u64_table.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@

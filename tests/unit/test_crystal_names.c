@@ -13,17 +13,7 @@
 
 #include "crystal_display.h"
 #include "crystal_names.h"
-
-static int passed, failed;
-
-static void check(const char *what, int ok)
-{
-	printf("%s %s\n", ok ? "ok  " : "FAIL", what);
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
+#include "unit_check.h"
 
 static const struct {
 	const char *name;
@@ -337,6 +327,5 @@ int main(void)
 		      crystal_display(displays[0].symbol, CRYSTAL_SHORT, NULL, 0) ==
 			      strlen(displays[0].shown));
 	}
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return unit_summary();
 }

@@ -12,22 +12,10 @@
 
 #include "alys_stack_key.h"
 #include "stack_table.h"
+#include "unit_check.h"
 
 #define STACKS 200000
 #define DEPTH 40
-static int passed, failed;
-
-static void check(const char *what, int ok)
-{
-	if (ok) {
-		passed++;
-		printf("ok   %s\n", what);
-	} else {
-		failed++;
-		printf("FAIL %s\n", what);
-	}
-}
-
 static uint64_t rng = 88172645463325252ULL;
 
 static uint64_t next(void)
@@ -125,6 +113,5 @@ int main(void)
 	printf("%u nodes for %u stacks\n", t.next_id, STACKS);
 	check("nodes: fewer than the frames (prefixes shared)", t.next_id < STACKS * 25u);
 	stack_table_free(&t);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return unit_summary();
 }

@@ -8,20 +8,9 @@
 #include <stdlib.h>
 
 #include "u64_table.h"
+#include "unit_check.h"
 
 #define KEYS 300000
-static int passed, failed;
-
-static void check(const char *what, int ok)
-{
-	if (ok) {
-		passed++;
-		printf("ok   %s\n", what);
-	} else {
-		failed++;
-		printf("FAIL %s\n", what);
-	}
-}
 
 /* keys spread over 64 bits, never 0; clustered ones too (addresses) */
 static uint64_t key_of(uint32_t i)
@@ -104,6 +93,5 @@ int main(void)
 		held += t.slots[i].key != 0;
 	check("the array holds every entry", held == t.used && all_match(&t, val, in));
 	u64_table_free(&t);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return unit_summary();
 }
