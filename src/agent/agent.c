@@ -127,20 +127,17 @@ static void end_proc(struct agent *a, struct proc *p)
 	free(p);
 }
 
-static struct proc *find_proc(struct agent *a, pid_t pid)
-{
-	for (struct proc *p = a->procs; p; p = p->next)
-		if (p->pid == pid)
-			return p;
-	return NULL;
-}
-
 static struct proc *in_list(struct proc *l, pid_t pid)
 {
 	for (; l; l = l->next)
 		if (l->pid == pid)
 			return l;
 	return NULL;
+}
+
+static struct proc *find_proc(struct agent *a, pid_t pid)
+{
+	return in_list(a->procs, pid);
 }
 
 /* The process with pid while it is queued, loading or handed back; under

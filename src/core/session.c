@@ -370,7 +370,7 @@ static void check_live_state(struct session *t)
 static int open_bpf(struct session *t)
 {
 	const struct gc_probes *gp = &t->tg.gp;
-	int err;
+	int err, rows_fd, objects_fd, procs_fd;
 
 	libbpf_set_print(libbpf_quiet);
 	t->skel = alys_bpf__open();
@@ -400,11 +400,9 @@ static int open_bpf(struct session *t)
 	}
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
 	set_layout(t);
-	if (unwind_maps_attached(t->um)) {
-		int rows_fd, objects_fd, procs_fd;
-
+	unwind_maps_fds(t->um, &rows_fd, &objects_fd, &procs_fd);
+	if (rows_fd >= 0) {
 		/* The agent's other sessions made the tables' maps. */
-		unwind_maps_fds(t->um, &rows_fd, &objects_fd, &procs_fd);
 		if (bpf_map__reuse_fd(t->skel->maps.unwind_rows, rows_fd) ||
 		    bpf_map__reuse_fd(t->skel->maps.unwind_objects, objects_fd) ||
 		    bpf_map__reuse_fd(t->skel->maps.unwind_procs, procs_fd)) {
@@ -533,8 +531,9 @@ static int attach_refill(void *ctx, bool with_realloc, struct bpf_link **links, 
 	return 0;
 }
 
-/* What gc_alloc_entry reads from its attach cookie (bpf/alys.bpf.c): the
- * kind, and above its 8 bits the probe's ELF address. */
+/* What gc_alloc_entry and gc_alloc_session read from their attach cookie
+ * (bpf/alys.bpf.c): the kind, and above its 8 bits the probe's ELF
+ * address. */
 static __u64 alloc_cookie(const struct session *t, int kind)
 {
 	return t->tg.gp.funcs[kind].probe_vaddr << 8 | (__u64)kind;
@@ -544,13 +543,6 @@ static int attach_probes(struct session *t)
 {
 	struct alys_bpf *s = t->skel;
 	const struct gc_func *f = t->tg.gp.funcs;
-	/* the allocation kinds share one program; the cookie is the kind */
-	struct bpf_program *entry[ALYS_KIND_FREE + 1] = {
-		[ALYS_KIND_MALLOC] = s->progs.gc_alloc_entry,
-		[ALYS_KIND_MALLOC_ATOMIC] = s->progs.gc_alloc_entry,
-		[ALYS_KIND_REALLOC] = s->progs.gc_alloc_entry,
-		[ALYS_KIND_FREE] = s->progs.gc_free_entry,
-	};
 
 	if (t->o->census_every &&
 	    attach_one(t, s->progs.census_setcb_entry, &t->tg.gp.setcb, false, 0))
@@ -579,9 +571,12 @@ static int attach_probes(struct session *t)
 		}
 	}
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++) {
+		/* the allocation kinds share one program, told apart by the cookie */
+		bool alloc = k != ALYS_KIND_FREE;
+
 		if (!f[k].found || t->census_only || t->refill)
 			continue;
-		if (t->session && k != ALYS_KIND_FREE) {
+		if (t->session && alloc) {
 			int fd = session_link_create(bpf_program__fd(s->progs.gc_alloc_session),
 						     t->tg.gp.path, f[k].probe_file_off,
 						     alloc_cookie(t, k), t->tg.pid);
@@ -597,10 +592,11 @@ static int attach_probes(struct session *t)
 				    (unsigned long)f[k].place.offset, f[k].place.insn);
 			continue;
 		}
-		if (attach_one(t, t->o->empty_probes ? s->progs.empty_entry : entry[k],
-			       &f[k], false, alloc_cookie(t, k)))
+		if (attach_one(t, t->o->empty_probes ? s->progs.empty_entry
+				 : alloc ? s->progs.gc_alloc_entry : s->progs.gc_free_entry,
+			       &f[k], false, alloc ? alloc_cookie(t, k) : 0))
 			return -1;
-		if (k != ALYS_KIND_FREE &&
+		if (alloc &&
 		    attach_one(t, t->o->empty_probes ? s->progs.empty_return
 						     : s->progs.gc_alloc_return, &f[k], true, 0))
 			return -1;

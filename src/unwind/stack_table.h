@@ -9,9 +9,8 @@
 #define ALYS_STACK_TABLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-
-#include "u64_table.h"
 
 struct stack_table {
 	/* node key -> id: open addressing of ids, a key compared through
