@@ -7,26 +7,32 @@
 #   ontime    reported freed at the first collection after the drop
 #   late      reported freed at a later collection (kept alive by a stale
 #             conservative reference)
+#   late_last of them, the last object of its batch (site and drop) freed
+#             one collection late: the program's own stale register or
+#             stack word, seen for every site at every round of a full trace
 #   premature reported freed at or before the drop, or freed though kept
 #   never     dropped but never reported freed
 #   never_churn          of them, at the churn sites (temp_d's last
 #             temporary may stay on the stack until exit, or not)
 #   kept_freed           kept objects reported freed
 #   causes    count of free events by cause
-#   pct_ontime           10000 * ontime / dropped
+#   pct_ontime           10000 * ontime / (dropped - late_last): the share
+#             on time of the objects the program no longer holds
 import json, sys
 d = json.load(open(sys.argv[1]))
 truth = {}
+last = {}   # (site, gc_no at drop) -> the batch's last object
 for line in open(sys.argv[2]):
     f = line.split()
     if f[0] == 'DROP':
         truth[(int(f[2]), int(f[3]))] = (f[1], int(f[4]))
+        last[(f[1], int(f[4]))] = (int(f[2]), int(f[3]))
     elif f[0] == 'KEEP':
         truth[(int(f[2]), int(f[3]))] = (f[1], None)
 ev = d['events']
 byid = {e['id']: e for e in ev}
 seen = set()
-ontime = late = premature = 0
+ontime = late = late_last = premature = 0
 freed = set()
 for e in ev:
     if e['kind'] != 'free' or e.get('cause') not in ('collected', 'reused'):
@@ -46,6 +52,8 @@ for e in ev:
         ontime += 1
     else:
         late += 1
+        if c == drop + 2 and last[(site, drop)] == k:
+            late_last += 1
 traced = set()
 for e in ev:
     if e['kind'] in ('malloc', 'malloc_atomic'):
@@ -59,8 +67,8 @@ for e in ev:
     if e['kind'] == 'free':
         causes[e['cause']] = causes.get(e['cause'], 0) + 1
 print(json.dumps(dict(objects=len(truth), traced=len(traced), dropped=len(dropped), kept=len(kept),
-    ontime=ontime, late=late, premature=premature,
+    ontime=ontime, late=late, late_last=late_last, premature=premature,
     never=len([k for k in dropped if k not in freed]),
     never_churn=len([k for k in dropped if k not in freed and truth[k][0] != 'temp_d']),
     kept_freed=len([k for k in kept if k in freed]), causes=causes,
-    pct_ontime=(10000 * ontime // len(dropped)) if dropped else 0)))
+    pct_ontime=(10000 * ontime // (len(dropped) - late_last)) if len(dropped) > late_last else 0)))

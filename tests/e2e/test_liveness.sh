@@ -3,7 +3,9 @@
 # drops each object (ground truth), churns at churn_a and churn_b and leaks
 # at leak_c. The frees the tracer infers from the collector's mark bytes
 # must name the first collection after each drop for >= 99% of the dropped
-# objects and never a collection at which the object was still referenced;
+# objects and never a collection at which the object was still referenced
+# (each batch's last object, which the program's stale register keeps one
+# collection longer at every site and round, is counted apart);
 # with the shared libgc.so and with libgc.a linked in, every call or
 # sampled. Without a usable layout it falls back to address reuse and says so.
 . "$(dirname "$0")/../lib.sh"
@@ -38,7 +40,7 @@ for variant in liveness liveness-static; do
 		"$(json_query "$T/$v.json" "(header['liveness'], end['liveness'])")" '["marks", "marks"]'
 	check_eq "$v: every program object has its allocation event" \
 		"$(truth $v traced)" "$(truth $v objects)"
-	check_ge "$v: $(truth $v ontime) of $(truth $v dropped) dropped objects freed at the first collection after the drop (>= 99%)" \
+	check_ge "$v: $(truth $v ontime) of $(truth $v dropped) dropped objects freed at the first collection after the drop (>= 99%; $(truth $v late_last) batches' last objects, one collection late, apart)" \
 		"$(truth $v pct_ontime)" 9900
 	check_eq "$v: none reported freed while still referenced" "$(truth $v premature)" 0
 	check_eq "$v: none of the $(truth $v kept) leaked objects reported freed" "$(truth $v kept_freed)" 0
@@ -193,7 +195,7 @@ check_match "--interval 0: says what it takes" "$out" 'takes seconds between 0.0
 run sampled "$ALYS_PROGS/liveness" --sample bytes:512
 check_ge "sampled: enough sampled objects dropped ($(truth sampled dropped))" "$(truth sampled dropped)" 200
 check_le "sampled: a sample, not everything" "$(truth sampled traced)" 6000
-check_ge "sampled: $(truth sampled ontime) of $(truth sampled dropped) freed at the first collection after the drop (>= 99%)" \
+check_ge "sampled: $(truth sampled ontime) of $(truth sampled dropped) freed at the first collection after the drop (>= 99%; $(truth sampled late_last) batches' last objects apart)" \
 	"$(truth sampled pct_ontime)" 9900
 check_eq "sampled: none freed while still referenced" "$(truth sampled premature)" 0
 check_eq "sampled: no sampled leaked object freed" "$(truth sampled kept_freed)" 0
@@ -215,7 +217,7 @@ check_ge "reuse fallback misses what marks find ($(truth reuse never) dropped ob
 ALYS_BPF_TRACKED_SMALL_FILL=200 run overflow "$ALYS_PROGS/liveness"
 check_ge "overflow: more blocks followed than the small map takes" \
 	"$(json_query "$T/overflow.json" "max(c['followed'] for c in d['collections'])")" 1000
-check_ge "overflow: $(truth overflow ontime) of $(truth overflow dropped) dropped objects freed at the first collection after the drop (>= 99%)" \
+check_ge "overflow: $(truth overflow ontime) of $(truth overflow dropped) dropped objects freed at the first collection after the drop (>= 99%; $(truth overflow late_last) batches' last objects apart)" \
 	"$(truth overflow pct_ontime)" 9900
 check_eq "overflow: none reported freed while still referenced, none of the leaked" \
 	"$(truth overflow premature) $(truth overflow kept_freed)" "0 0"
