@@ -242,6 +242,9 @@ static __always_inline int stack_read(struct unwind_ctx *c, __u64 addr, __u64 *v
  * compare where walking it costs a row lookup too.
  */
 
+/* Tests turn it off (ALYS_BPF_NO_REUSE): the stacks must not change. */
+const volatile bool reuse_walks = true;
+
 /* Frame nr was found at cfa: does the last walk have it (the same state)?
  * Its frames' CFAs rise as this walk's do: a cursor follows, a few frames
  * a step. */
@@ -472,7 +475,7 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 	}
 	if (!c.proc->epoch)
 		c.proc->epoch = bpf_get_prandom_u32() | 1;
-	c.w->matching = c.old->valid && c.old->epoch == c.proc->epoch && c.old->nr > 1;
+	c.w->matching = reuse_walks && c.old->valid && c.old->epoch == c.proc->epoch && c.old->nr > 1;
 	c.w->pj = 1;
 	c.w->copying = 0;
 	c.w->reused = 0;

@@ -434,6 +434,9 @@ static int open_bpf(struct session *t)
 	/* Tests: blocks beyond this many go to the big tracked map. */
 	if (getenv("ALYS_BPF_TRACKED_SMALL_FILL") && *getenv("ALYS_BPF_TRACKED_SMALL_FILL"))
 		t->skel->rodata->tracked_small_fill = atoll(getenv("ALYS_BPF_TRACKED_SMALL_FILL"));
+	/* Tests: every frame walked, none checked against the last walk. */
+	if (getenv("ALYS_BPF_NO_REUSE") && *getenv("ALYS_BPF_NO_REUSE"))
+		t->skel->rodata->reuse_walks = false;
 	err = alys_bpf__load(t->skel);
 	if (err && t->session) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */

@@ -142,6 +142,41 @@ check_eq "deep 100: stack_truncated 0" "$(counter "$T/deep100.alys" stack_trunca
 "$BIN/alys_converter" -q -f folded-stacks "${RAW[@]}" -o "$T/deep20.folded" "$T/deep20.alys"
 check_eq "--max-frames 20: [truncated] root above 20 frames" "$(deep_line "$T/deep20.folded")" "[truncated] 21 50"
 
+# --- reusing the last walk: the same stacks as walking every frame --------
+# A walk checks the frames the thread's last walk shares with it instead of
+# walking them (bpf/unwind_dwarf.h). Stacks must not change: the same programs traced with every frame walked
+# (ALYS_BPF_NO_REUSE) fold to the same file. Frame limits that cut them
+# part the cases: whole stacks (default); all cut, consecutive ones one frame
+# shorter or longer below what they share (leaf's stack and buf's, 60); some
+# cut and some not (108); depths that follow the data (many_stacks).
+# same_stacks NAME PROGRAM-ARGS... -- ALYS-OPTIONS...
+same_stacks() {
+	local name=$1 args=() opt=() r
+	shift
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	shift
+	opt=("$@")
+	for r in reuse walk; do
+		if [ $r = walk ]; then
+			ALYS_BPF_NO_REUSE=1 "$BIN/alys-bpf" -q "${opt[@]}" -o "$T/$name.$r.alys" -- "${args[@]}" >/dev/null
+		else
+			"$BIN/alys-bpf" -q "${opt[@]}" -o "$T/$name.$r.alys" -- "${args[@]}" >/dev/null
+		fi
+		"$BIN/alys_converter" -q -f folded-stacks "${RAW[@]}" -o "$T/$name.$r.folded" "$T/$name.$r.alys"
+	done
+	check_ge "reuse, $name: frames checked in place, not walked ($(counter "$T/$name.reuse.alys" frames_reused))" \
+		"$(counter "$T/$name.reuse.alys" frames_reused)" 1000
+	check_eq "reuse, $name: none with ALYS_BPF_NO_REUSE" "$(counter "$T/$name.walk.alys" frames_reused)" 0
+	check_eq "reuse, $name: the same stacks and counts ($(wc -l <"$T/$name.walk.folded") stacks)" \
+		"$(diff "$T/$name.reuse.folded" "$T/$name.walk.folded" | head -5)" ""
+	check_eq "reuse, $name: the same truncated ones ($(grep -c '^\[truncated\]' "$T/$name.walk.folded"))" \
+		"$(grep -c '^\[truncated\]' "$T/$name.reuse.folded")" "$(grep -c '^\[truncated\]' "$T/$name.walk.folded")"
+}
+same_stacks deep "$DEEP" 4096 100 2 --
+same_stacks deep-cut60 "$DEEP" 4096 100 2 -- --max-frames 60
+same_stacks deep-cut108 "$DEEP" 4096 100 2 -- --max-frames 108
+same_stacks paths "$PROG" paths 20000 /dev/null --
+
 # --- anonymous executable memory ---------------------------------------------
 "$BIN/alys-bpf" -o "$T/jit.alys" -- "$ALYS_PROGS/jit_alloc" 1000 500 >"$T/jit.out" 2>"$T/jit.err"
 check_eq "jit: traced" "$?" 0
