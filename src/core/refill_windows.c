@@ -10,9 +10,46 @@ static int attach(struct refill_windows *rw, bool with_realloc)
 	return rw->attach(rw->attach_ctx, with_realloc, rw->links, &rw->nlinks);
 }
 
+static void *attacher(void *arg)
+{
+	struct refill_windows *rw = arg;
+
+	rw->attach_err = attach(rw, rw->attach_with_realloc);
+	return NULL;
+}
+
+/* A window's probes, attached on a thread of their own (refill_windows.h);
+ * attached here if no thread can be made. */
+static int attach_start(struct refill_windows *rw, bool with_realloc)
+{
+	rw->attach_with_realloc = with_realloc;
+	rw->detach_due = false;
+	if (pthread_create(&rw->attacher, NULL, attacher, rw)) {
+		attacher(rw);
+		return rw->attach_err;
+	}
+	rw->attaching = true;
+	return 0;
+}
+
+/* Whether the attacher is done (joined): its result in rw->attach_err. */
+static bool attach_done(struct refill_windows *rw, bool wait)
+{
+	if (!rw->attaching)
+		return true;
+	if (wait ? pthread_join(rw->attacher, NULL) : pthread_tryjoin_np(rw->attacher, NULL))
+		return false;
+	rw->attaching = false;
+	return true;
+}
+
 /* In the background: the next window waits until they are gone. */
 static void detach(struct refill_windows *rw)
 {
+	if (rw->attaching) {		/* detached once attached */
+		rw->detach_due = true;
+		return;
+	}
 	link_reaper_start(&rw->reaper, rw->links, rw->nlinks);
 	for (int i = 0; i < rw->nlinks; i++)
 		rw->links[i] = NULL;
@@ -62,31 +99,49 @@ int refill_windows_start(struct refill_windows *rw, uint64_t now)
 	return rw->launched ? 0 : -1;
 }
 
+/* The attacher finished: open the window, or detach at once if it ended
+ * meanwhile (a window that cannot be counted). */
+static int attached(struct refill_windows *rw)
+{
+	if (rw->attach_err)
+		return -1;
+	if (rw->detach_due) {
+		rw->duty.late++;
+		detach(rw);
+		return 0;
+	}
+	/* Open at once: attached probes trap whether recording or not. */
+	if (!open_window(rw))
+		rw->duty.late++;
+	return 0;
+}
+
 int refill_windows_step(struct refill_windows *rw, uint64_t now)
 {
 	int timeout = 50;
 
 	if (rw->duty_pct >= 100)
 		return timeout;
+	if (rw->attaching && attach_done(rw, false) && attached(rw))
+		return -1;
 	switch (duty_cycle_step(&rw->duty, now, &timeout)) {
 	case DUTY_ATTACH:
-		/* The last window's probes still going: two links on one
-		 * instruction would record its calls twice. */
-		if (link_reaper_busy(&rw->reaper)) {
+		/* The last window's probes still going, or still coming: two
+		 * links on one instruction would record its calls twice. */
+		if (rw->attaching || link_reaper_busy(&rw->reaper)) {
 			rw->duty.late++;
 			duty_cycle_skip(&rw->duty, now);
 			break;
 		}
-		/* Closed until opened below. */
+		/* Closed until opened once attached. */
 		*rw->bpf_from = UINT64_MAX;
 		*rw->bpf_until = UINT64_MAX;
 		/* GC_realloc traps ~4x as often as the refills on the HTTP
 		 * benchmark: probed in one window of DUTY_REALLOC_EVERY. */
-		if (attach(rw, rw->duty.windows % DUTY_REALLOC_EVERY == 1))
+		if (attach_start(rw, rw->duty.windows % DUTY_REALLOC_EVERY == 1))
 			return -1;
-		/* Open at once: attached probes trap whether recording or not. */
-		if (!open_window(rw))
-			rw->duty.late++;
+		if (!rw->attaching && attached(rw))
+			return -1;
 		break;
 	case DUTY_DETACH:
 		close_window(rw);
@@ -95,6 +150,9 @@ int refill_windows_step(struct refill_windows *rw, uint64_t now)
 	case DUTY_NONE:
 		break;
 	}
+	/* polled while attaching: the window opens when it is done */
+	if (rw->attaching && timeout > 5)
+		timeout = 5;
 	return timeout < 50 ? timeout : 50;
 }
 
@@ -108,6 +166,7 @@ void refill_windows_poll(struct refill_windows *rw)
 
 void refill_windows_stop(struct refill_windows *rw)
 {
+	attach_done(rw, true);
 	close_window(rw);
 	detach(rw);
 	link_reaper_wait(&rw->reaper);

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The refill probes' links and, with --duty, their windows: attached at a
- * random place in each period (duty_cycle.c), opened for the BPF program
- * at once, closed and detached in the background (link_reaper.c) at the
- * window's end. The collector's byte count is read as each window opens
+ * random place in each period (duty_cycle.c) on a thread of their own,
+ * opened for the BPF program as soon as they are, closed and detached in
+ * the background (link_reaper.c) at the window's end. Registering a uprobe
+ * takes the address-space lock of every process mapping the file, and
+ * with nine busy Crystal processes sharing libgc.so a window's attach took
+ * 50-800 ms: on the caller's thread it held up every session's ring buffer
+ * (the agent's main loop). The collector's byte count is read as each window opens
  * and closes (gc_count.c): the windows' share of it is what the converter
  * scales the events' weights by.
  */
 #ifndef ALYS_REFILL_WINDOWS_H
 #define ALYS_REFILL_WINDOWS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -35,8 +40,13 @@ struct refill_windows {
 	struct gc_count count;
 
 	struct duty_cycle duty;
-	struct bpf_link *links[LINK_REAPER_MAX];
+	struct bpf_link *links[LINK_REAPER_MAX];	/* the attacher's while it runs */
 	int nlinks;
+	pthread_t attacher;
+	bool attaching;			/* the attacher runs */
+	bool attach_with_realloc;
+	int attach_err;			/* its result */
+	bool detach_due;		/* the window ended while it ran */
 	struct link_reaper reaper;
 	bool open, has_realloc;
 	uint64_t start_bytes;		/* the count as the window opened */
