@@ -1,22 +1,30 @@
 // SPDX-License-Identifier: MIT
 #include "link_reaper.h"
 
+#include <unistd.h>
+
 #include <bpf/libbpf.h>
 
-static void *destroy(void *link)
+static void *destroy(void *arg)
 {
-	bpf_link__destroy(link);
+	struct probe_link *l = arg;
+
+	if (l->link)
+		bpf_link__destroy(l->link);
+	else if (l->fd >= 0)
+		close(l->fd);
 	return NULL;
 }
 
-void link_reaper_start(struct link_reaper *r, struct bpf_link **links, int n)
+void link_reaper_start(struct link_reaper *r, struct probe_link *links, int n)
 {
 	link_reaper_wait(r);
 	for (int i = 0; i < n && i < LINK_REAPER_MAX; i++) {
-		if (!links[i])
+		if (!links[i].link && links[i].fd < 0)
 			continue;
-		if (pthread_create(&r->threads[r->n], NULL, destroy, links[i]))
-			bpf_link__destroy(links[i]);	/* no thread: here, then */
+		r->going[r->n] = links[i];
+		if (pthread_create(&r->threads[r->n], NULL, destroy, &r->going[r->n]))
+			destroy(&r->going[r->n]);	/* no thread: here, then */
 		else
 			r->n++;
 	}

@@ -16,14 +16,22 @@ struct bpf_link;
 
 #define LINK_REAPER_MAX 8
 
+/* A probe's link: libbpf's, or a link fd made with bpf(2) (a uprobe_multi
+ * link: libbpf 1.1 has none). None: { NULL, -1 }. */
+struct probe_link {
+	struct bpf_link *link;
+	int fd;
+};
+
 struct link_reaper {
 	pthread_t threads[LINK_REAPER_MAX];
+	struct probe_link going[LINK_REAPER_MAX];
 	int n;
 };
 
 /* Takes the links (n at most LINK_REAPER_MAX); they are gone once
  * link_reaper_wait returns or link_reaper_busy says false. */
-void link_reaper_start(struct link_reaper *r, struct bpf_link **links, int n);
+void link_reaper_start(struct link_reaper *r, struct probe_link *links, int n);
 bool link_reaper_busy(struct link_reaper *r);
 void link_reaper_wait(struct link_reaper *r);
 

@@ -52,7 +52,7 @@ static void detach(struct refill_windows *rw)
 	}
 	link_reaper_start(&rw->reaper, rw->links, rw->nlinks);
 	for (int i = 0; i < rw->nlinks; i++)
-		rw->links[i] = NULL;
+		rw->links[i] = (struct probe_link){ NULL, -1 };
 	rw->nlinks = 0;
 }
 

@@ -3,13 +3,15 @@
  * The refill probes' links and, with --duty, their windows: attached at a
  * random place in each period (duty_cycle.c) on a thread of their own,
  * opened for the BPF program as soon as they are, closed and detached in
- * the background (link_reaper.c) at the window's end. Registering a uprobe
- * takes the address-space lock of every process mapping the file, and
- * with nine busy Crystal processes sharing libgc.so a window's attach took
- * 50-800 ms: on the caller's thread it held up every session's ring buffer
- * (the agent's main loop). The collector's byte count is read as each window opens
- * and closes (gc_count.c): the windows' share of it is what the converter
- * scales the events' weights by.
+ * the background (link_reaper.c) at the window's end. An attach can take
+ * long while other processes' windows attach and detach: with nine busy
+ * Crystal processes and perf uprobes it took 50-800 ms (their making and
+ * closing queue on one host-wide mutex held across RCU grace periods; the
+ * refill probes are uprobe_multi links now, session_link.h: 7 ms at the
+ * median), and on the caller's thread it held up every session's ring
+ * buffer (the agent's main loop). The collector's byte count is read as
+ * each window opens and closes (gc_count.c): the windows' share of it is
+ * what the converter scales the events' weights by.
  */
 #ifndef ALYS_REFILL_WINDOWS_H
 #define ALYS_REFILL_WINDOWS_H
@@ -27,7 +29,7 @@ struct bpf_link;
 
 /* Attaches the refill probes (with the GC_realloc one if with_realloc),
  * filling links and *n. */
-typedef int (*refill_attach_fn)(void *ctx, bool with_realloc, struct bpf_link **links,
+typedef int (*refill_attach_fn)(void *ctx, bool with_realloc, struct probe_link *links,
 				int *n);
 
 struct refill_windows {
@@ -40,7 +42,7 @@ struct refill_windows {
 	struct gc_count count;
 
 	struct duty_cycle duty;
-	struct bpf_link *links[LINK_REAPER_MAX];	/* the attacher's while it runs */
+	struct probe_link links[LINK_REAPER_MAX];	/* the attacher's while it runs */
 	int nlinks;
 	pthread_t attacher;
 	bool attaching;			/* the attacher runs */

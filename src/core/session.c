@@ -107,6 +107,7 @@ struct session {
 	int session_fds[4];	/* uprobe-session links */
 	int nsessions;
 	bool session;		/* attached as sessions: see bpf/alys.bpf.c */
+	bool refill_multi;	/* refill probes as uprobe_multi links (session_link.h) */
 	struct unwind_maps *um;		/* own_um, or the agent's shared tables */
 	struct unwind_maps own_um;
 	struct trace_writer w;
@@ -294,6 +295,23 @@ static void choose_programs(struct session *t)
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.census_setcb_entry, t->o->census_every != 0);
 	bpf_program__set_autoload(s->progs.census_trigger, t->o->census_every != 0);
+	/* The refill probes as uprobe_multi links where the kernel has them
+	 * (6.6+; session_link.h). ALYS_BPF_NO_MULTI: as perf uprobes, for
+	 * comparison. */
+	t->refill_multi = t->refill && !getenv("ALYS_BPF_NO_MULTI") && uprobe_multi_supported();
+	if (t->refill_multi) {
+		struct bpf_program *progs[] = {
+			t->o->empty_probes ? s->progs.empty_entry : s->progs.gc_refill,
+			t->o->empty_probes ? s->progs.empty_return : s->progs.gc_alloc_return,
+			t->o->empty_probes ? NULL : s->progs.gc_kind_global_entry,
+			t->o->empty_probes ? NULL : s->progs.gc_realloc_inplace,
+		};
+
+		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+			if (progs[i])
+				bpf_program__set_expected_attach_type(progs[i],
+					(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
+	}
 	t->skel->rodata->setcb_vaddr = t->tg.gp.setcb.probe_vaddr;
 	t->skel->rodata->session_mode = t->session;
 }
@@ -488,6 +506,26 @@ static struct bpf_link *attach_link(struct session *t, struct bpf_program *prog,
 	return link;
 }
 
+/* attach_link as a uprobe_multi link: its fd, or -1 (said). */
+static int attach_multi(struct session *t, struct bpf_program *prog, const struct gc_func *f,
+			bool ret, bool announce)
+{
+	int fd = uprobe_multi_link_create(bpf_program__fd(prog), ALYS_BPF_TRACE_UPROBE_MULTI,
+					  ret ? ALYS_BPF_F_UPROBE_MULTI_RETURN : 0, t->tg.gp.path,
+					  f->probe_file_off, 0, t->tg.pid);
+
+	if (fd < 0) {
+		fail("cannot attach a uprobe to %s in %s: %s\n", f->name, t->tg.gp.path,
+		     strerror(-fd));
+		return -1;
+	}
+	if (announce && t->o->verbose)
+		say(t, "%s %s+0x%lx (%s)%s\n", ret ? "uretprobe" : "uprobe", f->name,
+		    (unsigned long)f->place.offset, f->place.insn,
+		    f->place.emulated ? "" : ": single-stepped, slower");
+	return fd;
+}
+
 /* A probe kept until finish(). */
 static int attach_one(struct session *t, struct bpf_program *prog, const struct gc_func *f,
 		      bool ret, __u64 cookie)
@@ -503,7 +541,7 @@ static int attach_one(struct session *t, struct bpf_program *prog, const struct 
 /* --sample refill: the refill point, GC_malloc_kind_global's entry and
  * return (medium and large objects: the block's address is its return),
  * and GC_realloc's entry if with_realloc. refill_windows.c detaches them. */
-static int attach_refill(void *ctx, bool with_realloc, struct bpf_link **links, int *n)
+static int attach_refill(void *ctx, bool with_realloc, struct probe_link *links, int *n)
 {
 	struct session *t = ctx;
 	struct alys_bpf *s = t->skel;
@@ -525,8 +563,14 @@ static int attach_refill(void *ctx, bool with_realloc, struct bpf_link **links, 
 
 	*n = 0;
 	for (size_t i = 0; i < nprobes; i++) {
-		links[*n] = attach_link(t, probes[i].prog, probes[i].f, probes[i].ret, 0, announce);
-		if (!links[*n])
+		links[*n] = (struct probe_link){ NULL, -1 };
+		if (t->refill_multi)
+			links[*n].fd = attach_multi(t, probes[i].prog, probes[i].f, probes[i].ret,
+						    announce);
+		else
+			links[*n].link = attach_link(t, probes[i].prog, probes[i].f, probes[i].ret,
+						     0, announce);
+		if (!links[*n].link && links[*n].fd < 0)
 			return -1;
 		(*n)++;
 	}

@@ -3,7 +3,10 @@
 
 #include <errno.h>
 #include <linux/bpf.h>
+#include <pthread.h>
 #include <string.h>
+
+#include <bpf/bpf.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,8 +26,8 @@ struct link_create_uprobe_multi {
 	uint32_t pid;
 };
 
-int session_link_create(int prog_fd, const char *path, uint64_t offset, uint64_t cookie,
-			pid_t pid)
+int uprobe_multi_link_create(int prog_fd, uint32_t attach_type, uint32_t flags,
+			     const char *path, uint64_t offset, uint64_t cookie, pid_t pid)
 {
 	union {
 		struct link_create_uprobe_multi lc;
@@ -36,7 +39,8 @@ int session_link_create(int prog_fd, const char *path, uint64_t offset, uint64_t
 
 	memset(&attr, 0, sizeof(attr));
 	attr.lc.prog_fd = prog_fd;
-	attr.lc.attach_type = ALYS_BPF_TRACE_UPROBE_SESSION;
+	attr.lc.attach_type = attach_type;
+	attr.lc.multi_flags = flags;
 	attr.lc.path = (uint64_t)(uintptr_t)path;
 	attr.lc.offsets = (uint64_t)(uintptr_t)offsets;
 	attr.lc.cookies = (uint64_t)(uintptr_t)cookies;
@@ -44,4 +48,44 @@ int session_link_create(int prog_fd, const char *path, uint64_t offset, uint64_t
 	attr.lc.pid = (uint32_t)pid;
 	fd = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
+}
+
+int session_link_create(int prog_fd, const char *path, uint64_t offset, uint64_t cookie,
+			pid_t pid)
+{
+	return uprobe_multi_link_create(prog_fd, ALYS_BPF_TRACE_UPROBE_SESSION, 0, path, offset,
+					cookie, pid);
+}
+
+static bool multi_supported;
+
+/* As libbpf's later versions probe it: a kernel with uprobe_multi links
+ * refuses the path "/" (not a regular file) with EBADF, one without them
+ * the attach type with EINVAL. */
+static void probe_multi(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = (enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
+	int prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "alys_probe_multi", "GPL", insns, 2, &opts);
+	int link;
+
+	if (prog < 0)
+		return;
+	link = uprobe_multi_link_create(prog, ALYS_BPF_TRACE_UPROBE_MULTI, 0, "/", 0, 0, 0);
+	multi_supported = link == -EBADF;
+	if (link >= 0)
+		close(link);
+	close(prog);
+}
+
+bool uprobe_multi_supported(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, probe_multi);
+	return multi_supported;
 }

@@ -48,7 +48,7 @@ struct fake_attach {
 	int calls;
 };
 
-static int slow_attach(void *ctx, bool with_realloc, struct bpf_link **links, int *n)
+static int slow_attach(void *ctx, bool with_realloc, struct probe_link *links, int *n)
 {
 	struct fake_attach *f = ctx;
 
