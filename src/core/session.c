@@ -493,6 +493,8 @@ static struct bpf_link *attach_link(struct session *t, struct bpf_program *prog,
 
 	link = bpf_program__attach_uprobe_opts(prog, t->tg.pid, t->tg.gp.path,
 					      f->probe_file_off, &opts);
+	if (!link && errno == ESRCH && t->refill_announced)
+		return NULL;	/* a window's attach, the process exiting: session_timeout */
 	if (!link) {
 		fail("cannot attach a uprobe to %s in %s: %s%s\n", f->name, t->tg.gp.path,
 		     strerror(errno), errno == EACCES || errno == EPERM ?
@@ -515,8 +517,9 @@ static int attach_multi(struct session *t, struct bpf_program *prog, const struc
 					  f->probe_file_off, 0, t->tg.pid);
 
 	if (fd < 0) {
-		fail("cannot attach a uprobe to %s in %s: %s\n", f->name, t->tg.gp.path,
-		     strerror(-fd));
+		if (fd != -ESRCH || !t->refill_announced)	/* exiting: session_timeout */
+			fail("cannot attach a uprobe to %s in %s: %s\n", f->name, t->tg.gp.path,
+			     strerror(-fd));
 		return -1;
 	}
 	if (announce && t->o->verbose)
@@ -1165,6 +1168,11 @@ int session_timeout(struct session *t, uint64_t now)
 	 * period, woken early only when the buffer fills. */
 	int timeout = t->refill ? refill_windows_step(&t->rw, now) : 50;
 
+	/* A window's attach that found the process exiting is no failure:
+	 * its exit is read at the next step (the pidfd says so within ms). */
+	if (timeout < 0 && t->pidfd >= 0 &&
+	    poll(&(struct pollfd){ .fd = t->pidfd, .events = POLLIN }, 1, 200) == 1)
+		return 0;
 	if (timeout < 0)
 		fail("pid %d: cannot attach the refill probes again; stopping\n", t->tg.pid);
 	return timeout;
