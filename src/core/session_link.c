@@ -5,10 +5,10 @@
 #include <linux/bpf.h>
 #include <pthread.h>
 #include <string.h>
-
-#include <bpf/bpf.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 /* union bpf_attr's link_create with the uprobe_multi member, laid out as in
  * Linux 6.6+ include/uapi/linux/bpf.h (Debian 12's headers lack it). */
