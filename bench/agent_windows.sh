@@ -27,11 +27,8 @@ run() {	# MODE: one line
 		"$P/sleeper" 0 /dev/null 2000 >/dev/null &
 		PIDS+=($!)
 	done
-	if [ "$mode" = perf ]; then
-		ALYS_BPF_NO_MULTI=1 "$ROOT/bin/alys-bpf" --all --only-comm sleeper --http 0 2>"$W/err" &
-	else
+	env $([ "$mode" = perf ] && echo ALYS_BPF_NO_MULTI=1) \
 		"$ROOT/bin/alys-bpf" --all --only-comm sleeper --http 0 2>"$W/err" &
-	fi
 	ag=$!
 	until [ "$(grep -c '^alys-bpf: tracing pid' "$W/err")" -ge "$N" ]; do sleep 0.2; done
 	sleep "$SECS"

@@ -264,6 +264,32 @@ static void report_load_error(int err)
 	}
 }
 
+/* --sample refill's probes: the refill point, GC_malloc_kind_global's entry
+ * and return (medium and large objects: the block's address is its
+ * return), and last GC_realloc's entry (not in every window). */
+#define REFILL_PROBES 4
+
+struct refill_attach {
+	struct bpf_program *prog;
+	const struct gc_func *f;
+	bool ret;
+};
+
+static void refill_probes(struct session *t, struct refill_attach p[REFILL_PROBES])
+{
+	struct alys_bpf *s = t->skel;
+	bool empty = t->o->empty_probes;
+
+	p[0] = (struct refill_attach){ empty ? s->progs.empty_entry : s->progs.gc_refill,
+				      &t->tg.gp.refill_at, false };
+	p[1] = (struct refill_attach){ empty ? s->progs.empty_entry : s->progs.gc_kind_global_entry,
+				      &t->tg.gp.kind_global, false };
+	p[2] = (struct refill_attach){ empty ? s->progs.empty_return : s->progs.gc_alloc_return,
+				      &t->tg.gp.kind_global, true };
+	p[3] = (struct refill_attach){ empty ? s->progs.empty_entry : s->progs.gc_realloc_inplace,
+				      &t->tg.gp.funcs[ALYS_KIND_REALLOC], false };
+}
+
 /* Sampled calls with an unsampled majority are cheapest as uprobe
  * sessions: the kernel skips the return probe of calls the entry did not
  * sample. The sessions' programs, or the classic entry and return ones, are
@@ -300,17 +326,12 @@ static void choose_programs(struct session *t)
 	 * comparison. */
 	t->refill_multi = t->refill && !getenv("ALYS_BPF_NO_MULTI") && uprobe_multi_supported();
 	if (t->refill_multi) {
-		struct bpf_program *progs[] = {
-			t->o->empty_probes ? s->progs.empty_entry : s->progs.gc_refill,
-			t->o->empty_probes ? s->progs.empty_return : s->progs.gc_alloc_return,
-			t->o->empty_probes ? NULL : s->progs.gc_kind_global_entry,
-			t->o->empty_probes ? NULL : s->progs.gc_realloc_inplace,
-		};
+		struct refill_attach probes[REFILL_PROBES];
 
-		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
-			if (progs[i])
-				bpf_program__set_expected_attach_type(progs[i],
-					(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
+		refill_probes(t, probes);
+		for (size_t i = 0; i < REFILL_PROBES; i++)
+			bpf_program__set_expected_attach_type(probes[i].prog,
+				(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
 	}
 	t->skel->rodata->setcb_vaddr = t->tg.gp.setcb.probe_vaddr;
 	t->skel->rodata->session_mode = t->session;
@@ -484,7 +505,27 @@ static int open_bpf(struct session *t)
 	return 0;
 }
 
-/* A uprobe (or uretprobe) at f's probe point; said once with -v. */
+/* A probe at f could not be attached (err: an errno). Not said when a
+ * window's attach finds the process exiting: session_timeout. */
+static void attach_failed(struct session *t, const struct gc_func *f, int err)
+{
+	if (err == ESRCH && t->refill_announced)
+		return;
+	fail("cannot attach a uprobe to %s in %s: %s%s\n", f->name, t->tg.gp.path, strerror(err),
+	     err == EACCES || err == EPERM ?
+	     " (uprobes need root, or CAP_SYS_ADMIN with CAP_BPF and CAP_PERFMON)" : "");
+}
+
+/* Said once with -v. */
+static void announce_probe(struct session *t, const struct gc_func *f, bool ret)
+{
+	if (t->o->verbose)
+		say(t, "%s %s+0x%lx (%s)%s\n", ret ? "uretprobe" : "uprobe", f->name,
+		    (unsigned long)f->place.offset, f->place.insn,
+		    f->place.emulated ? "" : ": single-stepped, slower");
+}
+
+/* A uprobe (or uretprobe) at f's probe point. */
 static struct bpf_link *attach_link(struct session *t, struct bpf_program *prog,
 				    const struct gc_func *f, bool ret, __u64 cookie, bool announce)
 {
@@ -493,22 +534,16 @@ static struct bpf_link *attach_link(struct session *t, struct bpf_program *prog,
 
 	link = bpf_program__attach_uprobe_opts(prog, t->tg.pid, t->tg.gp.path,
 					      f->probe_file_off, &opts);
-	if (!link && errno == ESRCH && t->refill_announced)
-		return NULL;	/* a window's attach, the process exiting: session_timeout */
 	if (!link) {
-		fail("cannot attach a uprobe to %s in %s: %s%s\n", f->name, t->tg.gp.path,
-		     strerror(errno), errno == EACCES || errno == EPERM ?
-		     " (uprobes need root, or CAP_SYS_ADMIN with CAP_BPF and CAP_PERFMON)" : "");
+		attach_failed(t, f, errno);
 		return NULL;
 	}
-	if (announce && t->o->verbose)
-		say(t, "%s %s+0x%lx (%s)%s\n", ret ? "uretprobe" : "uprobe", f->name,
-		    (unsigned long)f->place.offset, f->place.insn,
-		    f->place.emulated ? "" : ": single-stepped, slower");
+	if (announce)
+		announce_probe(t, f, ret);
 	return link;
 }
 
-/* attach_link as a uprobe_multi link: its fd, or -1 (said). */
+/* attach_link as a uprobe_multi link: its fd, or -1. */
 static int attach_multi(struct session *t, struct bpf_program *prog, const struct gc_func *f,
 			bool ret, bool announce)
 {
@@ -517,15 +552,11 @@ static int attach_multi(struct session *t, struct bpf_program *prog, const struc
 					  f->probe_file_off, 0, t->tg.pid);
 
 	if (fd < 0) {
-		if (fd != -ESRCH || !t->refill_announced)	/* exiting: session_timeout */
-			fail("cannot attach a uprobe to %s in %s: %s\n", f->name, t->tg.gp.path,
-			     strerror(-fd));
+		attach_failed(t, f, -fd);
 		return -1;
 	}
-	if (announce && t->o->verbose)
-		say(t, "%s %s+0x%lx (%s)%s\n", ret ? "uretprobe" : "uprobe", f->name,
-		    (unsigned long)f->place.offset, f->place.insn,
-		    f->place.emulated ? "" : ": single-stepped, slower");
+	if (announce)
+		announce_probe(t, f, ret);
 	return fd;
 }
 
@@ -541,29 +572,16 @@ static int attach_one(struct session *t, struct bpf_program *prog, const struct 
 	return 0;
 }
 
-/* --sample refill: the refill point, GC_malloc_kind_global's entry and
- * return (medium and large objects: the block's address is its return),
- * and GC_realloc's entry if with_realloc. refill_windows.c detaches them. */
+/* --sample refill's probes (refill_probes), GC_realloc's if with_realloc.
+ * refill_windows.c detaches them. */
 static int attach_refill(void *ctx, bool with_realloc, struct probe_link *links, int *n)
 {
 	struct session *t = ctx;
-	struct alys_bpf *s = t->skel;
-	bool empty = t->o->empty_probes, announce = !t->refill_announced;
-	const struct {
-		struct bpf_program *prog;
-		const struct gc_func *f;
-		bool ret;
-	} probes[] = {
-		{ empty ? s->progs.empty_entry : s->progs.gc_refill, &t->tg.gp.refill_at, false },
-		{ empty ? s->progs.empty_entry : s->progs.gc_kind_global_entry,
-		  &t->tg.gp.kind_global, false },
-		{ empty ? s->progs.empty_return : s->progs.gc_alloc_return,
-		  &t->tg.gp.kind_global, true },
-		{ empty ? s->progs.empty_entry : s->progs.gc_realloc_inplace,
-		  &t->tg.gp.funcs[ALYS_KIND_REALLOC], false },
-	};
-	size_t nprobes = with_realloc && t->tg.gp.funcs[ALYS_KIND_REALLOC].found ? 4 : 3;
+	bool announce = !t->refill_announced;
+	struct refill_attach probes[REFILL_PROBES];
+	size_t nprobes = REFILL_PROBES - !(with_realloc && t->tg.gp.funcs[ALYS_KIND_REALLOC].found);
 
+	refill_probes(t, probes);
 	*n = 0;
 	for (size_t i = 0; i < nprobes; i++) {
 		links[*n] = (struct probe_link){ NULL, -1 };

@@ -165,11 +165,8 @@ print(" ".join(sorted("%s:%s" % (names[l["prog_id"]], l["type"]) for l in json.l
 for m in multi perf; do
 	"$ALYS_PROGS/sleeper" 0 /dev/null 200 >/dev/null &
 	sp=$!
-	if [ $m = perf ]; then
-		ALYS_BPF_NO_MULTI=1 "$BIN/alys-bpf" --duty 100 --pid $sp -o "$T/links-$m.alys" 2>"$T/links-$m.err" &
-	else
+	env $([ $m = perf ] && echo ALYS_BPF_NO_MULTI=1) \
 		"$BIN/alys-bpf" --duty 100 --pid $sp -o "$T/links-$m.alys" 2>"$T/links-$m.err" &
-	fi
 	tp=$!
 	wait_for_line "$T/links-$m.err" '^alys-bpf: tracing pid' 30 || fail "links $m: attached" "no tracing line"
 	bpftool prog show -j >"$T/$m.lprogs.json"

@@ -157,11 +157,8 @@ same_stacks() {
 	shift
 	opt=("$@")
 	for r in reuse walk; do
-		if [ $r = walk ]; then
-			ALYS_BPF_NO_REUSE=1 "$BIN/alys-bpf" -q "${opt[@]}" -o "$T/$name.$r.alys" -- "${args[@]}" >/dev/null
-		else
+		ALYS_BPF_NO_REUSE=$([ $r = walk ] && echo 1) \
 			"$BIN/alys-bpf" -q "${opt[@]}" -o "$T/$name.$r.alys" -- "${args[@]}" >/dev/null
-		fi
 		"$BIN/alys_converter" -q -f folded-stacks "${RAW[@]}" -o "$T/$name.$r.folded" "$T/$name.$r.alys"
 	done
 	check_ge "reuse, $name: frames checked in place, not walked ($(counter "$T/$name.reuse.alys" frames_reused))" \
