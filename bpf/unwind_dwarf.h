@@ -321,46 +321,28 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 	return 0;
 }
 
-static __always_inline long walk_step(struct unwind_ctx *c)
+/* The memoized row for lookup, if any; *mep the memo slot (to fill). */
+static __always_inline bool memo_row(struct unwind_ctx *c, __u64 lookup,
+				     struct memo_entry **mep, struct alys_unwind_row *row)
 {
-	struct alys_proc_mapping found, *m;
-	struct alys_unwind_row *row, memo_row;
-	__u64 lookup = c->s->nr <= 1 ? c->pc : c->pc - 1;
-	__u64 cfa, ra = 0, rel, bp_slot = 0;
-	struct walk_frame *f;
-	__u32 nr = c->s->nr, slot = (__u32)(lookup ^ lookup >> 13) & (UNWIND_MEMO_SLOTS - 1);
+	__u32 slot = (__u32)(lookup ^ lookup >> 13) & (UNWIND_MEMO_SLOTS - 1);
 	struct memo_entry *me = bpf_map_lookup_elem(&unwind_memo, &slot);
 
+	*mep = me;
 	if (me && me->tag == memo_tag(c->proc->epoch, lookup, me->row)) {
-		row_unpack(me->row, &memo_row);
-		row = &memo_row;
-		goto have_row;
+		row_unpack(me->row, row);
+		return true;
 	}
-	m = cached_mapping(c->proc, lookup);
-	if (!m) {
-		if (!discover_mapping(c->proc, lookup, &found)) {
-			count(ALYS_CNT_UNWIND_NO_TABLE);
-			return 1;
-		}
-		m = &found;
-	}
-	rel = lookup - m->bias;
-	if (rel >> 32) {
-		count(ALYS_CNT_UNWIND_NO_TABLE);
-		return 1;
-	}
-	row = find_row(m->row_first, m->row_count, (__u32)rel);
-	if (!row) {
-		count(ALYS_CNT_UNWIND_NO_TABLE);
-		return 1;
-	}
-	if (me) {
-		__u64 packed = row_pack(row);
+	return false;
+}
 
-		me->row = packed;
-		me->tag = memo_tag(c->proc->epoch, lookup, packed);
-	}
-have_row:
+/* The frame at (c->pc, c->sp, c->bp) from its row: 0 to go on, 1 at the end. */
+static __always_inline long walk_row(struct unwind_ctx *c, struct alys_unwind_row *row)
+{
+	__u64 cfa, ra = 0, bp_slot = 0;
+	__u32 nr = c->s->nr;
+	struct walk_frame *f;
+
 	switch (row->cfa_type) {
 	case ALYS_CFA_RSP:
 		cfa = c->sp + row->cfa_offset;
@@ -423,15 +405,79 @@ have_row:
 	return 0;
 }
 
+/* One frame walked; its row from the memo or the tables. */
+static __always_inline long walk_step(struct unwind_ctx *c)
+{
+	struct alys_proc_mapping found, *m;
+	struct alys_unwind_row *row, memo;
+	__u64 lookup = c->s->nr <= 1 ? c->pc : c->pc - 1, rel;
+	struct memo_entry *me;
+
+	if (memo_row(c, lookup, &me, &memo))
+		return walk_row(c, &memo);
+	m = cached_mapping(c->proc, lookup);
+	if (!m) {
+		if (!discover_mapping(c->proc, lookup, &found)) {
+			count(ALYS_CNT_UNWIND_NO_TABLE);
+			return 1;
+		}
+		m = &found;
+	}
+	rel = lookup - m->bias;
+	if (rel >> 32) {
+		count(ALYS_CNT_UNWIND_NO_TABLE);
+		return 1;
+	}
+	row = find_row(m->row_first, m->row_count, (__u32)rel);
+	if (!row) {
+		count(ALYS_CNT_UNWIND_NO_TABLE);
+		return 1;
+	}
+	if (me) {
+		__u64 packed = row_pack(row);
+
+		me->row = packed;
+		me->tag = memo_tag(c->proc->epoch, lookup, packed);
+	}
+	return walk_row(c, row);
+}
+
+/* One frame walked if its row is memoized; -1 (nothing done) if not. */
+static __always_inline long walk_memoized(struct unwind_ctx *c)
+{
+	struct alys_unwind_row memo;
+	struct memo_entry *me;
+
+	if (!memo_row(c, c->s->nr <= 1 ? c->pc : c->pc - 1, &me, &memo))
+		return -1;
+	return walk_row(c, &memo);
+}
+
 /* Frames checked a loop step while copying: a check is a few loads, so the
  * step's own cost (the call, reloading the context) would be most of it. */
 #define ALYS_COPY_PER_STEP 8
 
+/* Frames walked a loop step: the first with any row, the others only from
+ * the memo (the tables' binary search once a step keeps the verifier's work
+ * small). */
+#define ALYS_WALK_PER_STEP 4
+
 static long unwind_step(__u32 i, struct unwind_ctx *c)
 {
 	(void)i;
-	if (!c->w->copying)
-		return walk_step(c);
+	if (!c->w->copying) {
+		long r = walk_step(c);
+
+#pragma unroll
+		for (int j = 1; j < ALYS_WALK_PER_STEP; j++) {
+			if (r || c->w->copying)
+				return r;
+			r = walk_memoized(c);
+			if (r < 0)
+				return 0;
+		}
+		return r;
+	}
 #pragma unroll
 	for (int j = 0; j < ALYS_COPY_PER_STEP; j++) {
 		long r = copy_step(c);
