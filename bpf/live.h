@@ -65,17 +65,21 @@ struct tracked {
 };
 
 /*
- * Blocks being followed (all, or the sampled ones), by address, in two
- * maps. A scan walks every bucket of a hash map whatever it holds (~20 ns
- * a bucket: 20 ms for the 1M of a full trace), so blocks go to a small map
- * while it has room and to the big one (sized by the daemon) only beyond,
- * and the big one is walked, and looked in, only when it holds any.
+ * Blocks being followed (all, or the sampled ones), by address, in three
+ * maps. A scan walks every bucket of a hash map whatever it holds (~16 ns
+ * a bucket: 1 ms for 64K, 16 ms for the 1M of a full trace's big map), so
+ * blocks go to the smallest map with room, and a map is walked, and looked
+ * in, only when it holds any: a program that keeps few blocks between
+ * collections pays for 16K buckets a scan, one that keeps many for what it
+ * keeps.
  */
-#define TRACKED_SMALL (1 << 16)
-#define TRACKED_SMALL_FILL (TRACKED_SMALL / 4 * 3)
+enum { TIER_SMALL, TIER_MID, TIER_BIG, TIERS };
 
-/* Preallocated (~4 MiB): an element comes from a per-CPU free list. The
- * kernel's allocator for maps that are not (the big one) freed through
+#define TRACKED_SMALL (1 << 14)
+#define TRACKED_MID (1 << 16)
+
+/* Preallocated (~1 and ~4 MiB): an element comes from a per-CPU free list.
+ * The kernel's allocator for maps that are not (the big one) freed through
  * irq_work when its caches overflowed, and inserts and deletes took ~18% of
  * a deep workload's time. */
 struct {
@@ -87,32 +91,51 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TRACKED_MID);
+	__type(key, __u64);
+	__type(value, struct tracked);
+} tracked_mid SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1 << 22);
 	__type(key, __u64);
 	__type(value, struct tracked);
 } tracked SEC(".maps");
 
-__s64 tracked_small_n, tracked_big_n;	/* blocks in each */
-/* Tests lower it (ALYS_BPF_TRACKED_SMALL_FILL) to reach the big map. */
-const volatile __s64 tracked_small_fill = TRACKED_SMALL_FILL;
+__s64 tracked_n[TIERS];			/* blocks in each */
+/* Filled to 3/4, where a preallocated map's inserts start to fail on a
+ * CPU whose free list ran dry. Tests lower both
+ * (ALYS_BPF_TRACKED_SMALL_FILL) to reach every map. */
+const volatile __s64 tracked_fill[TIER_BIG] = { TRACKED_SMALL / 4 * 3, TRACKED_MID / 4 * 3 };
 
 static __always_inline struct tracked *tracked_lookup(__u64 *addr)
 {
-	struct tracked *v = bpf_map_lookup_elem(&tracked_small, addr);
+	struct tracked *v = NULL;
 
-	if (!v && tracked_big_n > 0)
+	if (tracked_n[TIER_SMALL] > 0)
+		v = bpf_map_lookup_elem(&tracked_small, addr);
+	if (!v && tracked_n[TIER_MID] > 0)
+		v = bpf_map_lookup_elem(&tracked_mid, addr);
+	if (!v && tracked_n[TIER_BIG] > 0)
 		v = bpf_map_lookup_elem(&tracked, addr);
 	return v;
 }
 
 /* A block not followed yet (no allocator hands out one address twice at
- * once: two CPUs never insert the same one). */
-static __always_inline bool tracked_small_insert(__u64 *addr, struct tracked *v)
+ * once: two CPUs never insert the same one), into a preallocated map with
+ * room. */
+static __always_inline bool tracked_fast_insert(__u64 *addr, struct tracked *v)
 {
-	if (tracked_small_n < tracked_small_fill &&
+	if (tracked_n[TIER_SMALL] < tracked_fill[TIER_SMALL] &&
 	    !bpf_map_update_elem(&tracked_small, addr, v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&tracked_small_n, 1);
+		__sync_fetch_and_add(&tracked_n[TIER_SMALL], 1);
+		return true;
+	}
+	if (tracked_n[TIER_MID] < tracked_fill[TIER_MID] &&
+	    !bpf_map_update_elem(&tracked_mid, addr, v, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&tracked_n[TIER_MID], 1);
 		return true;
 	}
 	return false;
@@ -120,10 +143,10 @@ static __always_inline bool tracked_small_insert(__u64 *addr, struct tracked *v)
 
 static __always_inline int tracked_insert(__u64 *addr, struct tracked *v)
 {
-	if (tracked_small_insert(addr, v))
+	if (tracked_fast_insert(addr, v))
 		return 0;
 	if (!bpf_map_update_elem(&tracked, addr, v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&tracked_big_n, 1);
+		__sync_fetch_and_add(&tracked_n[TIER_BIG], 1);
 		return 0;
 	}
 	return -1;
@@ -141,12 +164,16 @@ static __always_inline int tracked_set(__u64 *addr, struct tracked *v, struct tr
 
 static __always_inline bool tracked_delete(__u64 *addr)
 {
-	if (!bpf_map_delete_elem(&tracked_small, addr)) {
-		__sync_fetch_and_add(&tracked_small_n, -1);
+	if (tracked_n[TIER_SMALL] > 0 && !bpf_map_delete_elem(&tracked_small, addr)) {
+		__sync_fetch_and_add(&tracked_n[TIER_SMALL], -1);
 		return true;
 	}
-	if (tracked_big_n > 0 && !bpf_map_delete_elem(&tracked, addr)) {
-		__sync_fetch_and_add(&tracked_big_n, -1);
+	if (tracked_n[TIER_MID] > 0 && !bpf_map_delete_elem(&tracked_mid, addr)) {
+		__sync_fetch_and_add(&tracked_n[TIER_MID], -1);
+		return true;
+	}
+	if (tracked_n[TIER_BIG] > 0 && !bpf_map_delete_elem(&tracked, addr)) {
+		__sync_fetch_and_add(&tracked_n[TIER_BIG], -1);
 		return true;
 	}
 	return false;
@@ -322,7 +349,7 @@ struct scan_ctx {
 	__u64 arrays;
 	__u64 scan;			/* scan_seq's number for this scan */
 	__u32 cur, since;
-	bool big;			/* walking the big map */
+	__u32 tier;			/* the map being walked */
 	__u64 followed, judged, dead, unreadable;
 };
 
@@ -347,12 +374,8 @@ static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct 
 	if (!emit_death(addr, ALYS_CAUSE_MARKS, c->cur,
 			v->gc_no + 1 > c->since ? v->gc_no + 1 : c->since))
 		return 0;
-	if (c->big) {
-		if (!bpf_map_delete_elem(&tracked, &addr))
-			__sync_fetch_and_add(&tracked_big_n, -1);
-	} else if (!bpf_map_delete_elem(&tracked_small, &addr)) {
-		__sync_fetch_and_add(&tracked_small_n, -1);
-	}
+	if (!bpf_map_delete_elem(map, &addr))
+		__sync_fetch_and_add(&tracked_n[c->tier & (TIERS - 1)], -1);
 	c->dead++;
 	return 0;
 }
@@ -405,9 +428,14 @@ static __always_inline void scan_if_collected(__u64 bias, enum scan_why why, __u
 	c.cur = (__u32)cur;
 	c.scan = __sync_fetch_and_add(&scan_seq, 1) + 1;
 	c.since = cur > last ? (__u32)last + 1 : (__u32)cur;
-	bpf_for_each_map_elem(&tracked_small, scan_one, &c, 0);
-	if (tracked_big_n > 0) {
-		c.big = true;
+	if (tracked_n[TIER_SMALL] > 0)
+		bpf_for_each_map_elem(&tracked_small, scan_one, &c, 0);
+	if (tracked_n[TIER_MID] > 0) {
+		c.tier = TIER_MID;
+		bpf_for_each_map_elem(&tracked_mid, scan_one, &c, 0);
+	}
+	if (tracked_n[TIER_BIG] > 0) {
+		c.tier = TIER_BIG;
 		bpf_for_each_map_elem(&tracked, scan_one, &c, 0);
 	}
 	live_scans++;
@@ -464,10 +492,14 @@ static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool
 						    ALYS_LIVE_VERIFIED);
 	}
 	/* The common case, a block not followed yet: one insert that fails
-	 * if it is, not a lookup first (with the big map empty, the small one
-	 * is the only place it could be). */
-	if (!tracked_big_n && tracked_small_insert(&addr, &v))
+	 * if it is, not a lookup first (with the other maps empty, the small
+	 * one is the only place it could be). */
+	if (!tracked_n[TIER_MID] && !tracked_n[TIER_BIG] &&
+	    tracked_n[TIER_SMALL] < tracked_fill[TIER_SMALL] &&
+	    !bpf_map_update_elem(&tracked_small, &addr, &v, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&tracked_n[TIER_SMALL], 1);
 		return;
+	}
 	old = tracked_lookup(&addr);
 	if (old) {
 		if (live_mode == ALYS_LIVE_MARKS && live_state == ALYS_LIVE_VERIFIED)

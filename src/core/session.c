@@ -470,9 +470,11 @@ static int open_bpf(struct session *t)
 	 * than the blocks it must hold (~4 ms per 1M buckets). */
 	bpf_map__set_max_entries(t->skel->maps.tracked,
 				 t->sample_bytes || t->refill ? TRACKED_SAMPLED : TRACKED_ALL);
-	/* Tests: blocks beyond this many go to the big tracked map. */
+	/* Tests: the small and mid tracked maps take this many blocks each,
+	 * the rest go to the big one. */
 	if (getenv("ALYS_BPF_TRACKED_SMALL_FILL") && *getenv("ALYS_BPF_TRACKED_SMALL_FILL"))
-		t->skel->rodata->tracked_small_fill = atoll(getenv("ALYS_BPF_TRACKED_SMALL_FILL"));
+		t->skel->rodata->tracked_fill[0] = t->skel->rodata->tracked_fill[1] =
+			atoll(getenv("ALYS_BPF_TRACKED_SMALL_FILL"));
 	/* Tests: every frame walked, none checked against the last walk. */
 	if (getenv("ALYS_BPF_NO_REUSE") && *getenv("ALYS_BPF_NO_REUSE"))
 		t->skel->rodata->reuse_walks = false;

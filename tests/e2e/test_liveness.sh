@@ -211,11 +211,12 @@ check_eq "reuse fallback: still none freed while referenced" "$(truth reuse prem
 check_ge "reuse fallback misses what marks find ($(truth reuse never) dropped objects never reported)" \
 	"$(truth reuse never)" 1
 
-# More blocks followed than the small tracked map takes (lowered to 200 for
-# the test; 49,152 by default): the rest go to the big map, which scans,
-# GC_free and reuse then search too. The same verdict.
+# More blocks followed than the small and mid tracked maps take (lowered
+# to 200 each for the test; 12,288 and 49,152 by default): the rest go to
+# the big map, which scans, GC_free and reuse then search too. The same
+# verdict.
 ALYS_BPF_TRACKED_SMALL_FILL=200 run overflow "$ALYS_PROGS/liveness"
-check_ge "overflow: more blocks followed than the small map takes" \
+check_ge "overflow: more blocks followed than the small and mid maps take" \
 	"$(json_query "$T/overflow.json" "max(c['followed'] for c in d['collections'])")" 1000
 check_ge "overflow: $(truth overflow ontime) of $(truth overflow dropped) dropped objects freed at the first collection after the drop (>= 99%; $(truth overflow late_last) batches' last objects apart)" \
 	"$(truth overflow pct_ontime)" 9900
