@@ -104,10 +104,11 @@ struct session {
 	struct ring_buffer *rb;
 	struct bpf_link *links[16];
 	int nlinks;
-	int session_fds[4];	/* uprobe-session links */
+	int session_fds[8];	/* uprobe-session and uprobe_multi links */
 	int nsessions;
 	bool session;		/* attached as sessions: see bpf/alys.bpf.c */
-	bool refill_multi;	/* refill probes as uprobe_multi links (session_link.h) */
+	bool multi;		/* uprobes as uprobe_multi links where kept (session_link.h) */
+	bool refill_multi;	/* so are the refill probes */
 	struct unwind_maps *um;		/* own_um, or the agent's shared tables */
 	struct unwind_maps own_um;
 	struct trace_writer w;
@@ -321,10 +322,18 @@ static void choose_programs(struct session *t)
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.census_setcb_entry, t->o->census_every != 0);
 	bpf_program__set_autoload(s->progs.census_trigger, t->o->census_every != 0);
-	/* The refill probes as uprobe_multi links where the kernel has them
-	 * (6.6+; session_link.h). ALYS_BPF_NO_MULTI: as perf uprobes, for
-	 * comparison. */
-	t->refill_multi = t->refill && !getenv("ALYS_BPF_NO_MULTI") && uprobe_multi_supported();
+	/* The refill probes, GC_gcollect's and the end scan's as uprobe_multi
+	 * links where the kernel has them (6.6+; session_link.h): no perf
+	 * event, whose making and closing queue on a host-wide mutex.
+	 * ALYS_BPF_NO_MULTI: as perf uprobes, for comparison. */
+	t->multi = !getenv("ALYS_BPF_NO_MULTI") && uprobe_multi_supported();
+	t->refill_multi = t->refill && t->multi;
+	if (t->multi) {
+		bpf_program__set_expected_attach_type(s->progs.gc_collect_entry,
+			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->progs.end_scan_entry,
+			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
+	}
 	if (t->refill_multi) {
 		struct refill_attach probes[REFILL_PROBES];
 
@@ -671,9 +680,19 @@ static int attach_probes(struct session *t)
 						     : s->progs.gc_alloc_return, &f[k], true, 0))
 			return -1;
 	}
-	if (t->live.mode == ALYS_LIVE_MARKS && t->tg.gp.collect.found &&
-	    attach_one(t, s->progs.gc_collect_entry, &t->tg.gp.collect, false, 0))
-		return -1;
+	if (t->live.mode == ALYS_LIVE_MARKS && t->tg.gp.collect.found && !t->o->empty_probes) {
+		if (!t->multi) {
+			if (attach_one(t, s->progs.gc_collect_entry, &t->tg.gp.collect, false, 0))
+				return -1;
+		} else {
+			int fd = attach_multi(t, s->progs.gc_collect_entry, &t->tg.gp.collect,
+					      false, true);
+
+			if (fd < 0)
+				return -1;
+			t->session_fds[t->nsessions++] = fd;
+		}
+	}
 	if (t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes) {
 		struct bpf_link *link;
 
@@ -968,7 +987,7 @@ static const char *duty_summary(struct session *t)
 static void request_end_scan(struct session *t)
 {
 	const enum alys_kind kinds[] = { ALYS_KIND_MALLOC, ALYS_KIND_MALLOC_ATOMIC };
-	struct bpf_link *links[2];
+	struct probe_link links[2];
 	uint64_t until;
 	int n = 0;
 
@@ -978,17 +997,31 @@ static void request_end_scan(struct session *t)
 	/* With --sample refill only the slow paths are probed (and, with
 	 * --duty, maybe not now): the allocation entries call maybe_scan for
 	 * the wait. Other modes probe them already. */
-	for (size_t i = 0; t->refill && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (t->tg.gp.funcs[kinds[i]].found &&
-		    (links[n] = attach_link(t, t->skel->progs.end_scan_entry,
-					    &t->tg.gp.funcs[kinds[i]], false, 0, false)))
+	for (size_t i = 0; t->refill && i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		const struct gc_func *f = &t->tg.gp.funcs[kinds[i]];
+		struct bpf_program *prog = t->skel->progs.end_scan_entry;
+
+		if (!f->found)
+			continue;
+		links[n] = (struct probe_link){ NULL, -1 };
+		if (t->multi)
+			links[n].fd = attach_multi(t, prog, f, false, false);
+		else
+			links[n].link = attach_link(t, prog, f, false, 0, false);
+		if (links[n].link || links[n].fd >= 0)
 			n++;
+	}
 	t->skel->bss->live_end_request = 1;
 	until = clock_ns(CLOCK_MONOTONIC) + END_SCAN_WAIT_NS;
 	while (!t->end_scanned && clock_ns(CLOCK_MONOTONIC) < until)
 		ring_buffer__poll(t->rb, 10);
-	while (n > 0)
-		bpf_link__destroy(links[--n]);
+	while (n > 0) {
+		n--;
+		if (links[n].link)
+			bpf_link__destroy(links[n].link);
+		else
+			close(links[n].fd);
+	}
 	if (!t->end_scanned) {
 		t->skel->bss->live_end_request = 0;
 		say(t, "note: the target made no GC call in the %d ms after the detach: "

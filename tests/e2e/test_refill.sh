@@ -149,16 +149,16 @@ check_eq "--sample all: one entry program for the three allocation calls, and GC
 	"$(loaded_programs all)" \
 	"end_scan_entry exit_group_enter gc_alloc_entry gc_alloc_return gc_collect_entry gc_free_entry"
 
-# The refill probes are uprobe_multi links (bpftool's link type 12) where
-# the kernel has them: making or closing a perf uprobe queues on a
-# host-wide mutex held across RCU grace periods, and with nine sessions'
-# windows attaching and detaching, attaches waited 0.5 s at the median.
-# ALYS_BPF_NO_MULTI keeps perf uprobes.
+# The refill probes and GC_gcollect's are uprobe_multi links (bpftool's
+# link type 12) where the kernel has them: making or closing a perf uprobe
+# queues on a host-wide mutex held across RCU grace periods, and with nine
+# sessions' windows attaching and detaching, attaches waited 0.5 s at the
+# median. ALYS_BPF_NO_MULTI keeps perf uprobes.
 link_types() {
 	"$ALYS_PYTHON" -c '
 import json, sys
 names = {p["id"]: p.get("name") for p in json.load(open(sys.argv[1]))}
-refill = ("gc_refill", "gc_kind_global_entry", "gc_alloc_return", "gc_realloc_inplace")
+refill = ("gc_refill", "gc_kind_global_entry", "gc_alloc_return", "gc_realloc_inplace", "gc_collect_entry")
 print(" ".join(sorted("%s:%s" % (names[l["prog_id"]], l["type"]) for l in json.load(open(sys.argv[2]))
                       if names.get(l.get("prog_id")) in refill)))' "$T/$1.lprogs.json" "$T/$1.links.json"
 }
@@ -177,10 +177,10 @@ for m in multi perf; do
 	kill $sp
 	wait $sp 2>/dev/null
 done
-check_eq "refill probes: uprobe_multi links (type 12)" "$(link_types multi)" \
-	"gc_alloc_return:12 gc_kind_global_entry:12 gc_realloc_inplace:12 gc_refill:12"
+check_eq "refill and GC_gcollect probes: uprobe_multi links (type 12)" "$(link_types multi)" \
+	"gc_alloc_return:12 gc_collect_entry:12 gc_kind_global_entry:12 gc_realloc_inplace:12 gc_refill:12"
 check_eq "ALYS_BPF_NO_MULTI: perf uprobes" "$(link_types perf)" \
-	"gc_alloc_return:perf_event gc_kind_global_entry:perf_event gc_realloc_inplace:perf_event gc_refill:perf_event"
+	"gc_alloc_return:perf_event gc_collect_entry:perf_event gc_kind_global_entry:perf_event gc_realloc_inplace:perf_event gc_refill:perf_event"
 echo "note: bytes per request: default $((bytes_d / req_d)) ($req_d requests), full trace $((bytes_a / req_a)) ($req_a requests)"
 check_le "--pid default: bytes per request within 10% of a full trace" \
 	"$(off_pct $((bytes_d * 1000 / req_d)) $((bytes_a * 1000 / req_a)))" 1000
