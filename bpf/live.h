@@ -51,13 +51,15 @@ enum scan_why { SCAN_IMPLICIT, SCAN_EXPLICIT, SCAN_END };
  * A scan costs ~1 ms per 256K buckets of the tracked map whatever it holds,
  * and a small heap collects every few hundred KiB: scanning after each
  * collection could slow such a program 40-fold. After a scan of D ns the
- * next one waits ALYS_LIVE_SCAN_GAP * D ns, so scans take at most 1/(1 +
+ * next one waits scan_gap * D ns, so scans take at most 1/(1 +
  * gap) of the time; the collections skipped meanwhile are read by the next
  * scan (their marks stay clear for the dead: live_merged counts them).
  * GC_gcollect (GC.collect) is explicit and rare: the collection before
- * it, whose marks it clears, and its own are always read.
+ * it, whose marks it clears, and its own are always read. Tests widen the
+ * gap (ALYS_BPF_SCAN_GAP) to make merged collections certain rather than
+ * dependent on how fast scans are.
  */
-#define ALYS_LIVE_SCAN_GAP 4
+const volatile __u32 scan_gap = 4;
 
 struct tracked {
 	__u32 gc_no;			/* GC_gc_no when allocated */
@@ -440,7 +442,7 @@ static __always_inline void scan_if_collected(__u64 bias, enum scan_why why, __u
 	}
 	live_scans++;
 	t1 = bpf_ktime_get_ns();
-	live_next_scan_ns = t1 + (t1 - t0) * ALYS_LIVE_SCAN_GAP;
+	live_next_scan_ns = t1 + (t1 - t0) * scan_gap;
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r)
 		return;

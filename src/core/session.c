@@ -484,6 +484,9 @@ static int open_bpf(struct session *t)
 	if (getenv("ALYS_BPF_TRACKED_SMALL_FILL") && *getenv("ALYS_BPF_TRACKED_SMALL_FILL"))
 		t->skel->rodata->tracked_fill[0] = t->skel->rodata->tracked_fill[1] =
 			atoll(getenv("ALYS_BPF_TRACKED_SMALL_FILL"));
+	/* Tests: scans wait this many times their own length (default 4). */
+	if (getenv("ALYS_BPF_SCAN_GAP") && *getenv("ALYS_BPF_SCAN_GAP"))
+		t->skel->rodata->scan_gap = (__u32)atoi(getenv("ALYS_BPF_SCAN_GAP"));
 	/* Tests: every frame walked, none checked against the last walk. */
 	if (getenv("ALYS_BPF_NO_REUSE") && *getenv("ALYS_BPF_NO_REUSE"))
 		t->skel->rodata->reuse_walks = false;
