@@ -132,3 +132,29 @@ enum mp_scan_result mp_scan_object(const uint8_t *buf, size_t len,
 	*span = pos;
 	return MP_SCAN_OK;
 }
+
+bool mp_decode(struct mp_decoder *d, const char *buf, size_t end, size_t *off)
+{
+	size_t pos = *off;
+	msgpack_unpack_return ret;
+
+	if (!d->zone)
+		d->zone = msgpack_zone_new(MSGPACK_ZONE_CHUNK_SIZE);
+	else
+		msgpack_zone_clear(d->zone);
+	if (!d->zone)
+		return false;
+	/* msgpack_unpack: msgpack-c's decoder into a zone of the caller's */
+	ret = msgpack_unpack(buf, end, &pos, d->zone, &d->obj);
+	if (ret != MSGPACK_UNPACK_SUCCESS || pos != end)
+		return false;
+	*off = pos;
+	return true;
+}
+
+void mp_decoder_free(struct mp_decoder *d)
+{
+	if (d->zone)
+		msgpack_zone_free(d->zone);
+	d->zone = NULL;
+}

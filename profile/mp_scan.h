@@ -12,6 +12,8 @@
 #ifndef ALYS_CONV_MP_SCAN_H
 #define ALYS_CONV_MP_SCAN_H
 
+#include <msgpack.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,5 +28,22 @@ enum mp_scan_result {
 
 enum mp_scan_result mp_scan_object(const uint8_t *buf, size_t len,
 				   size_t *span, const char **why);
+
+/*
+ * Objects decoded one after another into one zone, cleared between them:
+ * msgpack_unpack_next() makes and frees a zone (an 8 KiB malloc) for every
+ * object, which took a tenth of the reader's time, and most of it under
+ * ASan (which fills and quarantines each). obj stays valid until the next
+ * mp_decode, and points into buf.
+ */
+struct mp_decoder {
+	msgpack_zone *zone;
+	msgpack_object obj;
+};
+
+/* Decode the object at *off, which mp_scan_object found to end at end;
+ * *off moves past it. False: out of memory, or msgpack-c refused it. */
+bool mp_decode(struct mp_decoder *d, const char *buf, size_t end, size_t *off);
+void mp_decoder_free(struct mp_decoder *d);
 
 #endif /* ALYS_CONV_MP_SCAN_H */

@@ -31,7 +31,15 @@ struct inflater {
 	ZSTD_DCtx *ctx;
 	char *buf;
 	size_t cap;
+	struct mp_decoder dec;	/* a block's records */
 };
+
+static void inflater_free(struct inflater *inf)
+{
+	ZSTD_freeDCtx(inf->ctx);
+	free(inf->buf);
+	mp_decoder_free(&inf->dec);
+}
 
 /* trace_each_event's state: the events are read a second time. */
 struct event_stream {
@@ -58,7 +66,7 @@ struct reader {
 struct trace_live {
 	struct event_stream es;
 	struct inflater inf;
-	msgpack_unpacked up;
+	struct mp_decoder dec;
 	bool header_read;
 	uint64_t fed;			/* bytes fed before this batch */
 };
@@ -885,9 +893,7 @@ static int parse_block(const struct reader *r, const msgpack_object *f, uint32_t
 	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1], codec, raw_len, records, nrec = 0;
 	unsigned long long frame;
 	const msgpack_object *bin;
-	msgpack_unpacked up;
 	size_t got, off = 0;
-	int ret = -1;
 
 	if (r->in_block)
 		return bad(r, "a block inside a block");
@@ -923,34 +929,22 @@ static int parse_block(const struct reader *r, const msgpack_object *f, uint32_t
 			   !inf->ctx ? "out of memory" : ZSTD_isError(got) ?
 			   ZSTD_getErrorName(got) : "fewer bytes than it says");
 	in.in_block = true;
-	msgpack_unpacked_init(&up);
 	while (off < raw_len) {
 		const char *why;
-		size_t span, pos = off;
+		size_t span;
 
 		in.blk_off = off;
-		if (mp_scan_object((const uint8_t *)inf->buf + off, raw_len - off, &span, &why) != MP_SCAN_OK) {
-			bad(&in, "the block's records end inside one, or are no MessagePack");
-			goto out;
-		}
-		if (msgpack_unpack_next(&up, inf->buf, off + span, &pos) != MSGPACK_UNPACK_SUCCESS ||
-		    pos != off + span) {
-			bad(&in, "msgpack-c cannot decode this object (out of memory?)");
-			goto out;
-		}
-		if (parse_record(&in, &up.data))
-			goto out;
-		off = pos;
+		if (mp_scan_object((const uint8_t *)inf->buf + off, raw_len - off, &span, &why) != MP_SCAN_OK)
+			return bad(&in, "the block's records end inside one, or are no MessagePack");
+		if (!mp_decode(&inf->dec, inf->buf, off + span, &off))
+			return bad(&in, "msgpack-c cannot decode this object (out of memory?)");
+		if (parse_record(&in, &inf->dec.obj))
+			return -1;
 		nrec++;
 	}
-	if (nrec != records) {
-		bad(r, "block says %" PRIu64 " records, holds %" PRIu64, records, nrec);
-		goto out;
-	}
-	ret = 0;
-out:
-	msgpack_unpacked_destroy(&up);
-	return ret;
+	if (nrec != records)
+		return bad(r, "block says %" PRIu64 " records, holds %" PRIu64, records, nrec);
+	return 0;
 }
 
 static int parse_record(const struct reader *r, const msgpack_object *o)
@@ -1047,7 +1041,7 @@ static int map_file(struct trace *t)
 enum next_result { NEXT_OK, NEXT_EOF, NEXT_SHORT, NEXT_ERROR };
 
 /* Decode the object at *off into up, advancing *off past it. */
-static enum next_result next_object(struct reader *r, msgpack_unpacked *up,
+static enum next_result next_object(struct reader *r, struct mp_decoder *dec,
 				    size_t *off)
 {
 	const struct trace *t = r->t;
@@ -1067,12 +1061,10 @@ static enum next_result next_object(struct reader *r, msgpack_unpacked *up,
 		break;
 	}
 	/* Hand msgpack-c exactly the checked span: it cannot read beyond. */
-	if (msgpack_unpack_next(up, (const char *)t->data, pos + span, &pos) !=
-	    MSGPACK_UNPACK_SUCCESS || pos != *off + span) {
+	if (!mp_decode(dec, (const char *)t->data, pos + span, off)) {
 		bad(r, "msgpack-c cannot decode this object (out of memory?)");
 		return NEXT_ERROR;
 	}
-	*off = pos;
 	return NEXT_OK;
 }
 
@@ -1188,13 +1180,12 @@ static int read_records(struct trace *t)
 	struct inflater inf = { 0 };
 	struct reader r = { .t = t, .inf = &inf };
 	struct progress bar;
-	msgpack_unpacked up;
+	struct mp_decoder dec = { 0 };
 	size_t off = 0;
 	int ret = -1;
 
-	msgpack_unpacked_init(&up);
 	progress_begin(&bar, "reading", t->size);
-	switch (next_object(&r, &up, &off)) {
+	switch (next_object(&r, &dec, &off)) {
 	case NEXT_OK:
 		break;
 	case NEXT_SHORT:
@@ -1204,10 +1195,10 @@ static int read_records(struct trace *t)
 	default:
 		goto out;
 	}
-	if (parse_header(&r, &up.data))
+	if (parse_header(&r, &dec.obj))
 		goto out;
 	for (;;) {
-		enum next_result nr = next_object(&r, &up, &off);
+		enum next_result nr = next_object(&r, &dec, &off);
 
 		if (nr == NEXT_ERROR)
 			goto out;
@@ -1222,7 +1213,7 @@ static int read_records(struct trace *t)
 				  t->nr_events);
 			break;
 		}
-		if (parse_record(&r, &up.data))
+		if (parse_record(&r, &dec.obj))
 			goto out;
 		progress_tick(&bar, off);
 		t->read_end = off;
@@ -1242,9 +1233,8 @@ out:
 	progress_end(&bar);
 	if (!ret)
 		report_read_warnings(t);
-	msgpack_unpacked_destroy(&up);
-	ZSTD_freeDCtx(inf.ctx);
-	free(inf.buf);
+	mp_decoder_free(&dec);
+	inflater_free(&inf);
 	return ret;
 }
 
@@ -1271,21 +1261,19 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 	/* the records trace_load read, which were all good: nothing here
 	 * changes t (parse_record's second reading writes nowhere else) */
 	struct reader r = { .t = (struct trace *)t, .inf = &inf, .es = &es };
-	msgpack_unpacked up;
+	struct mp_decoder dec = { 0 };
 	size_t off = 0;
 	int ret = 0;
 
 	u64_table_init(&es.live);
 	u64_table_init(&es.v1_ids);
-	msgpack_unpacked_init(&up);
-	if (next_object(&r, &up, &off) != NEXT_OK)	/* the header */
+	if (next_object(&r, &dec, &off) != NEXT_OK)	/* the header */
 		ret = -1;
 	while (!ret && off < t->read_end)
-		if (next_object(&r, &up, &off) != NEXT_OK || parse_record(&r, &up.data))
+		if (next_object(&r, &dec, &off) != NEXT_OK || parse_record(&r, &dec.obj))
 			ret = -1;
-	msgpack_unpacked_destroy(&up);
-	ZSTD_freeDCtx(inf.ctx);
-	free(inf.buf);
+	mp_decoder_free(&dec);
+	inflater_free(&inf);
 	u64_table_free(&es.live);
 	u64_table_free(&es.v1_ids);
 	if (ret)
@@ -1304,7 +1292,6 @@ void trace_live_begin(struct trace *t, const char *name, trace_event_fn *fn, voi
 	t->live->es.ctx = ctx;
 	u64_table_init(&t->live->es.live);
 	u64_table_init(&t->live->es.v1_ids);
-	msgpack_unpacked_init(&t->live->up);
 }
 
 int trace_live_feed(struct trace *t, const void *buf, size_t len)
@@ -1318,21 +1305,21 @@ int trace_live_feed(struct trace *t, const void *buf, size_t len)
 	t->data = buf;
 	t->size = len;
 	while (!ret && off < len) {
-		enum next_result nr = next_object(&r, &lv->up, &off);
+		enum next_result nr = next_object(&r, &lv->dec, &off);
 
 		if (nr != NEXT_OK) {
 			if (nr == NEXT_SHORT)
 				bad(&r, "a record fed cut short");
 			ret = -1;
 		} else if (!lv->header_read) {
-			ret = parse_header(&r, &lv->up.data);
+			ret = parse_header(&r, &lv->dec.obj);
 			lv->header_read = true;
 			if (!ret && t->hdr.version < 2)
 				ret = bad(&r, "a live trace is of version 2 or later");
 		} else {
 			/* --duty: weights stay as recorded; the reader of the
 			 * counts divides by the share of the period it shows */
-			ret = parse_record(&r, &lv->up.data);
+			ret = parse_record(&r, &lv->dec.obj);
 		}
 	}
 	t->liveness = liveness_mode(t);	/* the header's, or the end's */
@@ -1350,9 +1337,8 @@ static void trace_live_free(struct trace *t)
 		return;
 	u64_table_free(&lv->es.live);
 	u64_table_free(&lv->es.v1_ids);
-	msgpack_unpacked_destroy(&lv->up);
-	ZSTD_freeDCtx(lv->inf.ctx);
-	free(lv->inf.buf);
+	mp_decoder_free(&lv->dec);
+	inflater_free(&lv->inf);
 	free(lv);
 	t->live = NULL;
 }
