@@ -271,6 +271,11 @@ start_http_json() {
 	wrk -t1 -c4 -d1s "http://127.0.0.1:$PORT/" >/dev/null 2>&1	# warm up
 }
 
+# sanitized BINDIR: BINDIR's programs are the ASan+UBSan build. Its BPF
+# programs are the same as the plain build's: tests that measure the kernel
+# side at scale may run smaller there, through the same userspace paths.
+sanitized() { ldd "$1/alys-bpf" 2>/dev/null | grep -q 'libasan'; }
+
 # off_pct EST TRUTH: |EST - TRUTH| / TRUTH in hundredths of a percent.
 off_pct() {
 	awk -v e="$1" -v t="$2" 'BEGIN { d = (e - t) / t * 100; printf "%d", (d < 0 ? -d : d) * 100 }'

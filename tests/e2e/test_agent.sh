@@ -3,11 +3,16 @@
 # started before the agent (one with libgc linked in statically) and one
 # after, pushed to tests/e2e/push_receiver.py (Pyroscope's and Parca's APIs
 # as documented); each program's pushed bytes against its own count over
-# the same windows; the backend killed for 60 s mid-run; the
-# faults a backend can have (refusing, dropping connections).
+# the same windows; the backend killed for 60 s mid-run. Usage errors, the
+# receiver's own checks and a backend's faults: test_agent_faults.sh.
+# Its subject is a minute of a dead backend, and accuracy over time: the
+# sanitizers' build runs the same code (sessions before and after the
+# agent, the pusher's queue, retries and drops) in test_agent_faults.sh.
+# run-all-builds: bin
 #   tests/e2e/test_agent.sh BINDIR
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/../lib.sh"
+. "$HERE/agent_lib.sh"
 BIN=${1:?usage: test_agent.sh BINDIR}
 BIN=$(cd "$BIN" && pwd)
 P=$ALYS_PROGS
@@ -17,70 +22,9 @@ cpu_load
 for tool in curl go protoc; do
 	command -v $tool >/dev/null || fail "$tool installed" "run scripts/setup-debian.sh"
 done
-# ASan keeps freed memory in quarantine: bound it, so that RSS shows leaks.
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16
 DOWN_S=60
 EVERY=3
 QUEUE=20
-
-# --- usage ---------------------------------------------------------------
-out=$("$BIN/alys-bpf" --all --pid 1 2>&1)
-check_eq "--all with --pid: usage error" "$?" 2
-check_match "--all with --pid: says why" "$out" 'does not take --pid'
-out=$("$BIN/alys-bpf" --push http://127.0.0.1:1 --pid 1 2>&1)
-check_eq "--push without --all: usage error" "$?" 2
-out=$("$BIN/alys-bpf" --all --push ftp://x 2>&1)
-check_eq "--push ftp://: refused" "$?" 1
-check_match "--push ftp://: names the schemes" "$out" 'http:// or https://'
-out=$("$BIN/alys-bpf" --all --push http://127.0.0.1:1 --push-token-file "$T/none" 2>&1)
-check_match "--push-token-file missing: names the file" "$out" "$T/none: No such file"
-out=$("$BIN/alys-bpf" --all --push http://127.0.0.1:1 --push-api zipkin 2>&1)
-check_match "--push-api zipkin: names the APIs" "$out" 'pyroscope \(default\) or parca'
-out=$("$BIN/alys-bpf" --all --push-every 5 2>&1)
-check_eq "--push-every without --push: usage error" "$?" 2
-check_match "--push-every without --push: says what it goes with" "$out" 'go with --push URL'
-
-# metrics_url STDERR-FILE: where the agent serves /metrics, as it said.
-metrics_url() {
-	sed -n 's|^alys-bpf: serving the agent.s metrics at \(http://[0-9.:]*/metrics\)$|\1|p' "$1"
-}
-# value_of NAME: an unlabelled metric's value in the Prometheus text on stdin.
-value_of() { awk -v m="$1" '$1 == m { print $2 }'; }
-
-# --- the receiver: rejects what the servers reject -----------------------
-start_receiver() {	# DIR [ARGS...]: PORT_<name> from DIR/port
-	local dir=$1; shift
-	mkdir -p "$dir"
-	rm -f "$dir/port"
-	"$ALYS_PYTHON" "$HERE/push_receiver.py" --out "$dir" --port-file "$dir/port" "$@" \
-		>>"$dir/log" 2>&1 &
-	RX=$!
-	on_exit "kill $RX 2>/dev/null"
-	wait_for_line "$dir/port" '^[0-9]+$' 10 || fail "receiver started" "$(cat "$dir/log")"
-}
-start_receiver "$T/rx0"
-R0=http://127.0.0.1:$(cat "$T/rx0/port")
-head -c 2000 /dev/urandom | gzip >"$T/junk.pb.gz"
-post() {	# PATH BODY-FILE: the status
-	curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
-		--data-binary @"$2" "$R0$1"
-}
-"$BIN/alys_converter" -q -f pprof -o "$T/ok.pb.gz" "$ALYS_ROOT/tests/fuzz/corpus/real-sleeper-attach.alys" 2>/dev/null ||
-	fail "a profile to send" "alys_converter failed"
-b64=$(base64 -w0 "$T/ok.pb.gz")
-mk() { printf '{"series":[{"labels":[%s],"samples":[{"ID":"1","rawProfile":"%s"}]}]}' "$1" "$2" >"$3"; }
-mk '{"name":"service_name","value":"t"}' "$b64" "$T/ok.json"
-mk '{"name":"__name__","value":"memory"}' "$b64" "$T/nosvc.json"
-mk '{"name":"service_name","value":"t"}' "not*base64" "$T/b64.json"
-mk '{"name":"service_name","value":"t"}' "$(base64 -w0 "$T/junk.pb.gz")" "$T/junk.json"
-check_eq "receiver: a good push is taken" "$(post /push.v1.PusherService/Push "$T/ok.json")" 200
-check_eq "receiver: no service_name: 400" "$(post /push.v1.PusherService/Push "$T/nosvc.json")" 400
-check_eq "receiver: bad base64: 400" "$(post /push.v1.PusherService/Push "$T/b64.json")" 400
-check_eq "receiver: a profile pprof cannot read: 400" \
-	"$(post /push.v1.PusherService/Push "$T/junk.json")" 400
-check_eq "receiver: Parca wants its nested labels: 400" \
-	"$(post /profiles/writeraw "$T/ok.json")" 400
-kill $RX
 
 # --- two programs before the agent, one after ----------------------------
 start_receiver "$T/rx" --token s3cret --require-header 'X-Scope-OrgID: team-a'
@@ -230,40 +174,4 @@ check_eq "--exclude-comm: the excluded program sent nothing" "$(val ok_X)" 0
 check_ge "profiles made while the backend was down arrived once it came back" \
 	"$(val queued_late)" 1
 
-# --- faults: a server that drops connections, one that refuses ----------
-"$P/sleeper" 0 /dev/null 500 >/dev/null &
-F=$!
-on_exit "kill $F 2>/dev/null"
-fault_run() {	# NAME RECEIVER-ARGS...: agent for a few windows against it
-	local name=$1; shift
-	start_receiver "$T/rx-$name" "$@"
-	"$BIN/alys-bpf" --all --only-comm sleeper --push "http://127.0.0.1:$(cat "$T/rx-$name/port")" \
-		--push-every 1 --http 0 2>"$T/$name.err" &
-	local ag=$!
-	wait_for_line "$T/$name.err" "^alys-bpf: tracing pid $F " 60
-	local m
-	m=$(metrics_url "$T/$name.err")
-	sleep 5
-	curl -s "$m" >"$T/$name.metrics"
-	kill -INT $ag; wait $ag
-	FAULT_RC=$?
-	kill $RX
-}
-fm() { value_of "$2" <"$T/$1.metrics"; }
-fault_run close --mode close
-check_eq "server drops connections: agent exits 0" "$FAULT_RC" 0
-check_ge "server drops connections: failed attempts counted" "$(fm close alys_push_failed_attempts_total)" 1
-check_eq "server drops connections: nothing counted as sent" "$(fm close alys_push_sent_total)" 0
-fault_run s503 --mode status:503
-check_ge "server answers 503: retried (failed attempts)" "$(fm s503 alys_push_failed_attempts_total)" 2
-check_eq "server answers 503: not counted as refused" "$(fm s503 alys_push_rejected_total)" 0
-check_match "server answers 503: said with the status" "$(cat "$T/s503.err")" 'HTTP 503'
-fault_run s400 --mode status:400
-check_ge "server answers 400: refused, counted, not retried" "$(fm s400 alys_push_rejected_total)" 2
-check_eq "server answers 400: nothing queued" "$(fm s400 alys_push_queued)" 0
-fault_run slow --mode slow:3
-check_ge "slow server (3 s an answer): profiles still sent" "$(fm slow alys_push_sent_total)" 1
-check_ge "slow server: tracing goes on (events read)" \
-	"$(awk '/^alys_events_total\{/ { s += $2 } END { print s + 0 }' "$T/slow.metrics")" 1
-kill $F 2>/dev/null
 summary

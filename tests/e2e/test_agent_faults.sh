@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# test_agent_faults.sh: alys-bpf --all --push against what goes wrong
+# (issue 22): usage errors; tests/e2e/push_receiver.py rejecting what the
+# real servers reject; a backend that drops connections, answers 503 (with
+# a queue small enough to drop), refuses with 400, or is slow. One program
+# runs before the agent and one starts after it, so that both ways a
+# session begins run here too, in the sanitizers' build as well
+# (test_agent.sh, the minute-long run, is the plain build's only).
+#   tests/e2e/test_agent_faults.sh BINDIR
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/../lib.sh"
+. "$HERE/agent_lib.sh"
+BIN=${1:?usage: test_agent_faults.sh BINDIR}
+BIN=$(cd "$BIN" && pwd)
+P=$ALYS_PROGS
+require_root_bpf
+make_tmpdir T
+for tool in curl go protoc; do
+	command -v $tool >/dev/null || fail "$tool installed" "run scripts/setup-debian.sh"
+done
+
+# --- usage ---------------------------------------------------------------
+out=$("$BIN/alys-bpf" --all --pid 1 2>&1)
+check_eq "--all with --pid: usage error" "$?" 2
+check_match "--all with --pid: says why" "$out" 'does not take --pid'
+out=$("$BIN/alys-bpf" --push http://127.0.0.1:1 --pid 1 2>&1)
+check_eq "--push without --all: usage error" "$?" 2
+out=$("$BIN/alys-bpf" --all --push ftp://x 2>&1)
+check_eq "--push ftp://: refused" "$?" 1
+check_match "--push ftp://: names the schemes" "$out" 'http:// or https://'
+out=$("$BIN/alys-bpf" --all --push http://127.0.0.1:1 --push-token-file "$T/none" 2>&1)
+check_match "--push-token-file missing: names the file" "$out" "$T/none: No such file"
+out=$("$BIN/alys-bpf" --all --push http://127.0.0.1:1 --push-api zipkin 2>&1)
+check_match "--push-api zipkin: names the APIs" "$out" 'pyroscope \(default\) or parca'
+out=$("$BIN/alys-bpf" --all --push-every 5 2>&1)
+check_eq "--push-every without --push: usage error" "$?" 2
+check_match "--push-every without --push: says what it goes with" "$out" 'go with --push URL'
+
+# --- the receiver: rejects what the servers reject -----------------------
+start_receiver "$T/rx0"
+R0=http://127.0.0.1:$(cat "$T/rx0/port")
+head -c 2000 /dev/urandom | gzip >"$T/junk.pb.gz"
+post() {	# PATH BODY-FILE: the status
+	curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+		--data-binary @"$2" "$R0$1"
+}
+"$BIN/alys_converter" -q -f pprof -o "$T/ok.pb.gz" "$ALYS_ROOT/tests/fuzz/corpus/real-sleeper-attach.alys" 2>/dev/null ||
+	fail "a profile to send" "alys_converter failed"
+b64=$(base64 -w0 "$T/ok.pb.gz")
+mk() { printf '{"series":[{"labels":[%s],"samples":[{"ID":"1","rawProfile":"%s"}]}]}' "$1" "$2" >"$3"; }
+mk '{"name":"service_name","value":"t"}' "$b64" "$T/ok.json"
+mk '{"name":"__name__","value":"memory"}' "$b64" "$T/nosvc.json"
+mk '{"name":"service_name","value":"t"}' "not*base64" "$T/b64.json"
+mk '{"name":"service_name","value":"t"}' "$(base64 -w0 "$T/junk.pb.gz")" "$T/junk.json"
+check_eq "receiver: a good push is taken" "$(post /push.v1.PusherService/Push "$T/ok.json")" 200
+check_eq "receiver: no service_name: 400" "$(post /push.v1.PusherService/Push "$T/nosvc.json")" 400
+check_eq "receiver: bad base64: 400" "$(post /push.v1.PusherService/Push "$T/b64.json")" 400
+check_eq "receiver: a profile pprof cannot read: 400" \
+	"$(post /push.v1.PusherService/Push "$T/junk.json")" 400
+check_eq "receiver: Parca wants its nested labels: 400" \
+	"$(post /profiles/writeraw "$T/ok.json")" 400
+kill $RX
+
+# --- faults: a server that drops connections, one that refuses ----------
+"$P/sleeper" 0 /dev/null 500 >/dev/null &
+F=$!
+on_exit "kill $F 2>/dev/null"
+# fault_run NAME [AGENT-OPTIONS... --] RECEIVER-ARGS...: the agent for a
+# few windows against the receiver; its /metrics at the end in NAME.metrics,
+# its exit status in FAULT_RC.
+fault_run() {
+	local name=$1 opts=() m ag
+	shift
+	if [[ " $* " == *" -- "* ]]; then
+		while [ "$1" != -- ]; do opts+=("$1"); shift; done
+		shift
+	fi
+	start_receiver "$T/rx-$name" "$@"
+	"$BIN/alys-bpf" --all --only-comm sleeper --push "http://127.0.0.1:$(cat "$T/rx-$name/port")" \
+		--push-every 1 --http 0 "${opts[@]}" 2>"$T/$name.err" &
+	ag=$!
+	wait_for_line "$T/$name.err" "^alys-bpf: tracing pid $F " 60 ||
+		fail "$name: the agent traces the program" "$(cat "$T/$name.err")"
+	m=$(metrics_url "$T/$name.err")
+	sleep 5
+	curl -s "$m" >"$T/$name.metrics"
+	kill -INT $ag; wait $ag
+	FAULT_RC=$?
+	kill $RX
+}
+fm() { value_of "$2" <"$T/$1.metrics"; }
+fault_run close --mode close
+check_eq "server drops connections: agent exits 0" "$FAULT_RC" 0
+check_ge "server drops connections: failed attempts counted" "$(fm close alys_push_failed_attempts_total)" 1
+check_eq "server drops connections: nothing counted as sent" "$(fm close alys_push_sent_total)" 0
+fault_run s503 --push-queue 2 -- --mode status:503
+check_ge "server answers 503: retried (failed attempts)" "$(fm s503 alys_push_failed_attempts_total)" 2
+check_eq "server answers 503: not counted as refused" "$(fm s503 alys_push_rejected_total)" 0
+check_match "server answers 503: said with the status" "$(cat "$T/s503.err")" 'HTTP 503'
+check_ge "server answers 503, queue of 2: the oldest dropped, counted" \
+	"$(fm s503 alys_push_dropped_total)" 1
+check_le "server answers 503, queue of 2: no more than 2 wait" "$(fm s503 alys_push_queued)" 2
+fault_run s400 --mode status:400
+check_ge "server answers 400: refused, counted, not retried" "$(fm s400 alys_push_rejected_total)" 2
+check_eq "server answers 400: nothing queued" "$(fm s400 alys_push_queued)" 0
+
+# A slow server, and a program that starts after the agent (its exec seen).
+start_receiver "$T/rx-slow" --mode slow:3
+"$BIN/alys-bpf" --all --only-comm sleeper --push "http://127.0.0.1:$(cat "$T/rx-slow/port")" \
+	--push-every 1 --http 0 2>"$T/slow.err" &
+AG=$!
+on_exit "kill -INT $AG 2>/dev/null"
+wait_for_line "$T/slow.err" "^alys-bpf: tracing pid $F " 60 ||
+	fail "slow: the agent traces the program" "$(cat "$T/slow.err")"
+"$P/sleeper" 0 /dev/null 300 >/dev/null &
+L=$!
+on_exit "kill $L 2>/dev/null"
+wait_for_line "$T/slow.err" "^alys-bpf: tracing pid $L " 30
+check_eq "a program started after the agent is traced" "$?" 0
+M=$(metrics_url "$T/slow.err")
+sleep 5
+curl -s "$M" >"$T/slow.metrics"
+check_eq "two processes traced" "$(fm slow alys_agent_processes)" 2
+kill $L
+for i in $(seq 50); do
+	[ "$(curl -s "$M" | value_of alys_agent_processes)" = 1 ] && break
+	sleep 0.2
+done
+check_eq "the later program's session ends when it exits" \
+	"$(curl -s "$M" | value_of alys_agent_processes)" 1
+kill -INT $AG; wait $AG
+check_eq "slow server: agent exits 0" "$?" 0
+kill $RX
+check_ge "slow server (3 s an answer): profiles still sent" "$(fm slow alys_push_sent_total)" 1
+check_ge "slow server: tracing goes on (events read)" \
+	"$(awk '/^alys_events_total\{/ { s += $2 } END { print s + 0 }' "$T/slow.metrics")" 1
+kill $F 2>/dev/null
+summary
