@@ -276,6 +276,11 @@ start_http_json() {
 # side at scale may run smaller there, through the same userspace paths.
 sanitized() { ldd "$1/alys-bpf" 2>/dev/null | grep -q 'libasan'; }
 
+# browsers_for BINDIR: whether BINDIR's outputs are opened in chromium here.
+# The two builds write the same bytes; a browser costs ~5 s a file, so the
+# plain build's run opens them and the sanitizers' does not.
+browsers_for() { ! sanitized "$1"; }
+
 # off_pct EST TRUTH: |EST - TRUTH| / TRUTH in hundredths of a percent.
 off_pct() {
 	awk -v e="$1" -v t="$2" 'BEGIN { d = (e - t) / t * 100; printf "%d", (d < 0 ? -d : d) * 100 }'

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # tests/run-all.sh -- everything `make check` runs:
 #   1. builds `make` (bin/) and `make SAN=1` (bin-san/, ASan+UBSan)
-#   2. runs every tests/unit/test_*.sh against each build (argument: the bin
-#      dir, or the path of one program in it if the script has a line
-#      "# run-all-arg: PROGRAM", e.g. "# run-all-arg: alys_converter")
+#   2. runs every tests/unit/test_*.sh against each build, the builds at
+#      once (argument: the bin dir, or the path of one program in it if the
+#      script has a line "# run-all-arg: PROGRAM", e.g. "# run-all-arg:
+#      alys_converter"), or against the one its line "# run-all-builds:
+#      NAME" names
 #   3. builds the test programs (tests/build-programs.sh tests/build/programs)
 #   4. runs every tests/e2e/test_*.sh against each build (argument: bin dir;
 #      needs root with BPF and uprobes), or against the one its line
@@ -24,6 +26,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
 
 BUILDS=${ALYS_BUILDS:-bin bin-san}
+JOBS=$(nproc 2>/dev/null || echo 2)
 FILTER=${ALYS_TEST_FILTER:-}
 TIMEOUT=${ALYS_TEST_TIMEOUT:-600}
 PROGS=$ROOT/tests/build/programs
@@ -99,10 +102,20 @@ run_test() {
 			echo "FAIL $label: exited with status $rc without a summary line"
 		fi
 	fi
-	total_passed=$((total_passed + p))
-	total_failed=$((total_failed + f))
 	echo "--- $label: $p passed, $f failed ($(secs $((t1 - t0))) s)"
-	timings+=("$(printf '%7ss  %-40s %s' "$(secs $((t1 - t0)))" "$label" "$p passed, $f failed")")
+	add_result "$p" "$f" "$(printf '%7ss  %-40s %s' "$(secs $((t1 - t0)))" "$label" "$p passed, $f failed")"
+}
+
+# add_result PASSED FAILED TIMING-LINE: into the totals, or, in a run_test
+# made in the background (RESULT_FILE set), into that file for the parent.
+add_result() {
+	if [ -n "${RESULT_FILE:-}" ]; then
+		printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$RESULT_FILE"
+		return
+	fi
+	total_passed=$((total_passed + $1))
+	total_failed=$((total_failed + $2))
+	timings+=("$3")
 }
 
 # test_files DIR: the test_*.sh files of DIR, filtered by ALYS_TEST_FILTER.
@@ -121,8 +134,8 @@ test_files() {
 good_builds=()
 for b in $BUILDS; do
 	case $b in
-	bin) mk=(make) ;;
-	bin-san) mk=(make SAN=1) ;;
+	bin) mk=(make -j"$JOBS") ;;
+	bin-san) mk=(make -j"$JOBS" SAN=1) ;;
 	*) record_failure "build $b" "unknown build (expected bin or bin-san)"; continue ;;
 	esac
 	if [ "${ALYS_SKIP_BUILD:-0}" != 1 ]; then
@@ -141,14 +154,38 @@ for b in $BUILDS; do
 	good_builds+=("$ROOT/$b")
 done
 
+# A test with a line "# run-all-builds: NAME" runs against that build only
+# (its header says why), e.g. a timing test whose subject is not memory
+# safety: the sanitizers' build only makes it slower.
+only_build() { sed -n 's/^# run-all-builds:[[:space:]]*\([^[:space:]]*\).*/\1/p' "$1" | head -n 1; }
+
 # --- 2. unit tests -----------------------------------------------------------
 unit_files=$(test_files tests/unit)
 if [ -z "$unit_files" ]; then
 	echo "note: no tests/unit/test_*.sh found"
 fi
-for b in "${good_builds[@]}"; do
-	for f in $unit_files; do
-		run_test "$f" "$b"
+# Each file against every build at once: unit tests use no BPF and no
+# shared state (each build has its own work directory), and one converter
+# process at a time leaves the other CPU idle. Their outputs follow in order.
+for f in $unit_files; do
+	outs=()
+	only=$(only_build "$f")
+	for b in "${good_builds[@]}"; do
+		[ -z "$only" ] || [ "$only" = "$(basename "$b")" ] || continue
+		o=$(mktemp)
+		outs+=("$o")
+		RESULT_FILE=$o.result run_test "$f" "$b" >"$o" &
+	done
+	wait
+	for o in "${outs[@]}"; do
+		cat "$o"
+		if [ -s "$o.result" ]; then
+			IFS=$'\t' read -r n_pass n_fail line <"$o.result"
+			add_result "$n_pass" "$n_fail" "$line"
+		else
+			record_failure "$f" "its run left no result"
+		fi
+		rm -f "$o" "$o.result"
 	done
 done
 
@@ -166,10 +203,6 @@ if [ -n "$e2e_files" ]; then
 fi
 
 # --- 4. end-to-end tests ---------------------------------------------------
-# A test with a line "# run-all-builds: NAME" runs against that build only
-# (its header says why), e.g. a timing test whose subject is not memory
-# safety: the sanitizers' build only makes it slower.
-only_build() { sed -n 's/^# run-all-builds:[[:space:]]*\([^[:space:]]*\).*/\1/p' "$1" | head -n 1; }
 for b in "${good_builds[@]}"; do
 	for f in $e2e_files; do
 		only=$(only_build "$f")

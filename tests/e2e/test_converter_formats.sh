@@ -236,11 +236,13 @@ read -r want_bytes want_name < <(awk '{ v = $NF; $NF = ""; sub(/ $/, ""); n = sp
 	END { for (k in s) print s[k], k }' "$T/demo.folded" | sort -rn | head -1)
 check_match "demo: the top self frame by bytes is a Crystal method ($want_name)" \
 	"$(printf '%s' "$want_name" | grep -Pc "^$CRYSTAL_NAME\$")" '^1$'
-"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/speedscope_in_browser.py" "$ALYS_WEB_TOOLS/node_modules/speedscope/dist/release" \
-	"$CRYSTAL_NAME" "$T/demo.pb.gz" "$(pprof_top "$T/demo.pb.gz")" \
-	"$T/demo.folded" "$want_name	$(printf '%s' "$want_bytes" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')" >"$T/speedscope.out" 2>&1
-check_eq "speedscope in chromium: the browser ran" "$?:$(grep -c '^ok' "$T/speedscope.out")" "0:8"
-browser_checks speedscope "$T/speedscope.out"
+if browsers_for "$BIN"; then
+	"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/speedscope_in_browser.py" "$ALYS_WEB_TOOLS/node_modules/speedscope/dist/release" \
+		"$CRYSTAL_NAME" "$T/demo.pb.gz" "$(pprof_top "$T/demo.pb.gz")" \
+		"$T/demo.folded" "$want_name	$(printf '%s' "$want_bytes" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta')" >"$T/speedscope.out" 2>&1
+	check_eq "speedscope in chromium: the browser ran" "$?:$(grep -c '^ok' "$T/speedscope.out")" "0:8"
+	browser_checks speedscope "$T/speedscope.out"
+fi
 "$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/flame_self.py" "$T/demo.svg" 10 >"$T/demo.svg.self"
 check_eq "demo: flamegraph: the frame with most self width is $want_name" \
 	"$(head -1 "$T/demo.svg.self" | cut -f2)" "$want_name"
@@ -253,10 +255,12 @@ check_match "demo: flamegraph: title and tooltips in bytes" \
 # many_stacks paths 300: branches of ~1/4 each level, a frame to zoom into
 "$BIN/alys-bpf" -q -o "$T/branches.alys" -- "$ALYS_PROGS/many_stacks" paths 300 "$T/branches.truth" >/dev/null
 "$CONV" -q -f flamegraph -o "$T/branches.svg" "$T/branches.alys"
-"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/svg_in_browser.py" flamegraph "$T/branches.svg" \
-	'd2 (' '^d1$' "$T/branches.png" >"$T/browser.out" 2>&1
-check_eq "flamegraph in chromium: the browser ran" "$?:$(grep -c '^ok' "$T/browser.out")" "0:11"
-browser_checks flamegraph "$T/browser.out"
+if browsers_for "$BIN"; then
+	"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/svg_in_browser.py" flamegraph "$T/branches.svg" \
+		'd2 (' '^d1$' "$T/branches.png" >"$T/browser.out" 2>&1
+	check_eq "flamegraph in chromium: the browser ran" "$?:$(grep -c '^ok' "$T/browser.out")" "0:11"
+	browser_checks flamegraph "$T/browser.out"
+fi
 
 # --- weighting: a sampled trace is scaled up by each event's weight --------
 check_match "sampled: fewer events recorded than allocations estimated" \

@@ -120,6 +120,7 @@ PY
 	# as a reader sees it: mermaid (npm) in chromium draws every node,
 	# objects on one line, roots on at most three
 	for g in "$v" "$v-fiber"; do
+		browsers_for "$BIN" || break
 		"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/mermaid_in_browser.py" \
 			"$ALYS_WEB_TOOLS/node_modules/mermaid/dist/mermaid.min.js" "$T/$g.mmd" "$T/$g.png" \
 			>"$T/$g.browser" 2>&1

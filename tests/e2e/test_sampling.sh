@@ -51,8 +51,10 @@ estimate() {
 }
 
 estimate proportions-session proportions 5
-ALYS_BPF_SCAN_GAP=40 estimate alternate-session alternate 10
-ALYS_BPF_NO_SESSIONS=1 estimate proportions-fallback proportions 5
+# The sanitizers' build runs the same BPF programs: its daemon and
+# converter take both paths (sessions and not, merged collections) once.
+sanitized "$BIN" || ALYS_BPF_SCAN_GAP=40 estimate alternate-session alternate 10
+sanitized "$BIN" || ALYS_BPF_NO_SESSIONS=1 estimate proportions-fallback proportions 5
 ALYS_BPF_NO_SESSIONS=1 ALYS_BPF_SCAN_GAP=40 estimate alternate-fallback alternate 10
 
 # Requests of 1366..1586 bytes get the 2048-byte size class: the layout

@@ -736,9 +736,9 @@ check_status "default output names: .pb.gz, .svg, .txt" $?
 # ---- a real Crystal binary --------------------------------------------------
 # Crystal names (*Foo(T)::new<Int32>:Foo(Int32)) pass through untouched, and
 # its DWARF, which has no address ranges on compile units, still gives lines.
-# Built once into tests/build/converter-crystal (slow), reused by later runs.
+# Built once into the build's work directory (slow), reused by later runs.
 crystal_test() {
-	local cw=$ROOT/tests/build/converter-crystal
+	local cw=$W/crystal
 	local x=$cw/alloc gc
 	mkdir -p "$cw"
 	cat >"$cw/alloc.cr.new" <<'CR'

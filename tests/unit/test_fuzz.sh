@@ -2,7 +2,8 @@
 # Fuzz smoke test of the converter's trace reader (the full run is `make
 # fuzz`): every committed seed of tests/fuzz/corpus once, then a few seconds
 # of libFuzzer mutations (ALYS_FUZZ_SMOKE_SECONDS, default 8). The harness is
-# always built with ASan+UBSan, whichever bin dir is given.
+# always built with ASan+UBSan, whichever bin dir is given: it runs once.
+# run-all-builds: bin-san
 . "$(dirname "$0")/../lib.sh"
 RUN=$ALYS_ROOT/tests/fuzz/run.sh
 

@@ -6,6 +6,8 @@
 #
 # ALYS_SETUP_SCRIPT=PATH tests another copy of the script (e.g. an old one,
 # to see this test fail on it).
+# It tests the setup script, not a build: it runs once.
+# run-all-builds: bin
 . "$(dirname "$0")/../lib.sh"
 
 SCRIPT=${ALYS_SETUP_SCRIPT:-$ALYS_ROOT/scripts/setup-debian.sh}
