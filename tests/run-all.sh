@@ -6,8 +6,7 @@
 #      script has a line "# run-all-arg: PROGRAM", e.g. "# run-all-arg:
 #      alys_converter"), or against the one its line "# run-all-builds:
 #      NAME" names
-#   3. builds the test programs (tests/build-programs.sh tests/build/programs),
-#      beside the unit tests
+#   3. builds the test programs (tests/build-programs.sh tests/build/programs)
 #   4. runs every tests/e2e/test_*.sh against each build (argument: bin dir;
 #      needs root with BPF and uprobes), or against the one its line
 #      "# run-all-builds: NAME" names
@@ -160,18 +159,6 @@ done
 # safety: the sanitizers' build only makes it slower.
 only_build() { sed -n 's/^# run-all-builds:[[:space:]]*\([^[:space:]]*\).*/\1/p' "$1" | head -n 1; }
 
-# The test programs (Crystal builds, minutes of CPU) build while the unit
-# tests run: neither needs the other, and neither leaves both CPUs busy all
-# the time.
-e2e_files=$(test_files tests/e2e)
-bp_pid=
-if [ -n "$e2e_files" ]; then
-	bp_log=$(mktemp)
-	bp_t0=$(now_ns)
-	tests/build-programs.sh "$PROGS" </dev/null >"$bp_log" 2>&1 &
-	bp_pid=$!
-fi
-
 # --- 2. unit tests -----------------------------------------------------------
 unit_files=$(test_files tests/unit)
 if [ -z "$unit_files" ]; then
@@ -183,15 +170,13 @@ fi
 for f in $unit_files; do
 	outs=()
 	only=$(only_build "$f")
-	pids=()
 	for b in "${good_builds[@]}"; do
 		[ -z "$only" ] || [ "$only" = "$(basename "$b")" ] || continue
 		o=$(mktemp)
 		outs+=("$o")
 		RESULT_FILE=$o.result run_test "$f" "$b" >"$o" &
-		pids+=($!)
 	done
-	[ ${#pids[@]} -eq 0 ] || wait "${pids[@]}"
+	wait
 	for o in "${outs[@]}"; do
 		cat "$o"
 		if [ -s "$o.result" ]; then
@@ -204,15 +189,14 @@ for f in $unit_files; do
 	done
 done
 
-# --- 3. test programs: built meanwhile, waited for here ---------------------
-if [ -n "$bp_pid" ]; then
+# --- 3. test programs ------------------------------------------------------
+e2e_files=$(test_files tests/e2e)
+if [ -n "$e2e_files" ]; then
 	echo
-	echo "=== tests/build-programs.sh $PROGS (started before the unit tests)"
-	if wait "$bp_pid"; then bp_ok=1; else bp_ok=0; fi
-	cat "$bp_log"
-	rm -f "$bp_log"
-	if [ $bp_ok = 1 ]; then
-		timings+=("$(printf '%7ss  %-40s %s' "$(secs $(($(now_ns) - bp_t0)))" "build-programs" "ok (beside the unit tests)")")
+	echo "=== tests/build-programs.sh $PROGS"
+	t0=$(now_ns)
+	if tests/build-programs.sh "$PROGS" </dev/null; then
+		timings+=("$(printf '%7ss  %-40s %s' "$(secs $(($(now_ns) - t0)))" "build-programs" "ok")")
 	else
 		record_failure "build-programs" "test programs failed to build"
 	fi
