@@ -7,7 +7,8 @@
 # receiver's own checks and a backend's faults: test_agent_faults.sh.
 # Its subject is a minute of a dead backend, and accuracy over time: the
 # sanitizers' build runs the same code (sessions before and after the
-# agent, the pusher's queue, retries and drops) in test_agent_faults.sh.
+# agent, the pusher's queue, retries and drops) in test_agent_faults.sh,
+# which runs against it only.
 # run-all-builds: bin
 #   tests/e2e/test_agent.sh BINDIR
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

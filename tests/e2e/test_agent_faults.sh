@@ -4,8 +4,10 @@
 # real servers reject; a backend that drops connections, answers 503 (with
 # a queue small enough to drop), refuses with 400, or is slow. One program
 # runs before the agent and one starts after it, so that both ways a
-# session begins run here too, in the sanitizers' build as well
-# (test_agent.sh, the minute-long run, is the plain build's only).
+# session begins run here too. Against the sanitizers' build, the one that
+# tells a fault path's memory errors: test_agent.sh, the minute-long run
+# with the backend down, is the plain build's.
+# run-all-builds: bin-san
 #   tests/e2e/test_agent_faults.sh BINDIR
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/../lib.sh"

@@ -8,6 +8,9 @@
 # collection longer at every site and round, is counted apart);
 # with the shared libgc.so and with libgc.a linked in, every call or
 # sampled. Without a usable layout it falls back to address reuse and says so.
+# The plain build runs it with both CPUs busy (test_under_load.sh), which is
+# harder on it; unloaded, it runs against the sanitizers' build.
+# run-all-builds: bin-san
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf

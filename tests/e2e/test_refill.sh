@@ -7,6 +7,9 @@
 # the slow paths falls back to bytes:512K and says so; --pid on a busy HTTP
 # server defaults to refill with --duty 20 and estimates the bytes per
 # request within 10% of a full trace of the same load.
+# The plain build runs it with both CPUs busy (test_under_load.sh), which is
+# harder on it; unloaded, it runs against the sanitizers' build.
+# run-all-builds: bin-san
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf

@@ -4,7 +4,8 @@
 # cpu_load). A production host is never idle: liveness must lose no death
 # because the target or the daemon ran late, and the sampling estimates
 # must hold. Its subject is timing, not memory safety: the sanitizers' build
-# runs the same tests unloaded, and loaded would only add minutes to CI.
+# runs the same tests unloaded (and only it: the plain build runs them here,
+# loaded, the harder case), and loaded would only add minutes to CI.
 # run-all-builds: bin
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)

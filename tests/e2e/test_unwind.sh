@@ -3,6 +3,10 @@
 # (issue 3). A known call chain main -> chain_a -> chain_b -> chain_c ->
 # allocation, in a debug and a --release Crystal build and a C program built
 # with -O2 -fomit-frame-pointer; an independent unwinder (gdb) agrees.
+# Its subject is the BPF unwinder, the same in both builds: the tables the
+# daemon builds for it are checked under the sanitizers by
+# tests/unit/test_unwind_table.sh.
+# run-all-builds: bin
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf
