@@ -30,7 +30,6 @@ const volatile __u64 wakeup_bytes = 1 << 20;
  * on every event, a deep-stack workload spent 8% of its time there.
  */
 #define WAKEUP_GAP_NS 1000000
-__u64 last_wakeup_ns;
 /* Sampling: 0 records every call; else the mean of the exponentially
  * distributed byte intervals between samples (see sample.h). */
 const volatile __u64 sample_mean;
@@ -39,13 +38,58 @@ const volatile bool sampled_trace;
 /* Attached as uprobe sessions: an entry that returns 1 has no return. */
 const volatile bool session_mode;
 
+/*
+ * Each session's state (struct alys_sess), by slot: the object and its
+ * programs serve up to ALYS_MAX_SESSIONS processes (src/core/bpf_pool.h).
+ * Mapped by the daemon.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, ALYS_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, struct alys_sess);
+} sessions SEC(".maps");
+
+/* The slot of a process whose exit the exit_group tracepoint watches. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ALYS_MAX_SESSIONS);
+	__type(key, __u32);
+	__type(value, __u32);
+} slot_of_tgid SEC(".maps");
+
+/* A session's maps are the daemon's to make, one of each by slot: the
+ * definitions below the outer maps are templates only. */
+#define SESSION_MAPS(inner) \
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS); \
+	__uint(max_entries, ALYS_MAX_SESSIONS); \
+	__type(key, __u32); \
+	__array(values, inner)
+
 /* 64 MiB by default (--ringbuf-size): a deep-stack workload sends ~35 MB/s
  * of stacks and events, and on a busy host the daemon, sharing the CPUs,
  * fell behind by more than 32 MiB's worth when new stacks came fastest. */
-struct {
+struct events_map {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 << 20);
-} events SEC(".maps");
+	__uint(max_entries, 4096);
+};
+
+struct {
+	SESSION_MAPS(struct events_map);
+} events_of SEC(".maps");
+
+static __always_inline struct alys_sess *sess_at(__u32 slot)
+{
+	return bpf_map_lookup_elem(&sessions, &slot);
+}
+
+/* The session's ring buffer; NULL only if the daemon made none. */
+static __always_inline void *events_at(__u32 slot)
+{
+	slot &= ALYS_MAX_SESSIONS - 1;
+	return bpf_map_lookup_elem(&events_of, &slot);
+}
 
 /*
  * Keys of the stack prefixes sent to userspace: a two-way set-associative
@@ -56,36 +100,49 @@ struct {
  * evict took ~1 µs each (15% of a deep workload's time), where an array
  * slot is a plain load or store. Keys are hashes, never 0 (an empty slot).
  */
-struct {
+/* BPF_F_INNER_MAP: a slot's array may have another size than this
+ * template (--stack-cache; stack_cache_mask keeps indexes inside it). */
+struct stack_cache_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, ALYS_DEFAULT_STACK_CACHE);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
-} stack_cache SEC(".maps");
+};
+
+struct {
+	SESSION_MAPS(struct stack_cache_map);
+} stack_cache_of SEC(".maps");
 const volatile __u32 stack_cache_mask = ALYS_DEFAULT_STACK_CACHE - 1;
 
-/* The two ways of key's set: false when the map has none (never). */
-static __always_inline bool key_set(__u64 key, __u64 **a, __u64 **b)
+static __always_inline void *stack_cache(__u32 slot)
+{
+	slot &= ALYS_MAX_SESSIONS - 1;
+	return bpf_map_lookup_elem(&stack_cache_of, &slot);
+}
+
+/* The two ways of key's set in cache: false when it has none (never). */
+static __always_inline bool key_set(void *cache, __u64 key, __u64 **a, __u64 **b)
 {
 	__u32 i = (__u32)key & stack_cache_mask & ~1u, j = i | 1;
 
-	*a = bpf_map_lookup_elem(&stack_cache, &i);
-	*b = bpf_map_lookup_elem(&stack_cache, &j);
+	*a = bpf_map_lookup_elem(cache, &i);
+	*b = bpf_map_lookup_elem(cache, &j);
 	return *a && *b;
 }
 
-static __always_inline bool key_sent(__u64 key)
+static __always_inline bool key_sent(void *cache, __u64 key)
 {
 	__u64 *a, *b;
 
-	return key_set(key, &a, &b) && (*a == key || *b == key);
+	return key_set(cache, key, &a, &b) && (*a == key || *b == key);
 }
 
-static __always_inline void key_remember(__u64 key)
+static __always_inline void key_remember(void *cache, __u64 key)
 {
 	__u64 *a, *b;
 
-	if (!key_set(key, &a, &b) || *a == key || *b == key)
+	if (!key_set(cache, key, &a, &b) || *a == key || *b == key)
 		return;
 	/* an empty way, else one picked by bits the occupants change */
 	if (*a && (!*b || ((key ^ *a ^ *b) >> 40 & 1)))
@@ -96,7 +153,7 @@ static __always_inline void key_remember(__u64 key)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, ALYS_CNT_NR);
+	__uint(max_entries, ALYS_MAX_SESSIONS * ALYS_CNT_NR);
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
@@ -143,6 +200,7 @@ struct walk_record {
 };
 
 struct thread_state {
+	__u32 slot;		/* its process's session, set by each program */
 	__u32 depth;
 	__u32 sampling_started;
 	__s64 bytes_until_sample;	/* per thread, as tcmalloc and Go do */
@@ -170,18 +228,19 @@ struct {
 	__type(value, struct thread_state);
 } threads SEC(".maps");
 
-static __always_inline void count_n(enum alys_counter c, __u64 n)
+/* slot: the session's */
+static __always_inline void count_n(__u32 slot, enum alys_counter c, __u64 n)
 {
-	__u32 key = c;
+	__u32 key = (slot & (ALYS_MAX_SESSIONS - 1)) * ALYS_CNT_NR + c;
 	__u64 *v = bpf_map_lookup_elem(&counters, &key);
 
 	if (v)
 		*v += n;
 }
 
-static __always_inline void count(enum alys_counter c)
+static __always_inline void count(__u32 slot, enum alys_counter c)
 {
-	count_n(c, 1);
+	count_n(slot, c, 1);
 }
 
 #include "unwind_fp.h"
@@ -201,6 +260,7 @@ struct key_ctx {
 	/* prefix_key_step: keys[0..from] are known; remember_step:
 	 * checkpoints from..to-1 */
 	__u32 from, to;
+	__u32 slot;		/* the session's */
 };
 
 /* keys[k] from keys[k - 1], ALYS_KEYS_PER_STEP at a time: a bpf_loop
@@ -230,9 +290,11 @@ static long remember_step(__u32 i, struct key_ctx *c)
 {
 	__u32 k = (c->from + i) * ALYS_KEY_STEP;
 
-	if (c->from + i >= c->to)
+	void *cache = stack_cache(c->slot);
+
+	if (c->from + i >= c->to || !cache)
 		return 1;
-	key_remember(c->st->keys[k & (2 * ALYS_MAX_FRAMES - 1)]);
+	key_remember(cache, c->st->keys[k & (2 * ALYS_MAX_FRAMES - 1)]);
 	return 0;
 }
 
@@ -250,11 +312,12 @@ static long remember_step(__u32 i, struct key_ctx *c)
 static __always_inline __u64 stack_key(struct thread_state *st)
 {
 	struct alys_rb_stack *s = &st->scratch;
-	struct key_ctx c = { .st = st, .nr = s->nr };
+	struct key_ctx c = { .st = st, .nr = s->nr, .slot = st->slot };
 	__u32 nr = s->nr, lo = 0, hi, mid;
+	void *cache = stack_cache(st->slot), *rb = events_at(st->slot);
 	__u64 size, leaf;
 
-	if (nr > ALYS_MAX_FRAMES)
+	if (nr > ALYS_MAX_FRAMES || !cache || !rb)
 		return 0;
 	/* the outer frames the walk took from the last one keep their keys */
 	c.from = st->keys_kept <= nr ? st->keys_kept : 0;
@@ -263,7 +326,7 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 		st->keys[0] = alys_stack_root_key(s->flags);
 	bpf_loop(ALYS_MAX_FRAMES / ALYS_KEYS_PER_STEP + 1, prefix_key_step, &c, 0);
 	leaf = st->keys[nr & (2 * ALYS_MAX_FRAMES - 1)];
-	if (key_sent(leaf))
+	if (key_sent(cache, leaf))
 		return leaf;
 	/* checkpoints 1..hi-1 lie strictly inside the stack */
 	hi = (nr - 1) / ALYS_KEY_STEP + 1;
@@ -271,7 +334,7 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 		if (hi - lo <= 1)
 			break;
 		mid = lo + (hi - lo) / 2;
-		if (key_sent(st->keys[(mid * ALYS_KEY_STEP) & (2 * ALYS_MAX_FRAMES - 1)]))
+		if (key_sent(cache, st->keys[(mid * ALYS_KEY_STEP) & (2 * ALYS_MAX_FRAMES - 1)]))
 			lo = mid;
 		else
 			hi = mid;
@@ -288,16 +351,16 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 	asm volatile("" : "+r"(size));
 	if (size > sizeof(*s))
 		return 0;
-	if (bpf_ringbuf_output(&events, s, size, BPF_RB_NO_WAKEUP)) {
-		count(ALYS_CNT_RB_DROP_STACK);
+	if (bpf_ringbuf_output(rb, s, size, BPF_RB_NO_WAKEUP)) {
+		count(st->slot, ALYS_CNT_RB_DROP_STACK);
 		return 0;
 	}
 	c.from = lo + 1;
 	c.to = (nr - 1) / ALYS_KEY_STEP + 1;
 	bpf_loop(ALYS_MAX_FRAMES / ALYS_KEY_STEP, remember_step, &c, 0);
-	key_remember(leaf);
-	count(ALYS_CNT_STACK_SENT);
-	count_n(ALYS_CNT_STACK_FRAMES_SENT, nr - lo * ALYS_KEY_STEP);
+	key_remember(cache, leaf);
+	count(st->slot, ALYS_CNT_STACK_SENT);
+	count_n(st->slot, ALYS_CNT_STACK_FRAMES_SENT, nr - lo * ALYS_KEY_STEP);
 	return leaf;
 }
 
@@ -311,7 +374,7 @@ static __always_inline __u64 collect_stack(struct pt_regs *regs,
 	if (unwind_mode == ALYS_UNWIND_DWARF)
 		unwind_dwarf(regs, st);
 	else
-		unwind_fp(regs, s);
+		unwind_fp(regs, s, st->slot);
 	if (s->nr == 0)
 		return 0;
 	return stack_key(st);
@@ -320,17 +383,19 @@ static __always_inline __u64 collect_stack(struct pt_regs *regs,
 /* objects: how many objects of size the event stands for, when the kernel
  * counted them (a refill's list); 0 for one call. The daemon turns that
  * into the event's weight (tracer.c, event_weight): one place for it. */
-static __always_inline void submit_counted(__u8 kind, __u8 depth, __u64 size,
-					   __u64 addr, __u64 old_addr,
-					   __u64 stack_key, __u32 gc_no,
-					   __u64 objects)
+static __always_inline void submit_counted(struct alys_sess *S, __u8 kind, __u8 depth,
+					   __u64 size, __u64 addr, __u64 old_addr,
+					   __u64 stack_key, __u32 gc_no, __u64 objects)
 {
 	struct alys_rb_event *e;
 	__u64 flags = BPF_RB_NO_WAKEUP, now;
+	void *rb = events_at(S->slot);
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!rb)
+		return;
+	e = bpf_ringbuf_reserve(rb, sizeof(*e), 0);
 	if (!e) {
-		count(ALYS_CNT_RB_DROP_EVENT);
+		count(S->slot, ALYS_CNT_RB_DROP_EVENT);
 		return;
 	}
 	e->type = ALYS_RB_EVENT;
@@ -345,19 +410,19 @@ static __always_inline void submit_counted(__u8 kind, __u8 depth, __u64 size,
 	e->objects = objects;
 	e->gc_no = gc_no;
 	e->stack_key = stack_key;
-	if (now - last_wakeup_ns >= WAKEUP_GAP_NS &&
-	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes) {
-		last_wakeup_ns = now;
+	if (now - S->last_wakeup_ns >= WAKEUP_GAP_NS &&
+	    bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes) {
+		S->last_wakeup_ns = now;
 		flags = BPF_RB_FORCE_WAKEUP;
 	}
 	bpf_ringbuf_submit(e, flags);
 }
 
-static __always_inline void submit_event(__u8 kind, __u8 depth, __u64 size,
-					 __u64 addr, __u64 old_addr,
+static __always_inline void submit_event(struct alys_sess *S, __u8 kind, __u8 depth,
+					 __u64 size, __u64 addr, __u64 old_addr,
 					 __u64 stack_key, __u32 gc_no)
 {
-	submit_counted(kind, depth, size, addr, old_addr, stack_key, gc_no, 0);
+	submit_counted(S, kind, depth, size, addr, old_addr, stack_key, gc_no, 0);
 }
 
 /* Runtime minus ELF address of the object holding libgc: at a uprobe,
@@ -375,24 +440,43 @@ static __always_inline __u32 gc_no_of(struct pt_regs *regs, __u8 kind)
 	return pv ? read_gc_no(bias_of(regs, pv)) : 0;
 }
 
+/* The session a probe serves: its attach cookie's top byte. */
+static __always_inline struct alys_sess *probe_sess(struct pt_regs *ctx)
+{
+	return sess_at(bpf_get_attach_cookie(ctx) >> ALYS_COOKIE_SLOT_SHIFT);
+}
+
+/* This thread's state, made if create (and counted if it cannot be). */
+static __always_inline struct thread_state *thread_of(struct alys_sess *S, bool create)
+{
+	struct thread_state *st;
+
+	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				  create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!st) {
+		if (create)
+			count(S->slot, ALYS_CNT_NO_THREAD_STATE);
+		return NULL;
+	}
+	st->slot = S->slot;
+	return st;
+}
+
 /* pv: the probe's ELF address, 0 when unknown. Returns what a session
  * entry returns: 1 when no return probe is needed. */
-static __always_inline int on_entry(struct pt_regs *regs, __u8 kind, __u64 pv,
-				    __u64 size, __u64 old_addr)
+static __always_inline int on_entry(struct alys_sess *S, struct pt_regs *regs, __u8 kind,
+				    __u64 pv, __u64 size, __u64 old_addr)
 {
 	struct thread_state *st;
 	struct pending_call *c;
 	bool nested_in_realloc, sampled;
 	__u32 d;
 
-	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count(ALYS_CNT_NO_THREAD_STATE);
+	st = thread_of(S, true);
+	if (!st)
 		return 1;
-	}
 	d = st->depth;
-	maybe_scan(bias_of(regs, pv), SCAN_IMPLICIT);
+	maybe_scan(S, bias_of(regs, pv), SCAN_IMPLICIT);
 	/* GC_realloc frees and allocates through the same entry points: those
 	 * inner calls are part of the realloc event. Finalizers that allocate
 	 * inside a collection are real allocations and are kept. */
@@ -400,14 +484,14 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind, __u64 pv,
 		st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind == ALYS_KIND_REALLOC;
 	sampled = !nested_in_realloc && sample_call(st, size);
 	if (kind == ALYS_KIND_REALLOC && !sampled && !nested_in_realloc && sampled_trace)
-		forget_sampled(regs, st, old_addr, d);
+		forget_sampled(S, regs, st, old_addr, d);
 	/* Without its return the call need not be tracked at all; a realloc
 	 * is, so that what it calls knows it is inside one. */
 	if (session_mode && !sampled && kind != ALYS_KIND_REALLOC)
 		return 1;
 	st->depth = d + 1;
 	if (d >= ALYS_MAX_DEPTH) {
-		count(ALYS_CNT_DEPTH_OVERFLOW);
+		count(S->slot, ALYS_CNT_DEPTH_OVERFLOW);
 		return 0;
 	}
 	c = &st->calls[d & (ALYS_MAX_DEPTH - 1)];
@@ -422,14 +506,14 @@ static __always_inline int on_entry(struct pt_regs *regs, __u8 kind, __u64 pv,
 	return 0;
 }
 
-static __always_inline int on_return(struct pt_regs *regs)
+static __always_inline int on_return(struct alys_sess *S, struct pt_regs *regs)
 {
 	struct thread_state *st;
 	struct pending_call *c;
 	__u64 bias;
 	__u32 d, gc_no = 0;
 
-	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, 0);
+	st = thread_of(S, false);
 	/* No state: the call began before the probes were attached. */
 	if (!st || st->depth == 0)
 		return 0;
@@ -442,17 +526,17 @@ static __always_inline int on_return(struct pt_regs *regs)
 	 * which may reuse a slot that collection freed, is tracked. */
 	if (c->gc_no_addr) {
 		gc_no = read_gc_no(bias);
-		scan_if_collected(bias, SCAN_IMPLICIT, gc_no);
+		scan_if_collected(S, bias, SCAN_IMPLICIT, gc_no);
 	}
 	if (c->skip)
 		return 0;
 	if (c->kind == ALYS_KIND_REALLOC)
-		untrack_block(c->old_addr);
+		untrack_block(S, c->old_addr);
 	/* Before the event: a death found by reuse precedes the new block. */
 	if (c->gc_no_addr)
-		track_block(bias, PT_REGS_RC(regs), c->size, c->kind != ALYS_KIND_REALLOC,
+		track_block(S, bias, PT_REGS_RC(regs), c->size, c->kind != ALYS_KIND_REALLOC,
 			    gc_no);
-	submit_event(c->kind, d, c->size, PT_REGS_RC(regs), c->old_addr,
+	submit_event(S, c->kind, d, c->size, PT_REGS_RC(regs), c->old_addr,
 		     c->stack_key, gc_no);
 	return 0;
 }
@@ -460,18 +544,21 @@ static __always_inline int on_return(struct pt_regs *regs)
 /*
  * GC_malloc, GC_malloc_atomic and GC_realloc through one program: the
  * verifier checks the unwinder once, not once per entry point. The attach
- * cookie is the kind and, above its 8 bits, the probe's ELF address (not
- * looked up by kind: an index makes the verifier tell kinds apart, and
- * check the program once per kind again).
+ * cookie is the kind, above its 8 bits the probe's ELF address, and in its
+ * top byte the session's slot (not looked up by kind: an index makes the
+ * verifier tell kinds apart, and check the program once per kind again).
  */
 static __always_inline int on_alloc_entry(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), a0 = PT_REGS_PARM1(ctx);
+	struct alys_sess *S = sess_at(cookie >> ALYS_COOKIE_SLOT_SHIFT);
 	__u8 kind = (__u8)cookie;
 	bool realloc = kind == ALYS_KIND_REALLOC;
 
-	return on_entry(ctx, kind, cookie >> 8, realloc ? PT_REGS_PARM2(ctx) : a0,
-			realloc ? a0 : 0);
+	if (!S)
+		return 1;
+	return on_entry(S, ctx, kind, (cookie & ((1ULL << ALYS_COOKIE_SLOT_SHIFT) - 1)) >> 8,
+			realloc ? PT_REGS_PARM2(ctx) : a0, realloc ? a0 : 0);
 }
 
 SEC("uprobe")
@@ -484,7 +571,9 @@ int gc_alloc_entry(struct pt_regs *ctx)
 SEC("uretprobe")
 int BPF_KRETPROBE(gc_alloc_return)
 {
-	return on_return(ctx);
+	struct alys_sess *S = probe_sess(ctx);
+
+	return S ? on_return(S, ctx) : 0;
 }
 
 /* --sample refill: medium and large objects, every call (refill.h). The
@@ -492,9 +581,11 @@ int BPF_KRETPROBE(gc_alloc_return)
 SEC("uprobe")
 int BPF_KPROBE(gc_kind_global_entry, __u64 size, __u64 gc_kind)
 {
-	if (!in_duty_window())
+	struct alys_sess *S = probe_sess(ctx);
+
+	if (!S || !in_duty_window(S))
 		return 0;
-	on_entry(ctx, kind_of_gc_kind(gc_kind), probe_vaddr[ALYS_KIND_MALLOC], size, 0);
+	on_entry(S, ctx, kind_of_gc_kind(gc_kind), probe_vaddr[ALYS_KIND_MALLOC], size, 0);
 	return 0;
 }
 
@@ -502,31 +593,31 @@ int BPF_KPROBE(gc_kind_global_entry, __u64 size, __u64 gc_kind)
 SEC("uprobe")
 int gc_refill(struct pt_regs *ctx)
 {
+	struct alys_sess *S = probe_sess(ctx);
 	struct thread_state *st;
 	__u64 bias = bias_of(ctx, refill_vaddr), head = 0, size;
 	__u32 n, gc_no = read_gc_no(bias);
 	__u8 kind = ALYS_KIND_MALLOC;
 
-	scan_if_collected(bias, SCAN_IMPLICIT, gc_no);
-	if (!in_duty_window())
+	if (!S)
+		return 0;
+	scan_if_collected(S, bias, SCAN_IMPLICIT, gc_no);
+	if (!in_duty_window(S))
 		return 0;
 	if (bpf_probe_read_user(&head, sizeof(head), (void *)reg_value(ctx, refill_fl_reg)) ||
 	    !head)
 		return 0;	/* out of memory: the collector's oom handler runs */
-	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count(ALYS_CNT_NO_THREAD_STATE);
+	st = thread_of(S, true);
+	if (!st)
 		return 0;
-	}
-	n = list_length(head);
+	n = list_length(S, head);
 	size = reg_value(ctx, refill_size_reg);
 	if (refill_kind_reg >= 0)
 		kind = kind_of_gc_kind(reg_value(ctx, refill_kind_reg));
 	if (gc_no_vaddr)
-		track_block(bias, head, size, true, gc_no);
-	count(ALYS_CNT_REFILL);
-	submit_counted(kind, 0, size, head, 0, collect_stack(ctx, st), gc_no, n);
+		track_block(S, bias, head, size, true, gc_no);
+	count(S->slot, ALYS_CNT_REFILL);
+	submit_counted(S, kind, 0, size, head, 0, collect_stack(ctx, st), gc_no, n);
 	return 0;
 }
 
@@ -536,22 +627,21 @@ int gc_refill(struct pt_regs *ctx)
 SEC("uprobe")
 int BPF_KPROBE(gc_realloc_inplace, __u64 p, __u64 lb)
 {
+	struct alys_sess *S = probe_sess(ctx);
 	struct thread_state *st;
 	__u64 bias;
 
-	if (!p || !lb || !in_duty_window())
+	if (!S || !p || !lb || !in_duty_window(S))
 		return 0;
 	bias = bias_of(ctx, probe_vaddr[ALYS_KIND_REALLOC]);
 	if (!realloc_in_place(bias, p, lb))
 		return 0;
-	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count(ALYS_CNT_NO_THREAD_STATE);
+	st = thread_of(S, true);
+	if (!st)
 		return 0;
-	}
-	count(ALYS_CNT_REALLOC_IN_PLACE);
-	submit_event(ALYS_KIND_REALLOC, 0, lb, p, p, collect_stack(ctx, st), read_gc_no(bias));
+	count(S->slot, ALYS_CNT_REALLOC_IN_PLACE);
+	submit_event(S, ALYS_KIND_REALLOC, 0, lb, p, p, collect_stack(ctx, st),
+		     read_gc_no(bias));
 	return 0;
 }
 
@@ -559,27 +649,25 @@ int BPF_KPROBE(gc_realloc_inplace, __u64 p, __u64 lb)
 SEC("uprobe")
 int BPF_KPROBE(gc_free_entry, __u64 addr)
 {
+	struct alys_sess *S = probe_sess(ctx);
 	struct thread_state *st;
 	__u32 d;
 
-	if (!addr)
+	if (!S || !addr)
 		return 0;
 	if (probe_vaddr[ALYS_KIND_FREE])
-		maybe_scan(bias_of(ctx, probe_vaddr[ALYS_KIND_FREE]), SCAN_IMPLICIT);
-	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count(ALYS_CNT_NO_THREAD_STATE);
+		maybe_scan(S, bias_of(ctx, probe_vaddr[ALYS_KIND_FREE]), SCAN_IMPLICIT);
+	st = thread_of(S, true);
+	if (!st)
 		return 0;
-	}
 	d = st->depth;
 	if (d > 0 && d <= ALYS_MAX_DEPTH &&
 	    st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].kind == ALYS_KIND_REALLOC)
 		return 0;
 	/* Sampled: only the frees of sampled blocks matter. */
-	if (!untrack_block(addr) && sampled_trace)
+	if (!untrack_block(S, addr) && sampled_trace)
 		return 0;
-	submit_event(ALYS_KIND_FREE, d, 0, addr, 0, collect_stack(ctx, st),
+	submit_event(S, ALYS_KIND_FREE, d, 0, addr, 0, collect_stack(ctx, st),
 		     gc_no_of(ctx, ALYS_KIND_FREE));
 	return 0;
 }
@@ -594,8 +682,12 @@ extern bool bpf_session_is_return(void) __ksym __weak;
 SEC("uprobe")
 int gc_alloc_session(struct pt_regs *ctx)
 {
-	if (bpf_session_is_return())
-		return on_return(ctx);
+	struct alys_sess *S;
+
+	if (bpf_session_is_return()) {
+		S = probe_sess(ctx);
+		return S ? on_return(S, ctx) : 0;
+	}
 	return on_alloc_entry(ctx);
 }
 
@@ -604,14 +696,15 @@ int gc_alloc_session(struct pt_regs *ctx)
 SEC("uprobe")
 int BPF_KPROBE(gc_collect_entry)
 {
+	struct alys_sess *S = probe_sess(ctx);
 	__u64 bias, cur = 0;
 
-	if (!collect_vaddr)
+	if (!S || !collect_vaddr)
 		return 0;
 	bias = bias_of(ctx, collect_vaddr);
-	maybe_scan(bias, SCAN_EXPLICIT);
+	maybe_scan(S, bias, SCAN_EXPLICIT);
 	if (gc_no_vaddr && read_u64(&cur, bias + gc_no_vaddr))
-		live_explicit_gc = (__u32)cur + 1;
+		S->live_explicit_gc = (__u32)cur + 1;
 	return 0;
 }
 
@@ -621,21 +714,25 @@ int BPF_KPROBE(gc_collect_entry)
  * last collection's marks here, where the memory is still there. Not from
  * inside a GC call (a collection may be half done): counted instead.
  */
-__u32 target_tgid;			/* set by the daemon */
-
 SEC("tracepoint/syscalls/sys_enter_exit_group")
 int exit_group_enter(void *ctx)
 {
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *slot;
 	struct thread_state *st;
+	struct alys_sess *S;
 
-	if (bpf_get_current_pid_tgid() >> 32 != target_tgid || !live_bias)
+	slot = bpf_map_lookup_elem(&slot_of_tgid, &tgid);
+	if (!slot)
 		return 0;
-	st = bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0, 0);
+	S = sess_at(*slot);
+	if (!S || !S->live_bias)
+		return 0;
+	st = thread_of(S, false);
 	if (st && st->depth) {
-		count(ALYS_CNT_LIVE_EXIT_IN_GC);
+		count(S->slot, ALYS_CNT_LIVE_EXIT_IN_GC);
 		return 0;
 	}
-	maybe_scan(live_bias, SCAN_END);
+	maybe_scan(S, S->live_bias, SCAN_END);
 	return 0;
 }
 
@@ -644,8 +741,10 @@ int exit_group_enter(void *ctx)
 SEC("uprobe")
 int end_scan_entry(struct pt_regs *ctx)
 {
-	if (live_end_request && live_bias)
-		maybe_scan(live_bias, SCAN_IMPLICIT);
+	struct alys_sess *S = probe_sess(ctx);
+
+	if (S && S->live_end_request && S->live_bias)
+		maybe_scan(S, S->live_bias, SCAN_IMPLICIT);
 	return 0;
 }
 
@@ -671,17 +770,18 @@ int empty_return(struct pt_regs *ctx)
  * delivered as the probe returns to user mode, before the callback's body.
  */
 const volatile __u64 setcb_vaddr;	/* GC_set_start_callback's probe */
-__u64 census_gc_no_addr;		/* set by the daemon once it knows the bias */
-__u32 census_every;			/* 0 or 1: every collection */
-__u32 census_last_gc;			/* the collection last walked */
 
-static __always_inline void census_stop(__u8 what, __u64 arg, __u64 bias, __u32 gc_no)
+static __always_inline void census_stop(struct alys_sess *S, __u8 what, __u64 arg,
+					__u64 bias, __u32 gc_no)
 {
 	struct alys_rb_census *c;
+	void *rb = events_at(S->slot);
 
-	c = bpf_ringbuf_reserve(&events, sizeof(*c), 0);
+	if (!rb)
+		return;
+	c = bpf_ringbuf_reserve(rb, sizeof(*c), 0);
 	if (!c) {
-		count(ALYS_CNT_RB_DROP_EVENT);
+		count(S->slot, ALYS_CNT_RB_DROP_EVENT);
 		return;
 	}
 	c->type = ALYS_RB_CENSUS;
@@ -698,22 +798,26 @@ static __always_inline void census_stop(__u8 what, __u64 arg, __u64 bias, __u32 
 SEC("uprobe")
 int BPF_KPROBE(census_setcb_entry, __u64 callback)
 {
-	if (callback)
-		census_stop(0, callback, bias_of(ctx, setcb_vaddr), 0);
+	struct alys_sess *S = probe_sess(ctx);
+
+	if (S && callback)
+		census_stop(S, 0, callback, bias_of(ctx, setcb_vaddr), 0);
 	return 0;
 }
 
 SEC("uprobe")
 int BPF_KPROBE(census_trigger)
 {
-	__u32 gc_no = 0;
-	__u32 every = census_every ? census_every : 1;
+	struct alys_sess *S = probe_sess(ctx);
+	__u32 gc_no = 0, every;
 
-	if (!census_gc_no_addr ||
-	    bpf_probe_read_user(&gc_no, sizeof(gc_no), (void *)census_gc_no_addr) ||
-	    gc_no == 0 || gc_no % every || gc_no == census_last_gc)
+	if (!S || !S->census_gc_no_addr ||
+	    bpf_probe_read_user(&gc_no, sizeof(gc_no), (void *)S->census_gc_no_addr))
 		return 0;
-	census_last_gc = gc_no;
-	census_stop(1, 0, 0, gc_no);
+	every = S->census_every ? S->census_every : 1;
+	if (gc_no == 0 || gc_no % every || gc_no == S->census_last_gc)
+		return 0;
+	S->census_last_gc = gc_no;
+	census_stop(S, 1, 0, 0, gc_no);
 	return 0;
 }

@@ -28,15 +28,7 @@ const volatile __u32 hb_sz_off, hb_flags_off, hb_marks_off, free_blk;
 const volatile __u32 top_mask, bottom_mask;
 const volatile __u32 hi_shift, log_hblk, granule_shift;
 
-/* Read by the daemon through the skeleton. */
-__u32 live_state;			/* enum alys_live_state */
-__u32 live_verified;			/* allocations whose header checked out */
-__u64 live_scanned_gc;			/* last collection whose marks were read */
-__u64 live_scans;
-__u64 live_next_scan_ns;		/* no implicit scan before this time */
-__u64 live_explicit_gc;			/* the collection GC_gcollect runs */
-__u64 live_bias;			/* libgc's load bias, for the exit scan */
-__u32 live_end_request;			/* the daemon, detaching: scan once more */
+/* A session's live_* fields (struct alys_sess) are its liveness state. */
 
 /*
  * Why a scan runs. The end scan reads the last collection's marks when the
@@ -77,105 +69,134 @@ struct tracked {
  */
 enum { TIER_SMALL, TIER_MID, TIER_BIG, TIERS };
 
-#define TRACKED_SMALL (1 << 14)
-#define TRACKED_MID (1 << 16)
+#define TRACKED_SMALL ALYS_TRACKED_SMALL
+#define TRACKED_MID ALYS_TRACKED_MID
 
 /* Preallocated (~1 and ~4 MiB): an element comes from a per-CPU free list.
  * The kernel's allocator for maps that are not (the big one) freed through
  * irq_work when its caches overflowed, and inserts and deletes took ~18% of
  * a deep workload's time. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TRACKED_SMALL);
-	__type(key, __u64);
-	__type(value, struct tracked);
-} tracked_small SEC(".maps");
+/* Values are struct tracked, declared by size: clang leaves a struct
+ * seen only through an inner map's definition incomplete in BTF. */
+_Static_assert(sizeof(struct tracked) == sizeof(__u64), "struct tracked: 8 bytes");
 
-struct {
+struct tracked_prealloc_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TRACKED_MID);
+	__uint(max_entries, 1);
 	__type(key, __u64);
-	__type(value, struct tracked);
-} tracked_mid SEC(".maps");
+	__type(value, __u64);
+};
 
-struct {
+struct tracked_big_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 1 << 22);
+	__uint(max_entries, 1);
 	__type(key, __u64);
-	__type(value, struct tracked);
-} tracked SEC(".maps");
+	__type(value, __u64);
+};
 
-__s64 tracked_n[TIERS];			/* blocks in each */
+/* Each session's three, made by the daemon (TRACKED_SMALL and
+ * TRACKED_MID entries, and the big one's size): templates here. */
+struct {
+	SESSION_MAPS(struct tracked_prealloc_map);
+} tracked_small_of SEC(".maps");
+
+struct {
+	SESSION_MAPS(struct tracked_prealloc_map);
+} tracked_mid_of SEC(".maps");
+
+struct {
+	SESSION_MAPS(struct tracked_big_map);
+} tracked_big_of SEC(".maps");
+
+/* A session's tracked maps and their counts (alys_sess.tracked_n). */
+struct tracked_maps {
+	void *m[TIERS];
+	__s64 *n;
+};
+
+static __always_inline bool tracked_maps(struct alys_sess *S, struct tracked_maps *t)
+{
+	__u32 slot = S->slot & (ALYS_MAX_SESSIONS - 1);
+
+	t->m[TIER_SMALL] = bpf_map_lookup_elem(&tracked_small_of, &slot);
+	t->m[TIER_MID] = bpf_map_lookup_elem(&tracked_mid_of, &slot);
+	t->m[TIER_BIG] = bpf_map_lookup_elem(&tracked_big_of, &slot);
+	t->n = S->tracked_n;
+	return t->m[TIER_SMALL] && t->m[TIER_MID] && t->m[TIER_BIG];
+}
 /* Filled to 3/4, where a preallocated map's inserts start to fail on a
  * CPU whose free list ran dry. Tests lower both
  * (ALYS_BPF_TRACKED_SMALL_FILL) to reach every map. */
 const volatile __s64 tracked_fill[TIER_BIG] = { TRACKED_SMALL / 4 * 3, TRACKED_MID / 4 * 3 };
 
-static __always_inline struct tracked *tracked_lookup(__u64 *addr)
+static __always_inline struct tracked *tracked_lookup(struct tracked_maps *t, __u64 *addr)
 {
 	struct tracked *v = NULL;
 
-	if (tracked_n[TIER_SMALL] > 0)
-		v = bpf_map_lookup_elem(&tracked_small, addr);
-	if (!v && tracked_n[TIER_MID] > 0)
-		v = bpf_map_lookup_elem(&tracked_mid, addr);
-	if (!v && tracked_n[TIER_BIG] > 0)
-		v = bpf_map_lookup_elem(&tracked, addr);
+	if (t->n[TIER_SMALL] > 0)
+		v = bpf_map_lookup_elem(t->m[TIER_SMALL], addr);
+	if (!v && t->n[TIER_MID] > 0)
+		v = bpf_map_lookup_elem(t->m[TIER_MID], addr);
+	if (!v && t->n[TIER_BIG] > 0)
+		v = bpf_map_lookup_elem(t->m[TIER_BIG], addr);
 	return v;
 }
 
 /* A block not followed yet (no allocator hands out one address twice at
  * once: two CPUs never insert the same one), into a preallocated map with
  * room. */
-static __always_inline bool tracked_fast_insert(__u64 *addr, struct tracked *v)
+static __always_inline bool tracked_fast_insert(struct tracked_maps *t, __u64 *addr,
+						struct tracked *v)
 {
-	if (tracked_n[TIER_SMALL] < tracked_fill[TIER_SMALL] &&
-	    !bpf_map_update_elem(&tracked_small, addr, v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&tracked_n[TIER_SMALL], 1);
+	if (t->n[TIER_SMALL] < tracked_fill[TIER_SMALL] &&
+	    !bpf_map_update_elem(t->m[TIER_SMALL], addr, v, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&t->n[TIER_SMALL], 1);
 		return true;
 	}
-	if (tracked_n[TIER_MID] < tracked_fill[TIER_MID] &&
-	    !bpf_map_update_elem(&tracked_mid, addr, v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&tracked_n[TIER_MID], 1);
+	if (t->n[TIER_MID] < tracked_fill[TIER_MID] &&
+	    !bpf_map_update_elem(t->m[TIER_MID], addr, v, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&t->n[TIER_MID], 1);
 		return true;
 	}
 	return false;
 }
 
-static __always_inline int tracked_insert(__u64 *addr, struct tracked *v)
+static __always_inline int tracked_insert(struct tracked_maps *t, __u64 *addr,
+					  struct tracked *v)
 {
-	if (tracked_fast_insert(addr, v))
+	if (tracked_fast_insert(t, addr, v))
 		return 0;
-	if (!bpf_map_update_elem(&tracked, addr, v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&tracked_n[TIER_BIG], 1);
+	if (!bpf_map_update_elem(t->m[TIER_BIG], addr, v, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&t->n[TIER_BIG], 1);
 		return 0;
 	}
 	return -1;
 }
 
 /* Follow addr from now on: the entry updated where it is, or a new one. */
-static __always_inline int tracked_set(__u64 *addr, struct tracked *v, struct tracked *old)
+static __always_inline int tracked_set(struct tracked_maps *t, __u64 *addr, struct tracked *v,
+				       struct tracked *old)
 {
 	if (old) {
 		*old = *v;
 		return 0;
 	}
-	return tracked_insert(addr, v);
+	return tracked_insert(t, addr, v);
 }
 
-static __always_inline bool tracked_delete(__u64 *addr)
+static __always_inline bool tracked_delete(struct tracked_maps *t, __u64 *addr)
 {
-	if (tracked_n[TIER_SMALL] > 0 && !bpf_map_delete_elem(&tracked_small, addr)) {
-		__sync_fetch_and_add(&tracked_n[TIER_SMALL], -1);
+	if (t->n[TIER_SMALL] > 0 && !bpf_map_delete_elem(t->m[TIER_SMALL], addr)) {
+		__sync_fetch_and_add(&t->n[TIER_SMALL], -1);
 		return true;
 	}
-	if (tracked_n[TIER_MID] > 0 && !bpf_map_delete_elem(&tracked_mid, addr)) {
-		__sync_fetch_and_add(&tracked_n[TIER_MID], -1);
+	if (t->n[TIER_MID] > 0 && !bpf_map_delete_elem(t->m[TIER_MID], addr)) {
+		__sync_fetch_and_add(&t->n[TIER_MID], -1);
 		return true;
 	}
-	if (tracked_n[TIER_BIG] > 0 && !bpf_map_delete_elem(&tracked, addr)) {
-		__sync_fetch_and_add(&tracked_n[TIER_BIG], -1);
+	if (t->n[TIER_BIG] > 0 && !bpf_map_delete_elem(t->m[TIER_BIG], addr)) {
+		__sync_fetch_and_add(&t->n[TIER_BIG], -1);
 		return true;
 	}
 	return false;
@@ -327,12 +348,17 @@ static __always_inline bool header_checks_out(__u64 arrays, __u64 p, __u64 size)
 	return sz <= (1ULL << (log_hblk & 63)) / 2 && off % sz == 0;
 }
 
-static __always_inline bool emit_death(__u64 addr, __u8 cause, __u32 gc_no, __u32 since)
+static __always_inline bool emit_death(__u32 slot, __u64 addr, __u8 cause, __u32 gc_no,
+				       __u32 since)
 {
-	struct alys_rb_death *d = bpf_ringbuf_reserve(&events, sizeof(*d), 0);
+	void *rb = events_at(slot);
+	struct alys_rb_death *d;
 
+	if (!rb)
+		return false;
+	d = bpf_ringbuf_reserve(rb, sizeof(*d), 0);
 	if (!d) {
-		count(ALYS_CNT_RB_DROP_DEATH);
+		count(slot, ALYS_CNT_RB_DROP_DEATH);
 		return false;
 	}
 	d->type = ALYS_RB_DEATH;
@@ -352,6 +378,7 @@ struct scan_ctx {
 	__u64 scan;			/* scan_seq's number for this scan */
 	__u32 cur, since;
 	__u32 tier;			/* the map being walked */
+	__u32 slot;			/* the session's */
 	__u64 followed, judged, dead, unreadable;
 };
 
@@ -367,17 +394,21 @@ static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct 
 	m = is_marked(c->arrays, addr, c->scan);
 	if (m < 0) {
 		c->unreadable++;
-		count(ALYS_CNT_LIVE_UNREADABLE);
+		count(c->slot, ALYS_CNT_LIVE_UNREADABLE);
 		return 0;
 	}
 	if (m)
 		return 0;
 	/* Unreported deaths stay tracked: a later scan finds them again. */
-	if (!emit_death(addr, ALYS_CAUSE_MARKS, c->cur,
+	if (!emit_death(c->slot, addr, ALYS_CAUSE_MARKS, c->cur,
 			v->gc_no + 1 > c->since ? v->gc_no + 1 : c->since))
 		return 0;
-	if (!bpf_map_delete_elem(map, &addr))
-		__sync_fetch_and_add(&tracked_n[c->tier & (TIERS - 1)], -1);
+	if (!bpf_map_delete_elem(map, &addr)) {
+		struct alys_sess *S = sess_at(c->slot);
+
+		if (S)
+			__sync_fetch_and_add(&S->tracked_n[c->tier & (TIERS - 1)], -1);
+	}
 	c->dead++;
 	return 0;
 }
@@ -394,56 +425,63 @@ static __always_inline __u32 read_gc_no(__u64 bias)
 }
 
 /* Whether collections are read at all (liveness by mark bytes, verified). */
-static __always_inline bool scanning(void)
+static __always_inline bool scanning(struct alys_sess *S)
 {
-	return live_mode == ALYS_LIVE_MARKS && live_state == ALYS_LIVE_VERIFIED && gc_no_vaddr;
+	return live_mode == ALYS_LIVE_MARKS && S->live_state == ALYS_LIVE_VERIFIED && gc_no_vaddr;
 }
 
 /* Judge the tracked blocks if a collection ran since the last scan; cur is
  * read_gc_no(bias). bias: runtime address minus ELF address of the object
  * holding libgc. */
-static __always_inline void scan_if_collected(__u64 bias, enum scan_why why, __u64 cur)
+static __always_inline void scan_if_collected(struct alys_sess *S, __u64 bias,
+					      enum scan_why why, __u64 cur)
 {
 	struct alys_rb_collection *r;
-	struct scan_ctx c = { .arrays = bias + arrays_vaddr };
+	struct scan_ctx c = { .arrays = bias + arrays_vaddr, .slot = S->slot };
+	struct tracked_maps t;
 	__u64 last, t0, t1;
+	void *rb;
 
-	if (!scanning())
+	if (!scanning(S) || !tracked_maps(S, &t))
 		return;
-	if (live_end_request && __sync_val_compare_and_swap(&live_end_request, 1, 0) == 1)
+	if (S->live_end_request &&
+	    __sync_val_compare_and_swap(&S->live_end_request, 1, 0) == 1)
 		why = SCAN_END;
-	if (live_bias != bias)
-		live_bias = bias;
+	if (S->live_bias != bias)
+		S->live_bias = bias;
 	cur = (__u32)cur;
-	last = live_scanned_gc;
+	last = S->live_scanned_gc;
 	if (!cur || (cur == last && why != SCAN_END))
 		return;
 	t0 = bpf_ktime_get_ns();
-	if (why == SCAN_IMPLICIT && t0 < live_next_scan_ns &&
-	    !(last < live_explicit_gc && live_explicit_gc <= cur))
+	if (why == SCAN_IMPLICIT && t0 < S->live_next_scan_ns &&
+	    !(last < S->live_explicit_gc && S->live_explicit_gc <= cur))
 		return;
 	/* One CPU scans each collection. */
-	if (__sync_val_compare_and_swap(&live_scanned_gc, last, cur) != last)
+	if (__sync_val_compare_and_swap(&S->live_scanned_gc, last, cur) != last)
 		return;
 	if (cur > last + 1)
-		count_n(ALYS_CNT_LIVE_MERGED, cur - last - 1);
+		count_n(S->slot, ALYS_CNT_LIVE_MERGED, cur - last - 1);
 	c.cur = (__u32)cur;
 	c.scan = __sync_fetch_and_add(&scan_seq, 1) + 1;
 	c.since = cur > last ? (__u32)last + 1 : (__u32)cur;
-	if (tracked_n[TIER_SMALL] > 0)
-		bpf_for_each_map_elem(&tracked_small, scan_one, &c, 0);
-	if (tracked_n[TIER_MID] > 0) {
+	if (t.n[TIER_SMALL] > 0)
+		bpf_for_each_map_elem(t.m[TIER_SMALL], scan_one, &c, 0);
+	if (t.n[TIER_MID] > 0) {
 		c.tier = TIER_MID;
-		bpf_for_each_map_elem(&tracked_mid, scan_one, &c, 0);
+		bpf_for_each_map_elem(t.m[TIER_MID], scan_one, &c, 0);
 	}
-	if (tracked_n[TIER_BIG] > 0) {
+	if (t.n[TIER_BIG] > 0) {
 		c.tier = TIER_BIG;
-		bpf_for_each_map_elem(&tracked, scan_one, &c, 0);
+		bpf_for_each_map_elem(t.m[TIER_BIG], scan_one, &c, 0);
 	}
-	live_scans++;
+	S->live_scans++;
 	t1 = bpf_ktime_get_ns();
-	live_next_scan_ns = t1 + (t1 - t0) * scan_gap;
-	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	S->live_next_scan_ns = t1 + (t1 - t0) * scan_gap;
+	rb = events_at(S->slot);
+	if (!rb)
+		return;
+	r = bpf_ringbuf_reserve(rb, sizeof(*r), 0);
 	if (!r)
 		return;
 	r->type = ALYS_RB_COLLECTION;
@@ -462,63 +500,66 @@ static __always_inline void scan_if_collected(__u64 bias, enum scan_why why, __u
 }
 
 /* scan_if_collected, reading GC_gc_no only when collections are read. */
-static __always_inline void maybe_scan(__u64 bias, enum scan_why why)
+static __always_inline void maybe_scan(struct alys_sess *S, __u64 bias, enum scan_why why)
 {
-	if (scanning())
-		scan_if_collected(bias, why, read_gc_no(bias));
+	if (scanning(S))
+		scan_if_collected(S, bias, why, read_gc_no(bias));
 }
 
 /* At an allocation's return (gc_no: read_gc_no): check the layout on the
  * first blocks, then follow the new block. A block still tracked at this address died
  * unnoticed (reuse mode, or an unreadable header): report it now. */
-static __always_inline void track_block(__u64 bias, __u64 addr, __u64 size, bool check,
-					__u32 gc_no)
+static __always_inline void track_block(struct alys_sess *S, __u64 bias, __u64 addr,
+					__u64 size, bool check, __u32 gc_no)
 {
 	struct tracked v = { 0 }, *old;
+	struct tracked_maps t;
 
-	if (!addr)
+	if (!addr || !tracked_maps(S, &t))
 		return;
 	v.gc_no = gc_no;
 	if (live_mode == ALYS_LIVE_OFF) {
 		/* Sampled: the frees of sampled blocks are still recorded. */
-		if (sampled_trace && tracked_set(&addr, &v, tracked_lookup(&addr)))
-			count(ALYS_CNT_TRACKED_FULL);
+		if (sampled_trace && tracked_set(&t, &addr, &v, tracked_lookup(&t, &addr)))
+			count(S->slot, ALYS_CNT_TRACKED_FULL);
 		return;
 	}
 	if (live_mode == ALYS_LIVE_MARKS && check && size &&
-	    live_state == ALYS_LIVE_VERIFYING) {
+	    S->live_state == ALYS_LIVE_VERIFYING) {
 		if (!header_checks_out(bias + arrays_vaddr, addr, size))
-			live_state = ALYS_LIVE_FAILED;
-		else if (__sync_fetch_and_add(&live_verified, 1) + 1 >= ALYS_LIVE_VERIFY_N)
-			__sync_val_compare_and_swap(&live_state, ALYS_LIVE_VERIFYING,
+			S->live_state = ALYS_LIVE_FAILED;
+		else if (__sync_fetch_and_add(&S->live_verified, 1) + 1 >= ALYS_LIVE_VERIFY_N)
+			__sync_val_compare_and_swap(&S->live_state, ALYS_LIVE_VERIFYING,
 						    ALYS_LIVE_VERIFIED);
 	}
 	/* The common case, a block not followed yet: one insert that fails
 	 * if it is, not a lookup first (with the other maps empty, the small
 	 * one is the only place it could be). */
-	if (!tracked_n[TIER_MID] && !tracked_n[TIER_BIG] &&
-	    tracked_n[TIER_SMALL] < tracked_fill[TIER_SMALL] &&
-	    !bpf_map_update_elem(&tracked_small, &addr, &v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&tracked_n[TIER_SMALL], 1);
+	if (!t.n[TIER_MID] && !t.n[TIER_BIG] &&
+	    t.n[TIER_SMALL] < tracked_fill[TIER_SMALL] &&
+	    !bpf_map_update_elem(t.m[TIER_SMALL], &addr, &v, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&t.n[TIER_SMALL], 1);
 		return;
 	}
-	old = tracked_lookup(&addr);
+	old = tracked_lookup(&t, &addr);
 	if (old) {
-		if (live_mode == ALYS_LIVE_MARKS && live_state == ALYS_LIVE_VERIFIED)
-			count(ALYS_CNT_LIVE_REUSED);
+		if (live_mode == ALYS_LIVE_MARKS && S->live_state == ALYS_LIVE_VERIFIED)
+			count(S->slot, ALYS_CNT_LIVE_REUSED);
 		/* Handed out again with no collection between: freed by a
 		 * GC_free no probe saw (--sample refill probes none). */
-		emit_death(addr, ALYS_CAUSE_REUSE, v.gc_no,
+		emit_death(S->slot, addr, ALYS_CAUSE_REUSE, v.gc_no,
 			   old->gc_no < v.gc_no ? old->gc_no + 1 : v.gc_no);
 	}
-	if (tracked_set(&addr, &v, old))
-		count(ALYS_CNT_TRACKED_FULL);
+	if (tracked_set(&t, &addr, &v, old))
+		count(S->slot, ALYS_CNT_TRACKED_FULL);
 }
 
 /* Whether addr was tracked (and is no more): GC_free, realloc's old block. */
-static __always_inline bool untrack_block(__u64 addr)
+static __always_inline bool untrack_block(struct alys_sess *S, __u64 addr)
 {
-	return addr && tracked_delete(&addr);
+	struct tracked_maps t;
+
+	return addr && tracked_maps(S, &t) && tracked_delete(&t, &addr);
 }
 
 #endif

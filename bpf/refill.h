@@ -20,20 +20,18 @@ const volatile __s32 refill_fl_reg = -1;
 const volatile __s32 refill_size_reg = -1;
 const volatile __s32 refill_kind_reg = -1;
 
-/* --duty: record only inside the window the daemon set (duty_cycle.h); 0:
- * always. */
-__u64 duty_from_ns, duty_until_ns;
-
-static __always_inline bool in_duty_window(void)
+/* --duty: record only inside the window the daemon set (duty_cycle.h,
+ * alys_sess.duty_*); 0: always. */
+static __always_inline bool in_duty_window(struct alys_sess *S)
 {
 	__u64 now;
 
-	if (!duty_until_ns)
+	if (!S->duty_until_ns)
 		return true;
 	now = bpf_ktime_get_ns();
-	if (now >= duty_from_ns && now < duty_until_ns)
+	if (now >= S->duty_from_ns && now < S->duty_until_ns)
 		return true;
-	count(ALYS_CNT_DUTY_OUTSIDE);
+	count(S->slot, ALYS_CNT_DUTY_OUTSIDE);
 	return false;
 }
 
@@ -67,7 +65,7 @@ static __always_inline __u64 reg_value(struct pt_regs *r, int n)
 
 /* Objects on the free list starting at head (linked through their first
  * word, as the collector links them). */
-static __always_inline __u32 list_length(__u64 head)
+static __always_inline __u32 list_length(struct alys_sess *S, __u64 head)
 {
 	__u64 p = head;
 	__u32 n = 0;
@@ -80,7 +78,7 @@ static __always_inline __u32 list_length(__u64 head)
 			return n;
 	}
 	if (p)
-		count(ALYS_CNT_REFILL_CUT);
+		count(S->slot, ALYS_CNT_REFILL_CUT);
 	return n;
 }
 

@@ -305,7 +305,7 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
 		/* a caller past the limit, as a walk would have found it */
 		c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
-		count(ALYS_CNT_STACK_TRUNCATED);
+		count(c->st->slot, ALYS_CNT_STACK_TRUNCATED);
 		w->end = (struct walk_end){ of->cfa - 8, of->ip, of->bp_slot, of->bp };
 		return 1;
 	}
@@ -358,18 +358,18 @@ static __always_inline long walk_row(struct unwind_ctx *c, struct alys_unwind_ro
 	case ALYS_CFA_OUTERMOST:
 		return 1;
 	default:
-		count(ALYS_CNT_UNWIND_NO_TABLE);
+		count(c->st->slot, ALYS_CNT_UNWIND_NO_TABLE);
 		return 1;
 	}
 	if (stack_read(c, cfa - 8, &ra)) {
-		count(ALYS_CNT_UNWIND_BAD_READ);
+		count(c->st->slot, ALYS_CNT_UNWIND_BAD_READ);
 		c->w->valid = 0;
 		return 1;
 	}
 	if (row->rbp_type == ALYS_RBP_OFFSET) {
 		bp_slot = cfa + row->rbp_offset;
 		if (stack_read(c, bp_slot, &c->bp)) {
-			count(ALYS_CNT_UNWIND_BAD_READ);
+			count(c->st->slot, ALYS_CNT_UNWIND_BAD_READ);
 			c->w->valid = 0;
 			return 1;
 		}
@@ -381,7 +381,7 @@ static __always_inline long walk_row(struct unwind_ctx *c, struct alys_unwind_ro
 	if (!ra || cfa <= c->sp || nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
 		if (ra && cfa > c->sp) {
 			c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
-			count(ALYS_CNT_STACK_TRUNCATED);
+			count(c->st->slot, ALYS_CNT_STACK_TRUNCATED);
 		}
 		c->w->end = (struct walk_end){ cfa - 8, ra, bp_slot, c->bp };
 		return 1;
@@ -418,19 +418,19 @@ static __always_inline long walk_step(struct unwind_ctx *c)
 	m = cached_mapping(c->proc, lookup);
 	if (!m) {
 		if (!discover_mapping(c->proc, lookup, &found)) {
-			count(ALYS_CNT_UNWIND_NO_TABLE);
+			count(c->st->slot, ALYS_CNT_UNWIND_NO_TABLE);
 			return 1;
 		}
 		m = &found;
 	}
 	rel = lookup - m->bias;
 	if (rel >> 32) {
-		count(ALYS_CNT_UNWIND_NO_TABLE);
+		count(c->st->slot, ALYS_CNT_UNWIND_NO_TABLE);
 		return 1;
 	}
 	row = find_row(m->row_first, m->row_count, (__u32)rel);
 	if (!row) {
-		count(ALYS_CNT_UNWIND_NO_TABLE);
+		count(c->st->slot, ALYS_CNT_UNWIND_NO_TABLE);
 		return 1;
 	}
 	if (me) {
@@ -530,7 +530,7 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 	 * two more for going back from copying to walking. */
 	bpf_loop(ALYS_MAX_FRAMES + 3, unwind_step, &c, 0);
 	if (c.w->reused)
-		count_n(ALYS_CNT_FRAMES_REUSED, c.w->reused);
+		count_n(st->slot, ALYS_CNT_FRAMES_REUSED, c.w->reused);
 	c.w->nr = s->nr;
 	c.w->flags = s->flags;
 	c.w->epoch = c.proc->epoch;

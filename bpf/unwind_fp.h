@@ -16,6 +16,7 @@ struct fp_frame {
 struct fp_ctx {
 	struct alys_rb_stack *s;
 	__u64 sp, bp;
+	__u32 slot;		/* the session's, for its counters */
 };
 
 /* Frame i (from 2): a bpf_loop step, so that the verifier checks one
@@ -34,7 +35,7 @@ static long fp_step(__u32 j, struct fp_ctx *c)
 	/* Only a caller found past the limit makes the stack truncated. */
 	if (i >= max_frames || i >= ALYS_MAX_FRAMES) {
 		c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
-		count(ALYS_CNT_STACK_TRUNCATED);
+		count(c->slot, ALYS_CNT_STACK_TRUNCATED);
 		return 1;
 	}
 	c->s->ips[i & (ALYS_MAX_FRAMES - 1)] = f.ret;
@@ -45,9 +46,9 @@ static long fp_step(__u32 j, struct fp_ctx *c)
 	return 0;
 }
 
-static __always_inline void unwind_fp(struct pt_regs *regs, struct alys_rb_stack *s)
+static __always_inline void unwind_fp(struct pt_regs *regs, struct alys_rb_stack *s, __u32 slot)
 {
-	struct fp_ctx c = { .s = s, .sp = PT_REGS_SP(regs), .bp = PT_REGS_FP(regs) };
+	struct fp_ctx c = { .s = s, .sp = PT_REGS_SP(regs), .bp = PT_REGS_FP(regs), .slot = slot };
 	__u64 ret = 0;
 
 	s->ips[0] = PT_REGS_IP(regs);

@@ -36,7 +36,7 @@ enum alys_live_mode {
 	ALYS_LIVE_REUSE = 2,	/* fallback: address reuse only */
 };
 
-/* live_state (BPF .bss), the mark-byte layout's run-time check. */
+/* alys_sess.live_state, the mark-byte layout's run-time check. */
 enum alys_live_state {
 	ALYS_LIVE_VERIFYING = 0,
 	ALYS_LIVE_VERIFIED = 1,
@@ -51,7 +51,8 @@ enum alys_unwind_mode {
 	ALYS_UNWIND_DWARF = 1,
 };
 
-/* Per-CPU counters of anything lost or degraded, summed by the daemon. */
+/* Per-CPU counters of anything lost or degraded, ALYS_CNT_NR a session
+ * (at slot * ALYS_CNT_NR), summed by the daemon. */
 enum alys_counter {
 	ALYS_CNT_RB_DROP_EVENT,	/* ring buffer full: event lost */
 	ALYS_CNT_RB_DROP_STACK,	/* ring buffer full: new stack lost */
@@ -74,6 +75,38 @@ enum alys_counter {
 	ALYS_CNT_NO_THREAD_STATE,	/* a thread's state could not be allocated: call lost */
 	ALYS_CNT_FRAMES_REUSED,	/* dwarf: frames taken from the thread's previous walk */
 	ALYS_CNT_NR,
+};
+
+/*
+ * Sessions that share one loaded BPF object (the agent's, one a traced
+ * process): each has a slot, the top byte of its probes' attach cookies
+ * (ALYS_COOKIE_SLOT_SHIFT), which finds its state below, its ring buffer,
+ * stack cache, tracked-block maps and counters. A power of two.
+ */
+#define ALYS_MAX_SESSIONS 64
+/* Entries of a session's small and mid tracked-block maps (bpf/live.h). */
+#define ALYS_TRACKED_SMALL (1 << 14)
+#define ALYS_TRACKED_MID (1 << 16)
+#define ALYS_COOKIE_SLOT_SHIFT 56
+
+/* A session's state in the BPF object's `sessions` map, read and written
+ * by the daemon through its mapping (src/core/bpf_pool.h). */
+struct alys_sess {
+	__u32 slot;			/* its own index, set by the daemon */
+	__u32 live_state;		/* enum alys_live_state */
+	__u32 live_verified;		/* allocations whose header checked out */
+	__u32 live_end_request;		/* the daemon, detaching: scan once more */
+	__u64 live_scanned_gc;		/* last collection whose marks were read */
+	__u64 live_scans;
+	__u64 live_next_scan_ns;	/* no implicit scan before this time */
+	__u64 live_explicit_gc;		/* the collection GC_gcollect runs */
+	__u64 live_bias;		/* libgc's load bias, for the exit scan */
+	__s64 tracked_n[3];		/* blocks in each tracked map (bpf/live.h) */
+	__u64 duty_from_ns, duty_until_ns;	/* --duty's window; 0: always */
+	__u64 last_wakeup_ns;		/* the ring buffer's last forced wakeup */
+	__u64 census_gc_no_addr;	/* --census: GC_gc_no, once the bias is known */
+	__u32 census_every;		/* 0 or 1: every collection */
+	__u32 census_last_gc;		/* the collection last walked */
 };
 
 struct alys_rb_event {

@@ -330,3 +330,9 @@ PY
 seen() {
 	sed 's/\xe2\x81\xa0//g; s/\xe2\x80\xa4/./g'
 }
+
+# bpf_prog_ids PID: the ids of the BPF programs process PID holds open, one
+# a line (from its fds' fdinfo: Debian's bpftool shows no pids).
+bpf_prog_ids() {
+	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -un
+}

@@ -24,7 +24,7 @@
 #include "messages.h"
 #include "signals.h"
 #include "outbuf.h"
-#include "unwind_maps.h"
+#include "bpf_pool.h"
 #include "util.h"
 
 /* Per process, unless --ringbuf-size: refill sampling sends little. */
@@ -67,7 +67,7 @@ struct loader {
 struct agent {
 	const struct tracer_opts *o;
 	const struct agent_opts *ao;
-	struct unwind_maps um;		/* shared by every session */
+	struct bpf_pool *pool;		/* unwind tables and BPF objects, shared */
 	struct crystal_detect *cd;
 	struct exec_watch *xw;
 	struct pusher *pusher;
@@ -202,7 +202,7 @@ static void load(struct agent *a, struct proc *p, const char *comm)
 		return;
 	}
 	p->crystal = true;
-	p->s = session_new(&p->o, &a->um, a->pusher || a->http);
+	p->s = session_new(&p->o, a->pool, a->pusher || a->http);
 	if (!p->s || session_from_pid(p->s, p->pid) || session_load(p->s) ||
 	    session_start(p->s)) {
 		say(a, "pid %d (%s): not traced (said above)\n", p->pid, comm);
@@ -547,7 +547,11 @@ int agent_run(const struct tracer_opts *o)
 
 	if (session_check_privileges())
 		return 1;
-	unwind_maps_init(&a.um);
+	a.pool = bpf_pool_new();
+	if (!a.pool) {
+		fail("out of memory\n");
+		return 1;
+	}
 	pthread_mutex_init(&a.lock, NULL);
 	pthread_mutex_init(&a.ld.mu, NULL);
 	pthread_cond_init(&a.ld.cv, NULL);
@@ -566,7 +570,7 @@ int agent_run(const struct tracer_opts *o)
 	http_endpoint_stop(a.http);
 	exec_watch_close(a.xw);
 	crystal_detect_free(a.cd);
-	unwind_maps_free(&a.um);
+	bpf_pool_free(a.pool);
 	if (a.ep >= 0)
 		close(a.ep);
 	if (a.sigfd >= 0)

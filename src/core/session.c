@@ -22,6 +22,7 @@
 
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
+#include "bpf_pool.h"
 #include "census_session.h"
 #include "clock_ns.h"
 #include "gc_probes.h"
@@ -43,6 +44,8 @@
 #define FLUSH_INTERVAL_NS (200 * 1000000ULL)
 #define TRACKED_ALL (1u << 20)		/* live blocks followed, all calls */
 #define TRACKED_SAMPLED (1u << 18)	/* sampled */
+/* --ringbuf-size's default: see bpf/alys.bpf.c */
+#define RINGBUF_DEFAULT (64u << 20)
 #define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
 /* Detaching: how long the target's next GC call is waited for. */
 #define END_SCAN_WAIT_NS (200 * 1000000ULL)
@@ -100,7 +103,10 @@ static const char *const counter_names[] = {
 struct session {
 	const struct tracer_opts *o;
 	struct target tg;
-	struct alys_bpf *skel;
+	struct alys_bpf *skel;		/* bs.skel: the programs, maybe shared */
+	struct bpf_slot bs;		/* this session's slot in it */
+	struct bpf_pool *pool;		/* own_pool, or the agent's */
+	struct bpf_pool *own_pool;
 	struct ring_buffer *rb;
 	struct bpf_link *links[16];
 	int nlinks;
@@ -109,8 +115,7 @@ struct session {
 	bool session;		/* attached as sessions: see bpf/alys.bpf.c */
 	bool multi;		/* uprobes as uprobe_multi links where kept (session_link.h) */
 	bool refill_multi;	/* so are the refill probes */
-	struct unwind_maps *um;		/* own_um, or the agent's shared tables */
-	struct unwind_maps own_um;
+	struct unwind_maps *um;		/* the pool's */
 	struct trace_writer w;
 	struct proc_maps maps;
 	struct mmap_watch mw;
@@ -142,6 +147,13 @@ struct session {
 };
 
 #define say(t, ...) say_unless((t)->o->quiet, __VA_ARGS__)
+
+/* Every probe's attach cookie carries the session's slot in its top byte:
+ * the programs may serve other sessions too (bpf_pool.h). */
+static __u64 slot_cookie(const struct session *t)
+{
+	return (__u64)t->bs.slot << ALYS_COOKIE_SLOT_SHIFT;
+}
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -406,19 +418,31 @@ static void set_layout(struct session *t)
 
 static const char *live_mode_name(const struct session *t)
 {
-	return liveness_mode_name(&t->live, t->skel ? t->skel->bss->live_state : 0);
+	return liveness_mode_name(&t->live, t->bs.st ? t->bs.st->live_state : 0);
 }
 
 static void check_live_state(struct session *t)
 {
-	liveness_check_state(&t->live, t->skel->bss->live_state,
-			     t->skel->bss->live_verified, t->tg.gp.path);
+	liveness_check_state(&t->live, t->bs.st->live_state, t->bs.st->live_verified,
+			     t->tg.gp.path);
 }
 
-static int open_bpf(struct session *t)
+static uint32_t ringbuf_bytes(const struct session *t)
+{
+	return t->o->ringbuf_size ? t->o->ringbuf_size : RINGBUF_DEFAULT;
+}
+
+/* The kernel refused the uprobe-session programs once (before Linux 6.13):
+ * later sessions are configured without them, as the object loaded was. */
+static bool no_uprobe_sessions;
+
+/* t->skel opened and configured for t (programs chosen, read-only data
+ * set), not loaded: 0 or -1 (said). */
+static int configure_bpf(struct session *t)
 {
 	const struct gc_probes *gp = &t->tg.gp;
-	int err, rows_fd, objects_fd, procs_fd;
+	int rows_fd, objects_fd, procs_fd;
+	uint32_t slots = 2;	/* a power of two, for the kernel's mask */
 
 	libbpf_set_print(libbpf_quiet);
 	t->skel = alys_bpf__open();
@@ -450,7 +474,7 @@ static int open_bpf(struct session *t)
 	set_layout(t);
 	unwind_maps_fds(t->um, &rows_fd, &objects_fd, &procs_fd);
 	if (rows_fd >= 0) {
-		/* The agent's other sessions made the tables' maps. */
+		/* Another object (the agent's) made the tables' maps. */
 		if (bpf_map__reuse_fd(t->skel->maps.unwind_rows, rows_fd) ||
 		    bpf_map__reuse_fd(t->skel->maps.unwind_objects, objects_fd) ||
 		    bpf_map__reuse_fd(t->skel->maps.unwind_procs, procs_fd)) {
@@ -461,24 +485,12 @@ static int open_bpf(struct session *t)
 	} else {
 		bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
 	}
-	{
-		uint32_t slots = 2;	/* a power of two, for the kernel's mask */
-
-		while (slots < t->o->stack_cache)
-			slots <<= 1;
-		bpf_map__set_max_entries(t->skel->maps.stack_cache, slots);
-		t->skel->rodata->stack_cache_mask = slots - 1;
-	}
-	if (t->o->ringbuf_size) {
-		bpf_map__set_max_entries(t->skel->maps.events, t->o->ringbuf_size);
-		/* Wake the reader by a quarter full at the latest. */
-		if (t->skel->rodata->wakeup_bytes > t->o->ringbuf_size / 4)
-			t->skel->rodata->wakeup_bytes = t->o->ringbuf_size / 4;
-	}
-	/* A scan walks every bucket of the tracked map: keep it no bigger
-	 * than the blocks it must hold (~4 ms per 1M buckets). */
-	bpf_map__set_max_entries(t->skel->maps.tracked,
-				 t->sample_bytes || t->refill ? TRACKED_SAMPLED : TRACKED_ALL);
+	while (slots < t->o->stack_cache)
+		slots <<= 1;
+	t->skel->rodata->stack_cache_mask = slots - 1;
+	/* Wake the reader by a quarter full at the latest. */
+	if (t->skel->rodata->wakeup_bytes > ringbuf_bytes(t) / 4)
+		t->skel->rodata->wakeup_bytes = ringbuf_bytes(t) / 4;
 	/* Tests: the small and mid tracked maps take this many blocks each,
 	 * the rest go to the big one. */
 	if (getenv("ALYS_BPF_TRACKED_SMALL_FILL") && *getenv("ALYS_BPF_TRACKED_SMALL_FILL"))
@@ -490,15 +502,26 @@ static int open_bpf(struct session *t)
 	/* Tests: every frame walked, none checked against the last walk. */
 	if (getenv("ALYS_BPF_NO_REUSE") && *getenv("ALYS_BPF_NO_REUSE"))
 		t->skel->rodata->reuse_walks = false;
-	err = alys_bpf__load(t->skel);
+	return 0;
+}
+
+/* t->skel, configured, loaded into the kernel: 0 or -1 (said; t->skel
+ * destroyed). */
+static int load_bpf(struct session *t)
+{
+	int err = alys_bpf__load(t->skel);
+
 	if (err && t->session) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */
 		alys_bpf__destroy(t->skel);
 		t->skel = NULL;
 		t->session = false;
+		no_uprobe_sessions = true;
 		if (t->o->verbose)
 			say(t, "uprobe sessions unavailable: every call gets a return probe\n");
-		return open_bpf(t);
+		if (configure_bpf(t))
+			return -1;
+		return load_bpf(t);
 	}
 	if (err) {
 		report_load_error(err);
@@ -517,6 +540,58 @@ static int open_bpf(struct session *t)
 		}
 	}
 	return 0;
+}
+
+/* The programs: those of a loaded object configured alike if the pool has
+ * one with room (the agent's other processes), else loaded now; and a slot
+ * in it with this session's maps. 0 or -1 (said). */
+static int open_bpf(struct session *t)
+{
+	struct bpf_slot_sizes sz = {
+		.ringbuf_bytes = ringbuf_bytes(t),
+		.tracked_small = ALYS_TRACKED_SMALL, .tracked_mid = ALYS_TRACKED_MID,
+		/* A scan walks every bucket of the big map: keep it no bigger
+		 * than the blocks it must hold (~4 ms per 1M buckets). */
+		.tracked_big = t->sample_bytes || t->refill ? TRACKED_SAMPLED : TRACKED_ALL,
+	};
+	char err[256];
+	struct bpf_group *g;
+	int r = -1;
+
+	if (no_uprobe_sessions)
+		t->session = false;
+	if (configure_bpf(t))
+		goto out;
+	sz.stack_cache = t->skel->rodata->stack_cache_mask + 1;
+	/* ALYS_BPF_NO_SHARE: an object a session, for comparison (bench/). */
+	g = getenv("ALYS_BPF_NO_SHARE") ? NULL : bpf_pool_find(t->pool, t->skel);
+	if (g) {
+		alys_bpf__destroy(t->skel);
+		if (t->o->verbose)
+			say(t, "BPF programs shared with another session\n");
+	} else {
+		if (load_bpf(t))
+			goto out;
+		g = bpf_pool_add(t->pool, t->skel, t->session);
+		if (!g) {
+			t->skel = NULL;
+			fail("out of memory for the BPF object\n");
+			return -1;
+		}
+	}
+	t->skel = NULL;
+	if (bpf_slot_take(t->pool, g, &sz, &t->bs, err, sizeof(err))) {
+		fail("%s\n", err);
+		return -1;
+	}
+	t->skel = t->bs.skel;
+	t->session = t->bs.uprobe_sessions;
+	return 0;
+out:
+	if (t->skel)
+		alys_bpf__destroy(t->skel);
+	t->skel = NULL;
+	return r;
 }
 
 /* A probe at f could not be attached (err: an errno). Not said when a
@@ -543,7 +618,8 @@ static void announce_probe(struct session *t, const struct gc_func *f, bool ret)
 static struct bpf_link *attach_link(struct session *t, struct bpf_program *prog,
 				    const struct gc_func *f, bool ret, __u64 cookie, bool announce)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret, .bpf_cookie = cookie);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret,
+		    .bpf_cookie = slot_cookie(t) | cookie);
 	struct bpf_link *link;
 
 	link = bpf_program__attach_uprobe_opts(prog, t->tg.pid, t->tg.gp.path,
@@ -563,7 +639,7 @@ static int attach_multi(struct session *t, struct bpf_program *prog, const struc
 {
 	int fd = uprobe_multi_link_create(bpf_program__fd(prog), ALYS_BPF_TRACE_UPROBE_MULTI,
 					  ret ? ALYS_BPF_F_UPROBE_MULTI_RETURN : 0, t->tg.gp.path,
-					  f->probe_file_off, 0, t->tg.pid);
+					  f->probe_file_off, slot_cookie(t), t->tg.pid);
 
 	if (fd < 0) {
 		attach_failed(t, f, -fd);
@@ -614,11 +690,11 @@ static int attach_refill(void *ctx, bool with_realloc, struct probe_link *links,
 }
 
 /* What gc_alloc_entry and gc_alloc_session read from their attach cookie
- * (bpf/alys.bpf.c): the kind, and above its 8 bits the probe's ELF
- * address. */
+ * (bpf/alys.bpf.c): the kind, above its 8 bits the probe's ELF address, and
+ * the slot in the top byte (slot_cookie). */
 static __u64 alloc_cookie(const struct session *t, int kind)
 {
-	return t->tg.gp.funcs[kind].probe_vaddr << 8 | (__u64)kind;
+	return slot_cookie(t) | t->tg.gp.funcs[kind].probe_vaddr << 8 | (__u64)kind;
 }
 
 static int attach_probes(struct session *t)
@@ -641,8 +717,8 @@ static int attach_probes(struct session *t)
 		t->rw = (struct refill_windows){
 			.duty_pct = t->duty_pct, .launched = t->launched,
 			.attach = attach_refill, .attach_ctx = t,
-			.bpf_from = &t->skel->bss->duty_from_ns,
-			.bpf_until = &t->skel->bss->duty_until_ns,
+			.bpf_from = &t->bs.st->duty_from_ns,
+			.bpf_until = &t->bs.st->duty_until_ns,
 		};
 		gc_count_init(&t->rw.count, t->tg.pid, &t->tg.gp);
 		if (refill_windows_start(&t->rw, clock_ns(CLOCK_MONOTONIC))) {
@@ -697,42 +773,21 @@ static int attach_probes(struct session *t)
 		}
 	}
 	if (t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes) {
-		struct bpf_link *link;
+		int err = bpf_slot_watch_exit(&t->bs, t->tg.pid);
 
-		s->bss->target_tgid = (__u32)t->tg.pid;
-		link = bpf_program__attach(s->progs.exit_group_enter);
-		if (!link) {
+		if (err) {
 			fail("cannot attach to the exit_group tracepoint (for the liveness scan at "
 			     "exit): %s; is tracefs available (CONFIG_FTRACE_SYSCALLS)?\n",
-			     strerror(errno));
+			     strerror(-err));
 			return -1;
 		}
-		t->links[t->nlinks++] = link;
 	}
 	return 0;
 }
 
 static void read_counters(struct session *t)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	int fd = bpf_map__fd(t->skel->maps.counters);
-	uint64_t *vals;
-
-	if (ncpu <= 0)
-		return;
-	vals = calloc(ncpu, sizeof(*vals));
-	if (!vals)
-		return;
-	for (uint32_t k = 0; k < ALYS_CNT_NR; k++) {
-		uint64_t sum = 0;
-
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
-		for (int c = 0; c < ncpu; c++)
-			sum += vals[c];
-		t->counters[k] = sum;
-	}
-	free(vals);
+	bpf_slot_counters(&t->bs, t->counters);
 }
 
 static void write_counters(struct session *t)
@@ -912,7 +967,7 @@ int session_start(struct session *t)
 	else if (t->refill)
 		snprintf(sample, sizeof(sample), "refill");
 
-	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
+	t->rb = ring_buffer__new(t->bs.events_fd, on_record, t, NULL);
 	if (!t->rb) {
 		fail("cannot set up the ring buffer: %s\n", strerror(errno));
 		return -1;
@@ -922,8 +977,9 @@ int session_start(struct session *t)
 		t->census = (struct census_session){
 			.pid = t->tg.pid, .gp = &t->tg.gp, .w = &t->w, .verbose = t->o->verbose,
 			.trigger_prog = t->skel->progs.census_trigger,
-			.trigger_gc_no_addr = &t->skel->bss->census_gc_no_addr,
-			.trigger_every = &t->skel->bss->census_every,
+			.trigger_cookie = slot_cookie(t),
+			.trigger_gc_no_addr = &t->bs.st->census_gc_no_addr,
+			.trigger_every = &t->bs.st->census_every,
 			.every = t->o->census_every,
 			.recorded = t->census_only ? NULL : census_recorded, .recorded_arg = t,
 		};
@@ -1014,7 +1070,7 @@ static void request_end_scan(struct session *t)
 		if (links[n].link || links[n].fd >= 0)
 			n++;
 	}
-	t->skel->bss->live_end_request = 1;
+	t->bs.st->live_end_request = 1;
 	until = clock_ns(CLOCK_MONOTONIC) + END_SCAN_WAIT_NS;
 	while (!t->end_scanned && clock_ns(CLOCK_MONOTONIC) < until)
 		ring_buffer__poll(t->rb, 10);
@@ -1026,11 +1082,11 @@ static void request_end_scan(struct session *t)
 			close(links[n].fd);
 	}
 	if (!t->end_scanned) {
-		t->skel->bss->live_end_request = 0;
+		t->bs.st->live_end_request = 0;
 		say(t, "note: the target made no GC call in the %d ms after the detach: "
 		    "collections after %llu were not read (blocks that died in them show as "
 		    "in use)\n", (int)(END_SCAN_WAIT_NS / 1000000),
-		    (unsigned long long)t->skel->bss->live_scanned_gc);
+		    (unsigned long long)t->bs.st->live_scanned_gc);
 	}
 }
 
@@ -1086,7 +1142,7 @@ void session_finish(struct session *t)
 		    "(blocks that died in them show as in use)\n",
 		    t->counters[ALYS_CNT_LIVE_EXIT_IN_GC] ? "exited inside a GC call" :
 		    "ended without exit (a signal?)",
-		    (unsigned long long)t->skel->bss->live_scanned_gc);
+		    (unsigned long long)t->bs.st->live_scanned_gc);
 	if (t->live.mode != ALYS_LIVE_OFF)
 		say(t, "liveness (%s): %llu blocks found dead over %llu collections read"
 		    " (%llu more read together with a later one)\n",
@@ -1120,7 +1176,7 @@ static void default_output(char *out, size_t len)
 	strftime(out, len, "%Y-%m-%dT%H:%M:%S.alys", &tm);
 }
 
-struct session *session_new(const struct tracer_opts *o, struct unwind_maps *um, bool live)
+struct session *session_new(const struct tracer_opts *o, struct bpf_pool *pool, bool live)
 {
 	struct session *t = calloc(1, sizeof(*t));
 
@@ -1134,8 +1190,16 @@ struct session *session_new(const struct tracer_opts *o, struct unwind_maps *um,
 		snprintf(t->output, sizeof(t->output), "%s", o->output);
 	else if (!o->http_addr && !o->agent)	/* live only: no file */
 		default_output(t->output, sizeof(t->output));
-	unwind_maps_init(&t->own_um);
-	t->um = um ? um : &t->own_um;
+	t->bs.events_fd = -1;
+	if (!pool) {
+		t->own_pool = pool = bpf_pool_new();
+		if (!pool) {
+			free(t);
+			return NULL;
+		}
+	}
+	t->pool = pool;
+	t->um = bpf_pool_unwind_maps(pool);
 	proc_maps_init(&t->maps, 0);
 	t->want_live = live;
 	return t;
@@ -1330,11 +1394,12 @@ void session_free(struct session *t)
 	for (int i = 0; i < t->nsessions; i++)
 		close(t->session_fds[i]);
 	ring_buffer__free(t->rb);
-	alys_bpf__destroy(t->skel);
+	/* its probes are gone: the slot may serve another process */
+	bpf_slot_give_back(t->pool, &t->bs);
+	bpf_pool_free(t->own_pool);
 	proc_maps_free(&t->maps);
 	stack_table_free(&t->stacks);
 	mmap_watch_close(&t->mw);
-	unwind_maps_free(&t->own_um);
 	target_free(&t->tg);
 	u64_table_free(&t->sizes);
 	live_profile_free(t->lp);

@@ -23,7 +23,6 @@ struct gc_probes;
 struct launch;
 struct live_profile;
 struct trace_writer;
-struct unwind_maps;
 
 enum sample_mode {
 	SAMPLE_DEFAULT,		/* refill with --pid, all for a launched command */
@@ -63,10 +62,12 @@ struct tracer_opts {
 };
 
 struct session;
+struct bpf_pool;
 
-/* um: unwind tables shared with other sessions (the agent's); NULL: its
- * own. live: count a live profile (live_profile.h) as the trace is written. */
-struct session *session_new(const struct tracer_opts *o, struct unwind_maps *um, bool live);
+/* pool: unwind tables and BPF objects shared with other sessions (the
+ * agent's, bpf_pool.h); NULL: its own. live: count a live profile
+ * (live_profile.h) as the trace is written. */
+struct session *session_new(const struct tracer_opts *o, struct bpf_pool *pool, bool live);
 void session_free(struct session *s);
 
 /* The target (target.h): 0, or the exit status for alys-bpf and a message

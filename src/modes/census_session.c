@@ -74,7 +74,12 @@ static int attach_trigger(struct census_session *cs, uint64_t addr, char *err, s
 	}
 	file_off = addr - m.start + m.offset;
 	snprintf(root, sizeof(root), "/proc/%d/root%s", cs->pid, m.path);
-	link = bpf_program__attach_uprobe(cs->trigger_prog, false, cs->pid, root, file_off);
+	{
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cs->trigger_cookie);
+
+		link = bpf_program__attach_uprobe_opts(cs->trigger_prog, cs->pid, root, file_off,
+						       &opts);
+	}
 	if (!link) {
 		snprintf(err, errlen, "cannot attach a uprobe to the start callback in %s: %s",
 			 m.path, strerror(errno));

@@ -26,8 +26,10 @@ struct census_session {
 	const struct gc_probes *gp;
 	struct trace_writer *w;
 	bool verbose;
-	/* The BPF side: the trigger program and the .bss words it reads. */
+	/* The BPF side: the trigger program, its attach cookie (the
+	 * session's slot) and the session's words it reads. */
 	struct bpf_program *trigger_prog;
+	uint64_t trigger_cookie;
 	__u64 *trigger_gc_no_addr;
 	__u32 *trigger_every;
 	uint32_t every;			/* --census=N */

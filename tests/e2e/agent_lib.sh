@@ -20,3 +20,13 @@ start_receiver() {
 	on_exit "kill $RX 2>/dev/null"
 	wait_for_line "$dir/port" '^[0-9]+$' 10 || fail "receiver started" "$(cat "$dir/log")"
 }
+
+# bpf_programs_of PID NAME: how many loaded BPF programs named NAME the
+# process PID holds.
+bpf_programs_of() {
+	bpftool -j prog show | "$ALYS_PYTHON" -c '
+import json, sys
+ids, name = set(map(int, sys.argv[1].split())), sys.argv[2]
+print(sum(1 for p in json.load(sys.stdin) if p.get("name") == name and p["id"] in ids))
+' "$(bpf_prog_ids "$1")" "$2"
+}

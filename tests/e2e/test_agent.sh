@@ -64,6 +64,10 @@ C=$!
 on_exit "kill $C 2>/dev/null"
 wait_for_line "$T/agent.err" "^alys-bpf: tracing pid $C " 30 ||
 	fail "agent: traces a program started after it" "$(cat "$T/agent.err")"
+# sleeper and sleeper-release use Debian's libgc.so, sleeper-static its own
+# copy (other addresses): two configurations, two BPF objects, three slots.
+check_eq "agent: three processes, two libgc builds: two BPF objects (gc_refill programs)" \
+	"$(bpf_programs_of $AGENT gc_refill)" 2
 sleep 10
 # Three sessions' duty windows attach and detach their probes on their own
 # schedules: as perf uprobes, whose making and closing queue on one

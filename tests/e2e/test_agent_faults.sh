@@ -123,6 +123,10 @@ M=$(metrics_url "$T/slow.err")
 sleep 5
 curl -s "$M" >"$T/slow.metrics"
 check_eq "two processes traced" "$(fm slow alys_agent_processes)" 2
+# One libgc build, one configuration: the second session took a slot in
+# the first one's BPF object rather than loading (and verifying) its own.
+check_eq "two processes of one libgc: one BPF object (gc_refill programs)" \
+	"$(bpf_programs_of $AG gc_refill)" 1
 kill $L
 for i in $(seq 50); do
 	[ "$(curl -s "$M" | value_of alys_agent_processes)" = 1 ] && break
@@ -130,6 +134,18 @@ for i in $(seq 50); do
 done
 check_eq "the later program's session ends when it exits" \
 	"$(curl -s "$M" | value_of alys_agent_processes)" 1
+# Its slot is free again: a third program takes it, traced as the others.
+"$P/sleeper" 0 "$T/hbL2" 300 >/dev/null &
+L2=$!
+on_exit "kill $L2 2>/dev/null"
+wait_for_line "$T/slow.err" "^alys-bpf: tracing pid $L2 " 30
+check_eq "a program started in a freed slot is traced" "$?" 0
+sleep 3
+check_eq "the freed slot's program: still one BPF object" "$(bpf_programs_of $AG gc_refill)" 1
+check_ge "the freed slot's program: its events read" \
+	"$(curl -s "$M" | awk -v p="pid=\"$L2\"" 'index($0, "alys_events_total{" p) == 1 { s += $2 }
+		END { print s + 0 }')" 1
+kill $L2
 kill -INT $AG; wait $AG
 check_eq "slow server: agent exits 0" "$?" 0
 kill $RX

@@ -123,6 +123,7 @@ per_request() {
 	pid=$!
 	wait_for_line "$T/$name.err" '^alys-bpf: tracing pid' 30 || fail "$name: attached" "no tracing line"
 	bpftool prog show -j >"$T/$name.progs.json"
+	bpf_prog_ids $pid >"$T/$name.tracer"
 	wrk -t1 -c4 -d4s "http://127.0.0.1:$PORT/" >"$T/$name.wrk" 2>&1
 	kill -INT $pid
 	wait $pid
@@ -137,14 +138,15 @@ check_ge "--pid default: windows opened" "$(json_query "$T/default.json" "counte
 check_ge "--pid default: the collector's bytes counted inside them" \
 	"$(json_query "$T/default.json" "counters['gc_bytes_sampled']")" 1
 read -r req_a bytes_a < <(per_request all --sample all)
-# loaded_programs NAME: the BPF programs of that tracer's object (one BTF id),
-# sorted. Only those its mode attaches: each costs verifier time at start.
+# loaded_programs NAME: the BPF programs that tracer holds (not another's
+# on a busy host), sorted. Only those its mode attaches: each costs verifier
+# time at start.
 loaded_programs() {
 	"$ALYS_PYTHON" -c '
 import json, sys
-progs = json.load(open(sys.argv[1]))
-ours = {p["btf_id"] for p in progs if p.get("name") in ("gc_refill", "gc_alloc_entry")}
-print(" ".join(sorted(p["name"] for p in progs if p.get("btf_id") in ours)))' "$T/$1.progs.json"
+progs, ids = json.load(open(sys.argv[1])), set(map(int, sys.argv[2].split()))
+print(" ".join(sorted(p["name"] for p in progs if p["id"] in ids)))' \
+		"$T/$1.progs.json" "$(cat "$T/$1.tracer")"
 }
 check_eq "--pid default: only the refill programs are loaded" "$(loaded_programs default)" \
 	"end_scan_entry exit_group_enter gc_alloc_return gc_collect_entry gc_kind_global_entry gc_realloc_inplace gc_refill"
@@ -160,10 +162,12 @@ check_eq "--sample all: one entry program for the three allocation calls, and GC
 link_types() {
 	"$ALYS_PYTHON" -c '
 import json, sys
-names = {p["id"]: p.get("name") for p in json.load(open(sys.argv[1]))}
+names = {p["id"]: p.get("name") for p in json.load(open(sys.argv[1]))
+         if p["id"] in set(map(int, sys.argv[3].split()))}
 refill = ("gc_refill", "gc_kind_global_entry", "gc_alloc_return", "gc_realloc_inplace", "gc_collect_entry")
 print(" ".join(sorted("%s:%s" % (names[l["prog_id"]], l["type"]) for l in json.load(open(sys.argv[2]))
-                      if names.get(l.get("prog_id")) in refill)))' "$T/$1.lprogs.json" "$T/$1.links.json"
+                      if names.get(l.get("prog_id")) in refill)))' "$T/$1.lprogs.json" "$T/$1.links.json" \
+		"$(cat "$T/$1.tracer")"
 }
 for m in multi perf; do
 	"$ALYS_PROGS/sleeper" 0 /dev/null 200 >/dev/null &
@@ -174,6 +178,7 @@ for m in multi perf; do
 	wait_for_line "$T/links-$m.err" '^alys-bpf: tracing pid' 30 || fail "links $m: attached" "no tracing line"
 	bpftool prog show -j >"$T/$m.lprogs.json"
 	bpftool link show -j >"$T/$m.links.json"
+	bpf_prog_ids $tp >"$T/$m.tracer"
 	kill -TERM $tp
 	wait $tp
 	check_eq "links $m: traced and detached" "$?" 0

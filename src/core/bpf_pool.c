@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+#include "bpf_pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "alys_events.h"	/* before the skeleton, which uses its types */
+#include "alys.skel.h"
+#include "unwind_maps.h"
+
+/* The kernel lays an array's elements 8-byte aligned: mapped, it is a C
+ * array of them only if their size is a multiple of 8. */
+_Static_assert(sizeof(struct alys_sess) % 8 == 0, "struct alys_sess: 8-byte multiple");
+
+struct bpf_group {
+	struct alys_bpf *skel;
+	unsigned char *key;		/* what it was configured with (config_key) */
+	size_t key_len;
+	bool uprobe_sessions;
+	bool used[ALYS_MAX_SESSIONS];
+	struct alys_sess *states;	/* the sessions map, mapped */
+	size_t states_len;
+	struct bpf_link *exit_link;	/* exit_group_enter, once a slot wants it */
+	struct bpf_group *next;
+};
+
+struct bpf_pool {
+	pthread_mutex_t lock;
+	struct bpf_group *groups;
+	struct unwind_maps um;
+};
+
+struct bpf_pool *bpf_pool_new(void)
+{
+	struct bpf_pool *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	unwind_maps_init(&p->um);
+	return p;
+}
+
+void bpf_pool_free(struct bpf_pool *p)
+{
+	if (!p)
+		return;
+	while (p->groups) {
+		struct bpf_group *g = p->groups;
+
+		p->groups = g->next;
+		bpf_link__destroy(g->exit_link);
+		if (g->states)
+			munmap(g->states, g->states_len);
+		alys_bpf__destroy(g->skel);
+		free(g->key);
+		free(g);
+	}
+	unwind_maps_free(&p->um);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+struct unwind_maps *bpf_pool_unwind_maps(struct bpf_pool *p)
+{
+	return &p->um;
+}
+
+/* The read-only data, then each program's autoload flag and attach type:
+ * what the kernel verifies a program against. Two skeletons with equal keys
+ * load the same programs. */
+static unsigned char *config_key(const struct alys_bpf *skel, size_t *len)
+{
+	size_t ro_len = 0, n = 0, cap;
+	const void *ro = bpf_map__initial_value(skel->maps.rodata, &ro_len);
+	struct bpf_program *prog;
+	unsigned char *key;
+
+	cap = ro_len + 64 * (1 + sizeof(uint32_t));
+	key = malloc(cap);
+	if (!key || !ro)
+		goto fail;
+	memcpy(key, ro, ro_len);
+	n = ro_len;
+	bpf_object__for_each_program(prog, skel->obj) {
+		uint32_t type = bpf_program__expected_attach_type(prog);
+
+		if (n + 1 + sizeof(type) > cap)
+			goto fail;
+		key[n++] = bpf_program__autoload(prog);
+		memcpy(key + n, &type, sizeof(type));
+		n += sizeof(type);
+	}
+	*len = n;
+	return key;
+fail:
+	free(key);
+	return NULL;
+}
+
+static bool has_free_slot(const struct bpf_group *g)
+{
+	for (size_t i = 0; i < ALYS_MAX_SESSIONS; i++)
+		if (!g->used[i])
+			return true;
+	return false;
+}
+
+struct bpf_group *bpf_pool_find(struct bpf_pool *p, const struct alys_bpf *configured)
+{
+	size_t len;
+	unsigned char *key = config_key(configured, &len);
+	struct bpf_group *g;
+
+	if (!key)
+		return NULL;
+	pthread_mutex_lock(&p->lock);
+	for (g = p->groups; g; g = g->next)
+		if (g->key_len == len && !memcmp(g->key, key, len) && has_free_slot(g))
+			break;
+	pthread_mutex_unlock(&p->lock);
+	free(key);
+	return g;
+}
+
+struct bpf_group *bpf_pool_add(struct bpf_pool *p, struct alys_bpf *skel, bool uprobe_sessions)
+{
+	struct bpf_group *g = calloc(1, sizeof(*g));
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!g)
+		goto fail;
+	g->skel = skel;
+	g->uprobe_sessions = uprobe_sessions;
+	g->key = config_key(skel, &g->key_len);
+	g->states_len = (ALYS_MAX_SESSIONS * sizeof(struct alys_sess) + page - 1) / page * page;
+	g->states = mmap(NULL, g->states_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 bpf_map__fd(skel->maps.sessions), 0);
+	if (!g->key || g->states == MAP_FAILED) {
+		if (g->states != MAP_FAILED)
+			munmap(g->states, g->states_len);
+		free(g->key);
+		free(g);
+		goto fail;
+	}
+	pthread_mutex_lock(&p->lock);
+	g->next = p->groups;
+	p->groups = g;
+	pthread_mutex_unlock(&p->lock);
+	return g;
+fail:
+	alys_bpf__destroy(skel);
+	return NULL;
+}
+
+/* Every CPU's value of one per-CPU counter set to 0. */
+static void zero_counters(int fd, uint32_t slot)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *zeros;
+
+	if (ncpu <= 0 || !(zeros = calloc(ncpu, sizeof(*zeros))))
+		return;
+	for (uint32_t k = 0; k < ALYS_CNT_NR; k++) {
+		uint32_t key = slot * ALYS_CNT_NR + k;
+
+		bpf_map_update_elem(fd, &key, zeros, BPF_ANY);
+	}
+	free(zeros);
+}
+
+void bpf_slot_counters(const struct bpf_slot *s, uint64_t out[ALYS_CNT_NR])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(s->skel->maps.counters);
+	uint64_t *vals;
+
+	memset(out, 0, ALYS_CNT_NR * sizeof(out[0]));
+	if (ncpu <= 0 || !(vals = calloc(ncpu, sizeof(*vals))))
+		return;
+	for (uint32_t k = 0; k < ALYS_CNT_NR; k++) {
+		uint32_t key = s->slot * ALYS_CNT_NR + k;
+
+		if (bpf_map_lookup_elem(fd, &key, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+}
+
+/* One of the slot's maps, made and put in its outer map: its fd, or -errno. */
+static int slot_map(struct bpf_map *outer, uint32_t slot, enum bpf_map_type type,
+		    uint32_t key_size, uint32_t value_size, uint32_t entries, uint32_t flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+	int fd = bpf_map_create(type, NULL, key_size, value_size, entries, &opts);
+	int outer_fd = bpf_map__fd(outer);
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(outer_fd, &slot, &fd, BPF_ANY)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void drop_slot_maps(struct alys_bpf *skel, uint32_t slot)
+{
+	struct bpf_map *outer[] = { skel->maps.events_of, skel->maps.stack_cache_of,
+				    skel->maps.tracked_small_of, skel->maps.tracked_mid_of,
+				    skel->maps.tracked_big_of };
+
+	for (size_t i = 0; i < sizeof(outer) / sizeof(outer[0]); i++)
+		bpf_map_delete_elem(bpf_map__fd(outer[i]), &slot);
+}
+
+int bpf_slot_take(struct bpf_pool *p, struct bpf_group *g, const struct bpf_slot_sizes *sz,
+		  struct bpf_slot *s, char *err, size_t errlen)
+{
+	struct alys_bpf *skel = g->skel;
+	const char *what = NULL;
+	int slot = -1, fd;
+
+	pthread_mutex_lock(&p->lock);
+	for (int i = 0; i < ALYS_MAX_SESSIONS && slot < 0; i++)
+		if (!g->used[i])
+			slot = i;
+	if (slot >= 0)
+		g->used[slot] = true;
+	pthread_mutex_unlock(&p->lock);
+	if (slot < 0) {
+		snprintf(err, errlen, "no free session slot in the BPF object (%d in use)",
+			 ALYS_MAX_SESSIONS);
+		return -1;
+	}
+	*s = (struct bpf_slot){ .g = g, .skel = skel, .st = &g->states[slot],
+				.slot = (uint32_t)slot, .uprobe_sessions = g->uprobe_sessions,
+				.events_fd = -1 };
+	memset(s->st, 0, sizeof(*s->st));
+	s->st->slot = (uint32_t)slot;
+	zero_counters(bpf_map__fd(skel->maps.counters), s->slot);
+	fd = slot_map(skel->maps.stack_cache_of, s->slot, BPF_MAP_TYPE_ARRAY, 4, 8,
+		      sz->stack_cache, BPF_F_INNER_MAP);
+	if (fd < 0) {
+		what = "stack cache";
+		goto fail;
+	}
+	close(fd);
+	fd = slot_map(skel->maps.tracked_small_of, s->slot, BPF_MAP_TYPE_HASH, 8, 8,
+		      sz->tracked_small, 0);
+	if (fd >= 0) {
+		close(fd);
+		fd = slot_map(skel->maps.tracked_mid_of, s->slot, BPF_MAP_TYPE_HASH, 8, 8,
+			      sz->tracked_mid, 0);
+	}
+	if (fd >= 0) {
+		close(fd);
+		fd = slot_map(skel->maps.tracked_big_of, s->slot, BPF_MAP_TYPE_HASH, 8, 8,
+			      sz->tracked_big, BPF_F_NO_PREALLOC);
+	}
+	if (fd < 0) {
+		what = "tracked-block maps";
+		goto fail;
+	}
+	close(fd);
+	fd = slot_map(skel->maps.events_of, s->slot, BPF_MAP_TYPE_RINGBUF, 0, 0,
+		      sz->ringbuf_bytes, 0);
+	if (fd < 0) {
+		what = "ring buffer";
+		goto fail;
+	}
+	s->events_fd = fd;
+	return 0;
+fail:
+	snprintf(err, errlen, "cannot make the session's %s in the kernel: %s%s", what,
+		 strerror(-fd), -fd == ENOMEM || -fd == EPERM ?
+		 " (kernel memory short, or a memlock limit: run as root)" : "");
+	bpf_slot_give_back(p, s);
+	return -1;
+}
+
+int bpf_slot_watch_exit(struct bpf_slot *s, pid_t pid)
+{
+	uint32_t tgid = (uint32_t)pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.slot_of_tgid), &tgid, &s->slot,
+				BPF_ANY))
+		return -errno;
+	s->exit_pid = pid;
+	if (!s->g->exit_link) {
+		s->g->exit_link = bpf_program__attach(s->skel->progs.exit_group_enter);
+		if (!s->g->exit_link)
+			return -errno;
+	}
+	return 0;
+}
+
+void bpf_slot_give_back(struct bpf_pool *p, struct bpf_slot *s)
+{
+	if (!s->g)
+		return;
+	if (s->exit_pid) {
+		uint32_t tgid = (uint32_t)s->exit_pid;
+
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.slot_of_tgid), &tgid);
+	}
+	drop_slot_maps(s->skel, s->slot);
+	if (s->events_fd >= 0)
+		close(s->events_fd);
+	pthread_mutex_lock(&p->lock);
+	s->g->used[s->slot] = false;
+	pthread_mutex_unlock(&p->lock);
+	*s = (struct bpf_slot){ .events_fd = -1 };
+}
