@@ -337,10 +337,13 @@ static int parse_duration(const char *s, size_t len, int64_t *ns)
 	buf[len] = '\0';
 	errno = 0;
 	v = strtod(buf, &end);
-	if (end == buf || errno || v < 0 || v > 1e10)
+	if (end == buf || errno || v < 0)
 		return -1;
+	/* bounded in ns, whatever the unit: 22464342052ns is 22 s */
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (!strcmp(end, units[i].unit)) {
+			if (v * units[i].scale > 9e18)
+				return -1;
 			*ns = (int64_t)(v * units[i].scale + 0.5);
 			return 0;
 		}

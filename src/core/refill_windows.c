@@ -56,15 +56,28 @@ static void detach(struct refill_windows *rw)
 	rw->nlinks = 0;
 }
 
-/* A window's bounds are set here, between two readings of the collector's
- * count: events inside it stand for that count's growth while it was
- * open, whatever tracing did to the program's speed meanwhile. */
+/*
+ * A window's bounds are set here, each just before a reading of the
+ * collector's count: events inside it stand for that count's growth while
+ * it was open, whatever tracing did to the program's speed meanwhile. The
+ * bound first, then the reading, at both ends: a system call's return is
+ * where the scheduler switches tasks, and a reading taken before the bound
+ * would count whatever the program allocated while the daemon was switched
+ * out on its way back, with none of its events.
+ */
 static bool open_window(struct refill_windows *rw)
 {
-	if (!gc_count_read(&rw->count, &rw->start_bytes))
+	uint64_t ignored;
+
+	/* the first reading finds libgc's load bias: not inside the window */
+	if (!gc_count_read(&rw->count, &ignored))
 		return false;
-	*rw->bpf_from = clock_ns(CLOCK_MONOTONIC);
 	*rw->bpf_until = UINT64_MAX;
+	*rw->bpf_from = clock_ns(CLOCK_MONOTONIC);
+	if (!gc_count_read(&rw->count, &rw->start_bytes)) {
+		*rw->bpf_from = UINT64_MAX;
+		return false;
+	}
 	rw->open = true;
 	return true;
 }

@@ -38,7 +38,7 @@ struct refill_windows {
 	bool launched;			/* the target was launched for the trace */
 	refill_attach_fn attach;
 	void *attach_ctx;
-	__u64 *bpf_from, *bpf_until;	/* the BPF program's window (.bss) */
+	__u64 *bpf_from, *bpf_until;	/* the BPF program's window (struct alys_sess) */
 	struct gc_count count;
 
 	struct duty_cycle duty;

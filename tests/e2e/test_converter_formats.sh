@@ -333,6 +333,11 @@ check_eq "--time ..mid: the allocations up to mid" \
 "$CONV" -q -f folded-stacks --value bytes --min-bytes $((N * 40)) -o "$T/big.folded" "$T/cc.alys"
 check_eq "--min-bytes $((N * 40)): only the Leaf stack is left" \
 	"$(awk '{ print $NF }' "$T/big.folded" | tr '\n' ' ')" "$((N * 40)) "
+# a bound in ns past 10^10 (22 s): the same as in seconds
+"$CONV" -q -f folded-stacks --value objects --time "..22464342052ns" -o "$T/ns.folded" "$T/cc.alys"
+"$CONV" -q -f folded-stacks --value objects --time "..22.464342052s" -o "$T/s.folded" "$T/cc.alys"
+check_eq "--time ..22464342052ns: as ..22.464342052s" "$(md5sum <"$T/ns.folded")" \
+	"$(md5sum <"$T/s.folded")"
 "$CONV" -q -f folded-stacks --time 2..1 "$T/cc.alys" 2>"$T/bad.err"
 check_eq "--time 2..1 is rejected" "$?" 2
 check_match "--time error names the expected form" "$(cat "$T/bad.err")" "expected FROM..TO"
