@@ -79,13 +79,14 @@ struct unwind_maps *bpf_pool_unwind_maps(struct bpf_pool *p)
  * load the same programs. */
 static unsigned char *config_key(const struct alys_bpf *skel, size_t *len)
 {
-	size_t ro_len = 0, n = 0, cap;
+	size_t ro_len = 0, n = 0, progs = 0;
 	const void *ro = bpf_map__initial_value(skel->maps.rodata, &ro_len);
 	struct bpf_program *prog;
 	unsigned char *key;
 
-	cap = ro_len + 64 * (1 + sizeof(uint32_t));
-	key = malloc(cap);
+	bpf_object__for_each_program(prog, skel->obj)
+		progs++;
+	key = malloc(ro_len + progs * (1 + sizeof(uint32_t)));
 	if (!key || !ro)
 		goto fail;
 	memcpy(key, ro, ro_len);
@@ -93,8 +94,6 @@ static unsigned char *config_key(const struct alys_bpf *skel, size_t *len)
 	bpf_object__for_each_program(prog, skel->obj) {
 		uint32_t type = bpf_program__expected_attach_type(prog);
 
-		if (n + 1 + sizeof(type) > cap)
-			goto fail;
 		key[n++] = bpf_program__autoload(prog);
 		memcpy(key + n, &type, sizeof(type));
 		n += sizeof(type);
@@ -197,12 +196,41 @@ void bpf_slot_counters(const struct bpf_slot *s, uint64_t out[ALYS_CNT_NR])
 	free(vals);
 }
 
-/* One of the slot's maps, made and put in its outer map: its fd, or -errno. */
-static int slot_map(struct bpf_map *outer, uint32_t slot, enum bpf_map_type type,
-		    uint32_t key_size, uint32_t value_size, uint32_t entries, uint32_t flags)
+/* A slot's maps, each the inner map of one array-of-maps (bpf/alys.bpf.c,
+ * bpf/live.h): made by bpf_slot_take in this order, dropped by
+ * bpf_slot_give_back. The ring buffer last: its fd is the slot's. */
+enum { SLOT_STACK_CACHE, SLOT_TRACKED_SMALL, SLOT_TRACKED_MID, SLOT_TRACKED_BIG,
+       SLOT_EVENTS, SLOT_MAPS };
+
+struct slot_map_def {
+	const char *what;		/* for a message */
+	enum bpf_map_type type;
+	uint32_t key_size, value_size, flags;	/* as the template's */
+};
+
+static const struct slot_map_def slot_map_defs[SLOT_MAPS] = {
+	[SLOT_STACK_CACHE] = { "stack cache", BPF_MAP_TYPE_ARRAY, 4, 8, BPF_F_INNER_MAP },
+	[SLOT_TRACKED_SMALL] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 8, 0 },
+	[SLOT_TRACKED_MID] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 8, 0 },
+	[SLOT_TRACKED_BIG] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 8, BPF_F_NO_PREALLOC },
+	[SLOT_EVENTS] = { "ring buffer", BPF_MAP_TYPE_RINGBUF, 0, 0, 0 },
+};
+
+static void slot_outer_maps(struct alys_bpf *skel, struct bpf_map *outer[SLOT_MAPS])
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
-	int fd = bpf_map_create(type, NULL, key_size, value_size, entries, &opts);
+	outer[SLOT_STACK_CACHE] = skel->maps.stack_cache_of;
+	outer[SLOT_TRACKED_SMALL] = skel->maps.tracked_small_of;
+	outer[SLOT_TRACKED_MID] = skel->maps.tracked_mid_of;
+	outer[SLOT_TRACKED_BIG] = skel->maps.tracked_big_of;
+	outer[SLOT_EVENTS] = skel->maps.events_of;
+}
+
+/* One of the slot's maps, made and put in its outer map: its fd, or -errno. */
+static int slot_map(struct bpf_map *outer, uint32_t slot, const struct slot_map_def *d,
+		    uint32_t entries)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = d->flags);
+	int fd = bpf_map_create(d->type, NULL, d->key_size, d->value_size, entries, &opts);
 	int outer_fd = bpf_map__fd(outer);
 
 	if (fd < 0)
@@ -218,11 +246,10 @@ static int slot_map(struct bpf_map *outer, uint32_t slot, enum bpf_map_type type
 
 static void drop_slot_maps(struct alys_bpf *skel, uint32_t slot)
 {
-	struct bpf_map *outer[] = { skel->maps.events_of, skel->maps.stack_cache_of,
-				    skel->maps.tracked_small_of, skel->maps.tracked_mid_of,
-				    skel->maps.tracked_big_of };
+	struct bpf_map *outer[SLOT_MAPS];
 
-	for (size_t i = 0; i < sizeof(outer) / sizeof(outer[0]); i++)
+	slot_outer_maps(skel, outer);
+	for (size_t i = 0; i < SLOT_MAPS; i++)
 		bpf_map_delete_elem(bpf_map__fd(outer[i]), &slot);
 }
 
@@ -230,13 +257,19 @@ int bpf_slot_take(struct bpf_pool *p, struct bpf_group *g, const struct bpf_slot
 		  struct bpf_slot *s, char *err, size_t errlen)
 {
 	struct alys_bpf *skel = g->skel;
-	const char *what = NULL;
-	int slot = -1, fd;
+	struct bpf_map *outer[SLOT_MAPS];
+	uint32_t entries[SLOT_MAPS] = {
+		[SLOT_STACK_CACHE] = sz->stack_cache, [SLOT_TRACKED_SMALL] = sz->tracked_small,
+		[SLOT_TRACKED_MID] = sz->tracked_mid, [SLOT_TRACKED_BIG] = sz->tracked_big,
+		[SLOT_EVENTS] = sz->ringbuf_bytes,
+	};
+	int slot = -1, fd = 0;
+	size_t i;
 
 	pthread_mutex_lock(&p->lock);
-	for (int i = 0; i < ALYS_MAX_SESSIONS && slot < 0; i++)
-		if (!g->used[i])
-			slot = i;
+	for (int k = 0; k < ALYS_MAX_SESSIONS && slot < 0; k++)
+		if (!g->used[k])
+			slot = k;
 	if (slot >= 0)
 		g->used[slot] = true;
 	pthread_mutex_unlock(&p->lock);
@@ -251,41 +284,21 @@ int bpf_slot_take(struct bpf_pool *p, struct bpf_group *g, const struct bpf_slot
 	memset(s->st, 0, sizeof(*s->st));
 	s->st->slot = (uint32_t)slot;
 	zero_counters(bpf_map__fd(skel->maps.counters), s->slot);
-	fd = slot_map(skel->maps.stack_cache_of, s->slot, BPF_MAP_TYPE_ARRAY, 4, 8,
-		      sz->stack_cache, BPF_F_INNER_MAP);
-	if (fd < 0) {
-		what = "stack cache";
-		goto fail;
+	slot_outer_maps(skel, outer);
+	/* the outer maps hold the others: only the ring buffer's fd is kept */
+	for (i = 0; i < SLOT_MAPS; i++) {
+		fd = slot_map(outer[i], s->slot, &slot_map_defs[i], entries[i]);
+		if (fd < 0)
+			break;
+		if (i == SLOT_EVENTS)
+			s->events_fd = fd;
+		else
+			close(fd);
 	}
-	close(fd);
-	fd = slot_map(skel->maps.tracked_small_of, s->slot, BPF_MAP_TYPE_HASH, 8, 8,
-		      sz->tracked_small, 0);
-	if (fd >= 0) {
-		close(fd);
-		fd = slot_map(skel->maps.tracked_mid_of, s->slot, BPF_MAP_TYPE_HASH, 8, 8,
-			      sz->tracked_mid, 0);
-	}
-	if (fd >= 0) {
-		close(fd);
-		fd = slot_map(skel->maps.tracked_big_of, s->slot, BPF_MAP_TYPE_HASH, 8, 8,
-			      sz->tracked_big, BPF_F_NO_PREALLOC);
-	}
-	if (fd < 0) {
-		what = "tracked-block maps";
-		goto fail;
-	}
-	close(fd);
-	fd = slot_map(skel->maps.events_of, s->slot, BPF_MAP_TYPE_RINGBUF, 0, 0,
-		      sz->ringbuf_bytes, 0);
-	if (fd < 0) {
-		what = "ring buffer";
-		goto fail;
-	}
-	s->events_fd = fd;
-	return 0;
-fail:
-	snprintf(err, errlen, "cannot make the session's %s in the kernel: %s%s", what,
-		 strerror(-fd), -fd == ENOMEM || -fd == EPERM ?
+	if (fd >= 0)
+		return 0;
+	snprintf(err, errlen, "cannot make the session's %s in the kernel: %s%s",
+		 slot_map_defs[i].what, strerror(-fd), -fd == ENOMEM || -fd == EPERM ?
 		 " (kernel memory short, or a memlock limit: run as root)" : "");
 	bpf_slot_give_back(p, s);
 	return -1;

@@ -785,14 +785,9 @@ static int attach_probes(struct session *t)
 	return 0;
 }
 
-static void read_counters(struct session *t)
-{
-	bpf_slot_counters(&t->bs, t->counters);
-}
-
 static void write_counters(struct session *t)
 {
-	read_counters(t);
+	bpf_slot_counters(&t->bs, t->counters);
 	t->counters[CNT_STACK_RESENT] = t->stacks.resent;
 	t->counters[CNT_STACK_COLLISION] = t->stacks.collisions;
 	t->counters[CNT_STACK_ORPHAN] = t->stacks.orphans;

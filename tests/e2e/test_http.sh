@@ -53,14 +53,31 @@ check_match "--http 0: says where it serves, on loopback" "$URL" '^http://127\.0
 # trace of another, slower run made a loaded run's estimate look 14-17%
 # low. A ?seconds=6 profile fetched meanwhile is compared with the full
 # trace's bytes over its own window (seconds=3, three duty windows of
-# which one in DUTY_REALLOC_EVERY probes GC_realloc, scattered by 9%). (The second tracer goes after this
-# load: its return probes put the kernel's trampoline where return
-# addresses were, and the live profile's stacks end there.)
-"$BIN/alys-bpf" --sample all --pid $SERVER -o "$T/same.alys" 2>"$T/same.err" &
-SAME=$!
-on_exit "kill -INT $SAME 2>/dev/null"
-wait_for_line "$T/same.err" '^alys-bpf: tracing pid' 30 ||
-	fail "full trace beside the live one: attached" "$(cat "$T/same.err")"
+# which one in DUTY_REALLOC_EVERY probes GC_realloc, scattered by 9%).
+# (The second tracer goes after this load: its return probes put the
+# kernel's trampoline where return addresses were, and the live profile's
+# stacks end there.)
+
+# full_beside NAME: a full trace of the server in $T/NAME.alys, beside the
+# live one, attached; SAME its pid.
+full_beside() {
+	"$BIN/alys-bpf" --sample all --pid $SERVER -o "$T/$1.alys" 2>"$T/$1.err" &
+	SAME=$!
+	on_exit "kill -INT $SAME 2>/dev/null"
+	wait_for_line "$T/$1.err" '^alys-bpf: tracing pid' 30 ||
+		fail "full trace beside the live one ($1): attached" "$(cat "$T/$1.err")"
+}
+# full_bytes NAME FROM TO: that trace's alloc_space between two wall-clock
+# times (unix ns).
+full_bytes() {
+	local start
+	"$BIN/alys_converter" -q -f json --time 0s..1ns -o "$T/$1-head.json" "$T/$1.alys"
+	start=$(json_query "$T/$1-head.json" "header['start_unix_ns']")
+	"$BIN/alys_converter" -q -f pprof --time "$(($2 - start))ns..$(($3 - start))ns" \
+		-o "$T/$1-win.pb.gz" "$T/$1.alys"
+	pprof_query "$T/$1-win.pb.gz" 'total("alloc_space")'
+}
+full_beside same
 c0=$(count)
 curl -sf -o "$T/a0.pb.gz" "$URL/debug/pprof/allocs"
 check_eq "allocs: fetched" "$?" 0
@@ -81,15 +98,9 @@ check_ge "allocs: requests served under load" $((c1 - c0)) 1000
 live_bpr=$(( (b1 - b0) * 1000 / (c1 - c0) ))
 "$BIN/alys_converter" -q -f pprof -o "$T/same.pb.gz" "$T/same.alys"
 same_bpr=$(( $(pprof_query "$T/same.pb.gz" 'total("alloc_space")') * 1000 / (c1 - c0) ))
-# the full trace's bytes over the ?seconds=6 profile's window (wall clock)
-"$BIN/alys_converter" -q -f json --time 0s..1ns -o "$T/same-head.json" "$T/same.alys"
-s3_from=$(( $(pprof_query "$T/s3.pb.gz" 'p["time_nanos"][0]') -
-	$(json_query "$T/same-head.json" "header['start_unix_ns']") ))
-s3_dur=$(pprof_query "$T/s3.pb.gz" 'p["duration_nanos"][0]')
-"$BIN/alys_converter" -q -f pprof --time "${s3_from}ns..$((s3_from + s3_dur))ns" \
-	-o "$T/same-s3.pb.gz" "$T/same.alys"
+s3_from=$(pprof_query "$T/s3.pb.gz" 'p["time_nanos"][0]')
+s3_full=$(full_bytes same $s3_from $((s3_from + $(pprof_query "$T/s3.pb.gz" 'p["duration_nanos"][0]'))))
 s3_live=$(pprof_query "$T/s3.pb.gz" 'total("alloc_space")')
-s3_full=$(pprof_query "$T/same-s3.pb.gz" 'total("alloc_space")')
 
 # ?seconds=3 while wrk loads the server, read by go tool pprof as users do
 # The server's count is polled meanwhile, "unix_ns count" a line, and read
@@ -178,11 +189,7 @@ check_match "/metrics: the tracer's counters" "$(curl -s "$URL/metrics")" \
 # 1,000 malformed requests, some slow, while wrk loads the server
 # (and the bytes the profile counts meanwhile: compared with a full trace
 # of the same requests, a second tracer's again, over the same window)
-"$BIN/alys-bpf" --sample all --pid $SERVER -o "$T/same2.alys" 2>"$T/same2.err" &
-SAME=$!
-on_exit "kill -INT $SAME 2>/dev/null"
-wait_for_line "$T/same2.err" '^alys-bpf: tracing pid' 30 ||
-	fail "full trace beside the live one (malformed requests): attached" "$(cat "$T/same2.err")"
+full_beside same2
 now_ns() { date +%s%N; }
 wrk -t1 -c4 -d30s "http://127.0.0.1:$PORT/" >"$T/wrk3" 2>&1 &
 WRK=$!
@@ -204,11 +211,7 @@ wait $SAME
 abuse_live=$(( $(pprof_query "$T/b1.pb.gz" 'total("alloc_space")') -
 	$(pprof_query "$T/b0.pb.gz" 'total("alloc_space")') ))
 abuse_bpr=$(( abuse_live * 1000 / (c1 - c0) ))
-"$BIN/alys_converter" -q -f json --time 0s..1ns -o "$T/same2-head.json" "$T/same2.alys"
-t_start=$(json_query "$T/same2-head.json" "header['start_unix_ns']")
-"$BIN/alys_converter" -q -f pprof --time "$((tb0 - t_start))ns..$((tb1 - t_start))ns" \
-	-o "$T/same2-win.pb.gz" "$T/same2.alys"
-abuse_full=$(pprof_query "$T/same2-win.pb.gz" 'total("alloc_space")')
+abuse_full=$(full_bytes same2 $tb0 $tb1)
 tail -3 "$T/abuse" | sed 's/^/    /'
 check_eq "after them: the server still serves" \
 	"$(curl -s "http://127.0.0.1:$PORT/?id=5" | head -c 9)" '{"id":5,"'
