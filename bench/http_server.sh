@@ -23,6 +23,10 @@
 # trace estimates (its allocated bytes over the requests served while
 # attached), against the full trace's (the same round's).
 #   bench/http_server.sh [REPS [SECS]]   (as root, after make; 3 and 8)
+# MODES="default ..." picks modes; LIBGC_DIR=DIR links the server with
+# DIR/libgc.a (bench/http_lib.sh), e.g. the clang large-config build of the
+# toolchain matrix; the first line then names it, and a mode that should
+# sample at the refills but fell back says so and fails.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 REPS=${1:-3}
@@ -87,6 +91,11 @@ run() {
 	if [ "$mode" != untraced ]; then
 		kill -INT $pid
 		wait $pid || true
+		if grep -q 'probe on every allocation' "$W/err" && [[ $mode != bytes* && $mode != all ]]; then
+			echo "bench/http_server.sh: $mode fell back from refill sampling:" >&2
+			cat "$W/err" >&2
+			exit 1
+		fi
 	fi
 	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p' "$W/wrk")
 	req=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$W/wrk")
@@ -102,8 +111,10 @@ run() {
 # traced run is paired with an untraced run just before it, and the ratio
 # reported is the median of the pairs' ratios.
 MODES=${MODES:-"default floor-default refill-100 bytes:512K all http-fetch5 agent"}
+gc_used="Debian's libgc.so.1"
+[ -z "${LIBGC_DIR:-}" ] || gc_used="$LIBGC_DIR/libgc.a (static)"
 echo "# bench/http_server.sh, $(date -u +%F), $(uname -r), $(nproc) CPUs," \
-	"wrk -t1 -c4 ${SECS}s, median of $REPS paired rounds"
+	"wrk -t1 -c4 ${SECS}s, median of $REPS paired rounds, libgc: $gc_used"
 for i in $(seq "$REPS"); do
 	for mode in $MODES; do
 		read -r u _ _ < <(run untraced)

@@ -611,7 +611,12 @@ int gc_refill(struct pt_regs *ctx)
 	if (!st)
 		return 0;
 	n = list_length(S, head);
-	size = reg_value(ctx, refill_size_reg);
+	size = 0;
+	if (refill_size_reg >= 0)
+		size = reg_value(ctx, refill_size_reg);
+	else if (bpf_probe_read_user(&size, sizeof(size),
+				     (void *)(PT_REGS_SP(ctx) + refill_size_sp_off)))
+		return 0;
 	if (refill_kind_reg >= 0)
 		kind = kind_of_gc_kind(reg_value(ctx, refill_kind_reg));
 	if (gc_no_vaddr)

@@ -14,10 +14,12 @@
 #define ALYS_REFILL_H
 
 /* Set by the loader: the probe's ELF address and the DWARF numbers of the
- * registers holding the list's address, the size and the kind (-1: none). */
+ * registers holding the list's address, the size (or its stack slot, from
+ * sp) and the kind (-1: none). */
 const volatile __u64 refill_vaddr;
 const volatile __s32 refill_fl_reg = -1;
 const volatile __s32 refill_size_reg = -1;
+const volatile __s32 refill_size_sp_off = -1;	/* when no register holds it */
 const volatile __s32 refill_kind_reg = -1;
 
 /* --duty: record only inside the window the daemon set (duty_cycle.h,

@@ -258,9 +258,13 @@ static bool where_defined(struct outbuf *o, const struct model *m, struct elf_fi
 	const struct sym_frame *f;
 	const char *last;
 
+	/* Crystal names the initializer ~NAME:init, ~NAME:const_init since 1.11 */
 	snprintf(init, sizeof(init), "~%s:init", sym);
-	if (!elf_file_find_symbol(ef, init, &vaddr, &size))
-		return false;
+	if (!elf_file_find_symbol(ef, init, &vaddr, &size)) {
+		snprintf(init, sizeof(init), "~%s:const_init", sym);
+		if (!elf_file_find_symbol(ef, init, &vaddr, &size))
+			return false;
+	}
 	e = symbolizer_entry(m->sym, symbolizer_resolve(m->sym, vaddr + bias, 0));
 	f = &e->frames[e->nr_frames - 1];
 	if (!f->file)

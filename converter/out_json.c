@@ -132,6 +132,10 @@ static void write_header(struct json *j, const struct trace_header *h)
 	key_u64(j, "max_frames", h->present & HDR_MAX_FRAMES, h->max_frames);
 	key_str(j, "sample", &h->sample);
 	key_str(j, "liveness", &h->liveness);
+	if (h->sample_why.ptr)
+		key_str(j, "sample_why", &h->sample_why);
+	if (h->liveness_why.ptr)
+		key_str(j, "liveness_why", &h->liveness_why);
 	close_(j, '}');
 }
 

@@ -286,6 +286,18 @@ static void summary(struct model *m, struct outbuf *o, bool md)
 		      t->hdr.sample.ptr ? t->hdr.sample.ptr : "all",
 		      t->hdr.sample.ptr && strcmp(t->hdr.sample.ptr, "all") ?
 		      " (figures are estimates scaled by each event's weight)" : "");
+	if (t->hdr.sample_why.ptr) {
+		outbuf_str(o, li);
+		outbuf_str(o, "Sampling fell back from refill: ");
+		cell(o, t->hdr.sample_why.ptr, md);
+		outbuf_char(o, '\n');
+	}
+	if (t->hdr.liveness_why.ptr) {
+		outbuf_str(o, li);
+		outbuf_str(o, "Liveness by address reuse only: ");
+		cell(o, t->hdr.liveness_why.ptr, md);
+		outbuf_char(o, '\n');
+	}
 	if (t->duty_share > 0) {
 		outbuf_str(o, li);
 		outbuf_printf(o, "Probe windows saw %.1f%% of the bytes the collector counted; "

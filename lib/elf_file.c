@@ -94,6 +94,41 @@ bool elf_file_find_symbol(struct elf_file *ef, const char *name,
 	return false;
 }
 
+void elf_file_each_object(struct elf_file *ef,
+			  void (*fn)(void *arg, const char *name, GElf_Addr vaddr, GElf_Xword size),
+			  void *arg)
+{
+	static const GElf_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
+
+	for (size_t k = 0; k < 2; k++) {
+		Elf_Scn *scn = NULL;
+		bool seen = false;
+
+		while ((scn = elf_nextscn(ef->elf, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != order[k] || !sh.sh_entsize ||
+			    !(data = elf_getdata(scn, NULL)))
+				continue;
+			seen = true;
+			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sym;
+				const char *s;
+
+				if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF ||
+				    GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !sym.st_value)
+					continue;
+				s = elf_strptr(ef->elf, sh.sh_link, sym.st_name);
+				if (s)
+					fn(arg, s, sym.st_value, sym.st_size);
+			}
+		}
+		if (seen)
+			return;
+	}
+}
+
 static bool load_segment_of(struct elf_file *ef, GElf_Addr vaddr, GElf_Phdr *out)
 {
 	size_t n;

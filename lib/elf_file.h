@@ -36,6 +36,10 @@ void elf_file_close(struct elf_file *ef);
 /* A defined function or object symbol from .symtab, else .dynsym. */
 bool elf_file_find_symbol(struct elf_file *ef, const char *name,
 			  GElf_Addr *vaddr, GElf_Xword *size);
+/* Calls fn for every defined data object of .symtab (else .dynsym). */
+void elf_file_each_object(struct elf_file *ef,
+			  void (*fn)(void *arg, const char *name, GElf_Addr vaddr, GElf_Xword size),
+			  void *arg);
 /* The defined symbol of .symtab (else .dynsym) whose extent holds vaddr:
  * its name into out and vaddr's offset in it. */
 bool elf_file_symbol_at(struct elf_file *ef, GElf_Addr vaddr, char *out, size_t outlen,

@@ -306,6 +306,10 @@ static int parse_header(const struct reader *r, const msgpack_object *o)
 		} else if (key_is(k, "liveness")) {
 			err = want_str(r, v, "header liveness", &h->liveness);
 			h->present |= HDR_LIVENESS;
+		} else if (key_is(k, "sample_why")) {
+			err = want_str(r, v, "header sample_why", &h->sample_why);
+		} else if (key_is(k, "liveness_why")) {
+			err = want_str(r, v, "header liveness_why", &h->liveness_why);
 		}
 		/* other keys: later additions, ignored (FORMAT.md) */
 		if (err)
@@ -1358,6 +1362,8 @@ void trace_free(struct trace *t)
 	free_bstr(&h->hostname);
 	free_bstr(&h->unwind);
 	free_bstr(&h->sample);
+	free_bstr(&h->sample_why);
+	free_bstr(&h->liveness_why);
 	free_bstr(&h->liveness);
 	for (uint32_t i = 0; i < h->argc; i++)
 		free_bstr(&h->argv[i]);

@@ -50,6 +50,7 @@ struct trace_header {
 	uint64_t start_unix_ns;
 	uint64_t max_frames;
 	struct bstr exe, hostname, unwind, sample, liveness;
+	struct bstr sample_why, liveness_why;	/* optional: why the tracer fell back */
 	struct bstr *argv;
 	uint32_t argc;
 };

@@ -42,6 +42,7 @@ struct scan {
 	struct type_ids *ti;
 	struct symbolizer *sym;
 	const struct trace_mapping *m;
+	struct elf_file *ef;
 };
 
 /* Where the pointer the allocator returned is: registers and stack slots. */
@@ -258,6 +259,30 @@ static void string_type_id(struct type_ids *ti, struct elf_file *ef)
 		add_name(ti, id, "String");
 }
 
+/* Since Crystal 1.16 each type's id is a constant of its own,
+ * "Array(CensusFoo):type_id" (4 bytes), which the code loads before storing
+ * it: the symbol table names every id. (--release builds one module, where
+ * the constants fold into immediate stores, read by on_call below.) */
+static void on_object(void *arg, const char *name, GElf_Addr vaddr, GElf_Xword size)
+{
+	static const char suffix[] = ":type_id";
+	struct scan *s = arg;
+	size_t n = strlen(name), k = sizeof(suffix) - 1;
+	const uint8_t *p;
+	char type[SITE_TYPE_MAX];
+	uint32_t id;
+
+	if (size != 4 || n <= k || n - k >= sizeof(type) || strcmp(name + n - k, suffix) ||
+	    !(p = elf_file_bytes_at(s->ef, vaddr, 4)))
+		return;
+	memcpy(&id, p, 4);
+	if (!id || id >= MAX_TYPE_ID)
+		return;
+	memcpy(type, name, n - k);
+	type[n - k] = 0;
+	add_name(s->ti, id, type);
+}
+
 /* One allocation call: the type id its code stores, named by the frame
  * holding the store. */
 static int on_call(void *arg, uint64_t call, uint64_t ret)
@@ -296,6 +321,8 @@ static void scan_file(struct type_ids *ti, struct symbolizer *sym, const struct 
 	     memcmp(id_bytes, m->build_id, m->build_id_len)))
 		goto out;
 	string_type_id(ti, &ef);
+	s.ef = &ef;
+	elf_file_each_object(&ef, on_object, &s);
 	if (!elf_mapping_bias(ef.elf, m->start, m->offset, &s.bias))
 		goto out;
 	if (!call_finder_init(&s.cf, &ef, allocators, sizeof(allocators) / sizeof(allocators[0])))

@@ -9,8 +9,10 @@
  *   call GC_malloc@plt ; movq $0xaa,(%rax)     (--release, inlined)
  *
  * The function or inlined frame holding that store is a constructor of the
- * type (T::new, T.allocate): its name names the id. The census and the
- * report use these names.
+ * type (T::new, T.allocate): its name names the id. Since Crystal 1.16 a
+ * build of several modules (not --release) loads the id from a constant
+ * "T:type_id" instead, and the symbol table names every id. The census and
+ * the report use these names.
  */
 #ifndef ALYS_CONV_TYPE_IDS_H
 #define ALYS_CONV_TYPE_IDS_H

@@ -6,10 +6,19 @@
 #   1. apt-get update; apt-get install -y --no-install-recommends <packages>
 #   2. mounts tracefs (/sys/kernel/tracing) and debugfs (/sys/kernel/debug)
 #      when they are not mounted (some uprobe paths use them)
-#   3. reports whether the kernel offers BTF, BPF and uprobes
+#   3. fetches Debian 12's libgc source package (apt-get source, from a
+#      deb-src entry it adds) into ALYS_GC_SRC: the tests build it the ways
+#      users' libgc is built (tests/build-programs.sh, the toolchain matrix)
+#   4. makes a Debian 13 (trixie) root file system with its crystal (1.14)
+#      and libgc (8.2.8) in ALYS_D13_ROOT with debootstrap, from the same
+#      registry: the tests build programs inside it (the toolchain matrix)
+#   5. reports whether the kernel offers BTF, BPF and uprobes
 #
 # Environment: ALYS_SETUP_NO_UPDATE=1 skips `apt-get update` (offline
-# re-runs with an already fresh package index).
+# re-runs with an already fresh package index). ALYS_GC_SRC (default
+# /var/cache/alys-bpf/libgc-src) and ALYS_APT_SOURCES (default
+# /etc/apt/sources.list.d) say where the libgc source and the deb-src entry go;
+# ALYS_D13_ROOT (default /var/cache/alys-bpf/trixie) the Debian 13 root.
 set -euo pipefail
 
 log() { printf 'setup-debian: %s\n' "$*"; }
@@ -53,6 +62,11 @@ PACKAGES=(
 	# a user would (click, search): tests/e2e/svg_in_browser.py
 	chromium chromium-driver python3-selenium
 	libclang-rt-14-dev
+	# apt-get source (dpkg-source): libgc's source package, built by the
+	# tests as the official Crystal tarballs build it (clang, large config)
+	dpkg-dev
+	# the Debian 13 root file system of the toolchain matrix
+	debootstrap
 	# go tool pprof -http's graph page, and the HTTP client that fetches it
 	graphviz curl
 )
@@ -65,6 +79,23 @@ WEB_TOOLS=${ALYS_WEB_TOOLS:-/opt/alys-bpf-web}
 NPM_PACKAGES=(speedscope@1.25.0 mermaid@11.12.0)
 
 export DEBIAN_FRONTEND=noninteractive
+
+# Debian 12's source packages, for `apt-get source libgc`: an entry of our
+# own unless one is configured, written before the update reads the lists.
+GC_SRC=${ALYS_GC_SRC:-/var/cache/alys-bpf/libgc-src}
+APT_SOURCES=${ALYS_APT_SOURCES:-/etc/apt/sources.list.d}
+if ! grep -qsE '^(deb-src|Types:.*deb-src)' /etc/apt/sources.list "$APT_SOURCES"/*.list \
+	"$APT_SOURCES"/*.sources; then
+	log "adding Debian 12's source packages (deb-src) as $APT_SOURCES/alys-bpf-src.sources"
+	mkdir -p "$APT_SOURCES"
+	cat >"$APT_SOURCES/alys-bpf-src.sources" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
 
 if [ "${ALYS_SETUP_NO_UPDATE:-0}" = 1 ]; then
 	log "skipping apt-get update (ALYS_SETUP_NO_UPDATE=1)"
@@ -112,6 +143,35 @@ else
 	mkdir -p "$WEB_TOOLS"
 	npm install --prefix "$WEB_TOOLS" --no-save --no-audit --no-fund --loglevel=error \
 		"${NPM_PACKAGES[@]}" </dev/null
+fi
+
+# libgc's source, unpacked (with Debian's patches) under GC_SRC/libgc-*/.
+if compgen -G "$GC_SRC/libgc-*/configure" >/dev/null; then
+	log "libgc source already in $GC_SRC"
+else
+	log "apt-get source libgc into $GC_SRC"
+	mkdir -p "$GC_SRC"
+	(cd "$GC_SRC" && apt-get source -q libgc </dev/null)
+	compgen -G "$GC_SRC/libgc-*/configure" >/dev/null ||
+		die "apt-get source libgc left no $GC_SRC/libgc-*/configure"
+fi
+
+# Debian 13's crystal and libgc, in a root file system of their own (~740 MB,
+# ~35 s): made in a temporary folder and renamed when complete, so that a
+# run cut short leaves none half made.
+D13_ROOT=${ALYS_D13_ROOT:-/var/cache/alys-bpf/trixie}
+D13_PACKAGES=crystal,libgc-dev,libevent-dev,libpcre2-dev,pkg-config,gcc,libc6-dev
+if [ -x "$D13_ROOT/usr/bin/crystal" ] && [ -f "$D13_ROOT/.alys-complete" ]; then
+	log "Debian 13 root already in $D13_ROOT"
+else
+	log "debootstrap trixie into $D13_ROOT (packages: $D13_PACKAGES)"
+	rm -rf "$D13_ROOT.tmp"
+	mkdir -p "$(dirname "$D13_ROOT")"
+	debootstrap --variant=minbase --include="$D13_PACKAGES" trixie "$D13_ROOT.tmp" \
+		http://deb.debian.org/debian </dev/null
+	touch "$D13_ROOT.tmp/.alys-complete"
+	rm -rf "$D13_ROOT"
+	mv "$D13_ROOT.tmp" "$D13_ROOT"
 fi
 
 # tracefs and debugfs

@@ -12,6 +12,21 @@
 # and for the STATIC_PROGRAMS also:
 #   OUTDIR/NAME-static    crystal build, libgc linked statically (libgc.a):
 #                         GC_malloc & co. live in the executable itself
+# and, the toolchain matrix, for the GC_MATRIX_PROGRAMS, each linked with
+# libgc.a built from Debian 12's libgc source (scripts/setup-debian.sh
+# fetched it into ALYS_GC_SRC) in the ways users' libgc is built:
+#   OUTDIR/NAME-clang     clang -O2, --enable-large-config, static: as the
+#                         official Crystal tarballs build it
+#   OUTDIR/NAME-gcclarge  the same with gcc
+#   OUTDIR/NAME-odd       gcc -O0, no thread-local allocation: a build the
+#                         tracer must not misread (it falls back, naming
+#                         why); NAME-odd only for census
+#   OUTDIR/NAME-d13       Debian 13's crystal (1.14, LLVM 19) and shared
+#                         libgc (8.2.8), built inside the Debian 13 root
+#                         that scripts/setup-debian.sh made (ALYS_D13_ROOT),
+#                         run on this host through that root's own loader
+#                         and libraries (linked with their host paths)
+#   OUTDIR/NAME-d13static the same with Debian 13's libgc.a linked in
 # except for the MT_PROGRAMS (faults), built once, debug, with -Dpreview_mt:
 #   OUTDIR/NAME           crystal build -Dpreview_mt (multi-threaded scheduler)
 # and for tests/programs/callchain.c:
@@ -47,6 +62,18 @@ LIBGC_A=${LIBGC_A:-$(${CC} -print-file-name=libgc.a)}
 [ -f "$LIBGC_A" ] || LIBGC_A=/usr/lib/x86_64-linux-gnu/libgc.a
 
 STATIC_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph"
+GC_MATRIX_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph"
+# name:compiler:CFLAGS:configure options (the official tarballs' own, from
+# crystal-lang/distribution-scripts: CFLAGS="-fPIC -pipe -O2" --disable-debug
+# --disable-shared --enable-large-config)
+GC_BUILDS=(
+	"clang:clang:-fPIC -pipe -O2:--disable-debug --disable-shared --enable-large-config"
+	"gcclarge:gcc:-fPIC -pipe -O2:--disable-debug --disable-shared --enable-large-config"
+	"odd:gcc:-fPIC -pipe -O0:--disable-debug --disable-shared --disable-thread-local-alloc"
+)
+GC_SRC=${ALYS_GC_SRC:-/var/cache/alys-bpf/libgc-src}
+D13_ROOT=${ALYS_D13_ROOT:-/var/cache/alys-bpf/trixie}
+D13_LIB=$D13_ROOT/usr/lib/x86_64-linux-gnu
 MT_PROGRAMS="faults"
 RELEASE_PROGRAMS="callchain census deep_stacks sample_sites sleeper"
 RELEASE_ONLY="deep_stacks"
@@ -119,9 +146,76 @@ build_static() {
 		check_static "$OUTDIR/$name-static"
 }
 
+# build_gc NAME CC CFLAGS CONFIGURE-OPTIONS: OUTDIR/.gc-NAME/libgc.a from a
+# copy of the libgc source (logs in OUTDIR/.logs/gc-NAME.log).
+build_gc() {
+	local name=$1 cc=$2 cflags=$3 opts=$4 dir=$OUTDIR/.gc-$1 src
+	local stamp="$cc|$cflags|$opts|$(basename "$GC_SRC_DIR")"
+	if [ -f "$dir/libgc.a" ] && [ "$(cat "$dir/stamp" 2>/dev/null)" = "$stamp" ]; then
+		echo "  up to date  libgc.a ($name)"
+		return 0
+	fi
+	local t0=$SECONDS log=$OUTDIR/.logs/gc-$name.log
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	src=$dir/src
+	cp -a "$GC_SRC_DIR" "$src"
+	# shellcheck disable=SC2086
+	if ! (cd "$src" && CC=$cc CFLAGS=$cflags ./configure $opts &&
+		make -j"$jobs_max") >"$log" 2>&1; then
+		echo "  FAILED      libgc.a ($name): $cc $cflags $opts" >&2
+		tail -n 30 "$log" | sed 's/^/    | /' >&2
+		return 1
+	fi
+	cp "$src/.libs/libgc.a" "$dir/libgc.a"
+	rm -rf "$src"
+	echo "$stamp" >"$dir/stamp"
+	echo "  built       libgc.a ($name: $cc $cflags $opts) ($((SECONDS - t0)) s)"
+}
+
+# build_matrix NAME SRC GC: NAME-GC, linked with OUTDIR/.gc-GC/libgc.a.
+build_matrix() {
+	local name=$1 src=$2 gc=$3
+	build_one "$OUTDIR/$name-$gc" "$src" \
+		crystal build --no-color --link-flags "-L$OUTDIR/.gc-$gc" \
+		"$src" -o "$OUTDIR/$name-$gc" &&
+		check_static "$OUTDIR/$name-$gc"
+}
+
+# build_d13 NAME SRC SUFFIX: NAME-SUFFIX (d13: shared libgc; d13static:
+# libgc.a) by Debian 13's crystal in D13_ROOT (/proc mounted there by the
+# caller), copied out; the loader and RUNPATH name D13_ROOT's own files.
+# The source sits at its own path inside the root (copied by the caller),
+# and the build runs in another directory: crystal writes the paths of
+# files outside its working directory whole, so the program's DWARF names
+# a file this host has.
+build_d13() {
+	local name=$1 src=$2 sfx=$3 dir=/alys-build/$1-$3 static=
+	[ "$sfx" = d13static ] && static=-L/alys-build/.static-gc
+	rm -rf "$D13_ROOT$dir"
+	mkdir -p "$D13_ROOT$dir"
+	build_one "$OUTDIR/$name-$sfx" "$src" \
+		chroot "$D13_ROOT" env --chdir="$dir" HOME=/tmp CRYSTAL_CACHE_DIR=/alys-build/.cache \
+		crystal build --no-color "$src" -o "$dir/$name" --link-flags \
+		"$static -Wl,--dynamic-linker=$D13_LIB/ld-linux-x86-64.so.2 -Wl,-rpath,$D13_LIB" &&
+		cp "$D13_ROOT$dir/$name" "$OUTDIR/$name-$sfx" &&
+		if [ "$sfx" = d13static ]; then check_static "$OUTDIR/$name-$sfx"; fi
+}
+
 t_start=$SECONDS
 echo "build-programs: building into $OUTDIR (jobs: $jobs_max)"
 [ -f "$LIBGC_A" ] || die "libgc.a not found (install libgc-dev)"
+GC_SRC_DIR=$(compgen -G "$GC_SRC/libgc-*/configure" | head -n 1 || true)
+[ -n "$GC_SRC_DIR" ] ||
+	die "no libgc source in $GC_SRC (scripts/setup-debian.sh fetches it with apt-get source libgc)"
+GC_SRC_DIR=$(dirname "$GC_SRC_DIR")
+
+# The libgc builds first (the matrix programs link them), one at a time:
+# each runs make -j.
+for b in "${GC_BUILDS[@]}"; do
+	IFS=: read -r gname gcc_ gflags gopts <<<"$b"
+	build_gc "$gname" "$gcc_" "$gflags" "$gopts" || die "libgc ($gname) failed to build"
+done
 
 # The static copy of libgc.a must be fresh if the system one changed.
 if [ -f "$STATIC_GC_DIR/libgc.a" ] && ! cmp -s "$LIBGC_A" "$STATIC_GC_DIR/libgc.a"; then
@@ -149,6 +243,13 @@ done
 for name in $STATIC_PROGRAMS; do
 	run_bg build_static "$name" "$SRCDIR/$name.cr"
 done
+for name in $GC_MATRIX_PROGRAMS; do
+	for b in "${GC_BUILDS[@]}"; do
+		gname=${b%%:*}
+		[ "$gname" = odd ] && [ "$name" != census ] && continue
+		run_bg build_matrix "$name" "$SRCDIR/$name.cr" "$gname"
+	done
+done
 run_bg build_one "$OUTDIR/callchain-c" "$SRCDIR/callchain.c" \
 	"$CC" -O2 -g -fomit-frame-pointer -fno-inline -Wall -Werror \
 	"$SRCDIR/callchain.c" -o "$OUTDIR/callchain-c" -lgc
@@ -171,6 +272,27 @@ run_bg build_one "$OUTDIR/stub_gc_user" "$SRCDIR/stub_gc_user.c" \
 run_bg build_one "$OUTDIR/jit_alloc" "$SRCDIR/jit_alloc.c" \
 	"$CC" -O2 -g -Wall -Werror "$SRCDIR/jit_alloc.c" -o "$OUTDIR/jit_alloc" -lgc
 
+for pid in "${pids[@]}"; do
+	wait "$pid" || failed=1
+done
+pids=()
+
+# Debian 13's toolchain, inside its root (its crystal needs /proc).
+[ -x "$D13_ROOT/usr/bin/crystal" ] ||
+	die "no Debian 13 root with crystal in $D13_ROOT (scripts/setup-debian.sh makes it)"
+if ! mountpoint -q "$D13_ROOT/proc"; then
+	mount -t proc proc "$D13_ROOT/proc" || die "cannot mount /proc in $D13_ROOT (root needed)"
+	trap 'umount "$D13_ROOT/proc" 2>/dev/null' EXIT
+fi
+mkdir -p "$D13_ROOT/alys-build/.static-gc" "$D13_ROOT$SRCDIR"
+cp "$D13_LIB/libgc.a" "$D13_ROOT/alys-build/.static-gc/libgc.a"
+cp "$SRCDIR"/*.cr "$D13_ROOT$SRCDIR/"
+echo "  Debian 13: $(chroot "$D13_ROOT" crystal --version | head -n 1), libgc $(basename "$(readlink -f "$D13_LIB/libgc.so.1")")"
+for name in $GC_MATRIX_PROGRAMS; do
+	for sfx in d13 d13static; do
+		run_bg build_d13 "$name" "$SRCDIR/$name.cr" "$sfx"
+	done
+done
 for pid in "${pids[@]}"; do
 	wait "$pid" || failed=1
 done

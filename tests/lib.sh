@@ -14,6 +14,15 @@
 #   ALYS_PROGS  directory of the built test programs (tests/build-programs.sh)
 #
 # Functions return 0/1 and never exit, except require_root_bpf and summary.
+#
+# The toolchain matrix: gc_matrix NAME prints NAME's builds linked with the
+# other libgc builds (tests/build-programs.sh: NAME-clang, as the official
+# Crystal tarballs build libgc; NAME-gcclarge; NAME-d13 and NAME-d13static,
+# Debian 13's crystal 1.14 and libgc 8.2.8), for the tests to run beside
+# NAME and NAME-static. On the plain build only: the sanitizers' build runs
+# the same userspace code on them and would only double the time.
+# ALYS_GC_MATRIX="SUFFIX ..." names other builds (by hand: programs built
+# with Crystal 1.21 put beside the others in ALYS_PROGS, docs/DESIGN.md).
 
 ALYS_ROOT=${ALYS_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 ALYS_BIN=${ALYS_BIN:-$ALYS_ROOT/bin}
@@ -275,6 +284,10 @@ start_http_json() {
 # programs are the same as the plain build's: tests that measure the kernel
 # side at scale may run smaller there, through the same userspace paths.
 sanitized() { ldd "$1/alys-bpf" 2>/dev/null | grep -q 'libasan'; }
+gc_matrix() {
+	sanitized "${BIN:-$ALYS_BIN}" && return
+	for s in ${ALYS_GC_MATRIX:-clang gcclarge d13 d13static}; do printf '%s ' "$1-$s"; done
+}
 
 # browsers_for BINDIR: whether BINDIR's outputs are opened in chromium here.
 # The two builds write the same bytes; a browser costs ~5 s a file, so the

@@ -82,11 +82,16 @@ struct agent {
 
 #define say(a, ...) say_unless((a)->o->quiet, __VA_ARGS__)
 
+/* The kernel keeps 15 characters of a name (TASK_COMM_LEN - 1): a longer
+ * listed name ("sleeper-gcclarge") matches the comm it is cut to. */
 static bool comm_listed(const char *comm, const char *const *list, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++)
-		if (!strcmp(comm, list[i]))
+	for (unsigned i = 0; i < n; i++) {
+		size_t len = strnlen(list[i], 15);
+
+		if (strlen(comm) == len && !memcmp(comm, list[i], len))
 			return true;
+	}
 	return false;
 }
 

@@ -140,6 +140,7 @@ struct session {
 	bool census_only;		/* --census without --sample: no allocation probes */
 	uint64_t sample_bytes;		/* bytes:N in effect (0: none) */
 	bool refill;			/* --sample refill in effect */
+	bool refill_fell_back;		/* asked for, but the slow paths were not found */
 	unsigned duty_pct;		/* refill probes attached this share of the time */
 	struct refill_windows rw;	/* the refill probes, in --duty windows */
 	bool refill_announced;		/* -v named their probe points */
@@ -368,6 +369,7 @@ static void choose_sampling(struct session *t)
 		mode = t->o->pid && !t->census_only ? SAMPLE_REFILL : SAMPLE_ALL;
 	t->sample_bytes = mode == SAMPLE_BYTES ? t->o->sample_bytes : 0;
 	if (mode == SAMPLE_REFILL && !t->tg.gp.refill_ok) {
+		t->refill_fell_back = true;
 		say(t, "notice: cannot probe the collector's slow paths (%s); sampling "
 		    "bytes:%uK instead, which takes a probe on every allocation\n",
 		    t->tg.gp.refill_why, SAMPLE_FALLBACK_BYTES >> 10);
@@ -380,16 +382,23 @@ static void choose_sampling(struct session *t)
 		t->duty_pct = t->o->duty_pct ? t->o->duty_pct :
 			      t->o->pid ? DUTY_DEFAULT_PID : 100;
 	if (t->duty_pct < 100 && !t->tg.gp.total_bytes_ok) {
-		say(t, "notice: %s has no GC_get_total_bytes to weigh the --duty windows by; "
-		    "the refill probes stay attached all the time\n", t->tg.gp.path);
+		say(t, "notice: cannot read the collector's byte count to weigh the --duty "
+		    "windows by (%s); the refill probes stay attached all the time\n",
+		    t->tg.gp.total_bytes_why);
 		t->duty_pct = 100;
 	}
-	if (t->refill && t->o->verbose)
+	if (t->refill && t->o->verbose) {
+		const struct refill_probe *rp = &t->tg.gp.refill;
+		char size_at[32];
+
+		if (rp->size_reg >= 0)
+			snprintf(size_at, sizeof(size_at), "DWARF reg %d", rp->size_reg);
+		else
+			snprintf(size_at, sizeof(size_at), "the stack at sp+%d", rp->size_sp_off);
 		say(t, "refill probe: GC_malloc_kind+0x%lx (%s), list in DWARF reg %d, size in "
-		    "%d, kind in %d\n",
-		    (unsigned long)(t->tg.gp.refill.probe_vaddr - t->tg.gp.refill.func_vaddr),
-		    t->tg.gp.refill.insn, t->tg.gp.refill.fl_reg, t->tg.gp.refill.size_reg,
-		    t->tg.gp.refill.kind_reg);
+		    "%s, kind in %d\n", (unsigned long)(rp->probe_vaddr - rp->func_vaddr),
+		    rp->insn, rp->fl_reg, size_at, rp->kind_reg);
+	}
 }
 
 static void set_layout(struct session *t)
@@ -468,6 +477,7 @@ static int configure_bpf(struct session *t)
 		t->skel->rodata->refill_vaddr = gp->refill.probe_vaddr;
 		t->skel->rodata->refill_fl_reg = gp->refill.fl_reg;
 		t->skel->rodata->refill_size_reg = gp->refill.size_reg;
+		t->skel->rodata->refill_size_sp_off = gp->refill.size_sp_off;
 		t->skel->rodata->refill_kind_reg = gp->refill.kind_reg;
 	}
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
@@ -952,7 +962,11 @@ int session_start(struct session *t)
 		.max_frames = t->o->max_frames,
 		.sample = sample,
 		.liveness = live_mode_name(t),
+		.sample_why = t->refill_fell_back ? t->tg.gp.refill_why : NULL,
 	};
+
+	if (!strcmp(h.liveness, "reuse") && t->tg.gp.layout_why[0])
+		h.liveness_why = t->tg.gp.layout_why;
 
 	if (t->sample_bytes)
 		snprintf(sample, sizeof(sample), "bytes:%llu",

@@ -299,7 +299,7 @@ void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 	gethostname(host, sizeof(host) - 1);
 	while (h->argv && h->argv[argc])
 		argc++;
-	msgpack_pack_map(pk, 12);
+	msgpack_pack_map(pk, 12 + !!h->sample_why + !!h->liveness_why);
 	pack_key(pk, "magic");
 	pack_str(pk, ALYS_MAGIC);
 	pack_key(pk, "version");
@@ -326,6 +326,14 @@ void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 	pack_str(pk, h->sample);
 	pack_key(pk, "liveness");
 	pack_str(pk, h->liveness);
+	if (h->sample_why) {
+		pack_key(pk, "sample_why");
+		pack_str(pk, h->sample_why);
+	}
+	if (h->liveness_why) {
+		pack_key(pk, "liveness_why");
+		pack_str(pk, h->liveness_why);
+	}
 	w->bare = false;
 }
 

@@ -21,6 +21,8 @@ struct trace_header {
 	uint32_t max_frames;
 	const char *sample;
 	const char *liveness;	/* "marks", "reuse" or "off" */
+	const char *sample_why;	/* why sampling is not what was asked, or NULL */
+	const char *liveness_why; /* why liveness is "reuse", or NULL */
 };
 
 /* Every record as written, before compression, in batches of whole

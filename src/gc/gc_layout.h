@@ -20,6 +20,7 @@ struct elf_file;
 struct gc_layout {
 	uint64_t arrays_vaddr;		/* GC_arrays */
 	uint64_t arrays_size;		/* ... its size: the collector's own state */
+	uint32_t version;		/* GC_version (major << 16 | minor << 8 | micro), 0: none */
 	uint32_t top_index_off;		/* GC_arrays._top_index */
 	uint32_t bi_key_off;		/* bottom_index.key */
 	uint32_t bi_link_off;		/* bottom_index.hash_link */

@@ -103,11 +103,11 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 	else if (!refill_probe_derive(&ef, &gp->refill, gp->refill_why,
 				      sizeof(gp->refill_why))) {
 		struct gc_func *f = &gp->refill_at;
-		char why[256];
 
 		gp->refill_ok = true;
-		gp->total_bytes_ok = !gc_total_bytes_derive(&ef, gp->total_bytes_vaddr, why,
-							    sizeof(why));
+		gp->total_bytes_ok = !gc_total_bytes_derive(&ef, gp->total_bytes_vaddr,
+							    gp->total_bytes_why,
+							    sizeof(gp->total_bytes_why));
 		f->name = "GC_malloc_kind";
 		f->found = true;
 		f->vaddr = gp->refill.func_vaddr;
@@ -123,12 +123,10 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 	else if (!gc_layout_derive(&ef, &gp->layout, gp->layout_why, sizeof(gp->layout_why)))
 		gp->layout_ok = true;
 	gc_start_callback_derive(&ef, &gp->startcb_vaddr, gp->startcb_why, sizeof(gp->startcb_why));
-	if (gp->layout_ok) {
-		char why[256];
-
+	if (gp->layout_ok)
 		gp->roots_ok = !gc_static_roots_derive(&ef, gp->layout.arrays_vaddr, &gp->roots_n_off,
-						       &gp->roots_off, why, sizeof(why));
-	}
+						       &gp->roots_off, &gp->roots_max, gp->roots_why,
+						       sizeof(gp->roots_why));
 out:
 	elf_file_close(&ef);
 	return ret;

@@ -37,6 +37,8 @@ struct gc_probes {
 	uint64_t startcb_vaddr;	/* GC_start_call_back (--census --pid); 0: unknown */
 	bool roots_ok;		/* the registered roots' offsets in GC_arrays: */
 	uint32_t roots_n_off, roots_off;	/* n_root_sets, static_roots[] */
+	uint32_t roots_max;	/* MAX_ROOT_SETS of this build */
+	char roots_why[256];	/* why not */
 	char startcb_why[256];	/* why not */
 	/* --sample refill: the collector's slow paths. GC_malloc_kind_global
 	 * takes every medium and large object (and a thread's first small
@@ -48,6 +50,7 @@ struct gc_probes {
 	uint64_t aip_vaddr;		/* GC_all_interior_pointers, 0: not exported */
 	uint64_t total_bytes_vaddr[2];	/* GC_get_total_bytes sums these two words */
 	bool total_bytes_ok;
+	char total_bytes_why[256];	/* why not */
 	char refill_why[256];	/* why not */
 	bool layout_ok;		/* the mark-byte layout was derived */
 	struct gc_layout layout;

@@ -45,8 +45,8 @@ int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, siz
 
 	if (!n)
 		return -1;
-	/* mov slot(%rip), R (R = &GC_arrays); then mov/add disp(R) or
-	 * disp(%rip) into rax: the two words summed. */
+	/* mov slot(%rip), R or lea GC_arrays(%rip), R (clang); then mov/add
+	 * disp(R) or disp(%rip) into rax: the two words summed. */
 	for (size_t i = 0; i < n && !cs_insn_group(cs, &in[i], X86_GRP_RET); i++) {
 		const cs_x86 *x = &in[i].detail->x86;
 		const cs_x86_op *m = &x->operands[1];
@@ -55,8 +55,13 @@ int gc_total_bytes_derive(struct elf_file *ef, uint64_t vaddr[2], char *why, siz
 
 		if (x->op_count != 2 || x->operands[0].type != X86_OP_REG || dst < 0 ||
 		    m->type != X86_OP_MEM || m->mem.index != X86_REG_INVALID ||
-		    (in[i].id != X86_INS_MOV && in[i].id != X86_INS_ADD))
+		    (in[i].id != X86_INS_MOV && in[i].id != X86_INS_ADD && in[i].id != X86_INS_LEA))
 			continue;
+		if (in[i].id == X86_INS_LEA) {
+			base[dst] = m->mem.base == X86_REG_RIP ?
+				    in[i].address + in[i].size + (uint64_t)m->mem.disp : 0;
+			continue;
+		}
 		if (m->mem.base == X86_REG_RIP)
 			addr = in[i].address + in[i].size + (uint64_t)m->mem.disp;
 		else if (x86_dwarf_regno(m->mem.base) >= 0 && base[x86_dwarf_regno(m->mem.base)])
@@ -140,22 +145,28 @@ int gc_start_callback_derive(struct elf_file *ef, uint64_t *vaddr, char *why, si
 	return 0;
 }
 
-#define MAX_ROOT_SETS 2048	/* bdwgc's limit, compared with n_root_sets */
+/* bdwgc's MAX_ROOT_SETS, compared with n_root_sets: 2048, or 8192 with
+ * --enable-large-config (the official Crystal tarballs' libgc) */
+static bool is_max_root_sets(int64_t v)
+{
+	return v == 2048 || v == 8192;
+}
 
 /*
  * In the code of GC_add_roots_inner: the 32-bit load of n_root_sets that
  * is compared with MAX_ROOT_SETS, and the two stores of a new entry's start
- * and end (D and D + 8 from one register: &GC_arrays + n * 32). Addresses
- * are rip-relative (static link) or from a register that holds &GC_arrays
+ * and end (D and D + 8 from one register, &GC_arrays + n * 32, or from
+ * &GC_arrays indexed by n * 32 as clang writes it). Addresses are
+ * rip-relative (static link) or from a register that holds &GC_arrays
  * (loaded from its GOT slot, or lea).
  */
 static bool roots_in(struct elf_file *ef, csh cs, uint64_t fn, uint64_t arrays,
-		     uint32_t *n_off, uint32_t *roots_off)
+		     uint32_t *n_off, uint32_t *roots_off, uint32_t *max_sets)
 {
 	const uint8_t *code = elf_file_bytes_at(ef, fn, 512);
 	uint64_t holds[16] = { 0 };	/* registers holding &GC_arrays (+0) */
 	int64_t last_store_disp = -1;
-	int last_store_base = -1;
+	int last_store_base = -1, last_store_index = -1;
 	bool have_n = false;
 	cs_insn *in = NULL;
 	size_t n;
@@ -186,7 +197,8 @@ static bool roots_in(struct elf_file *ef, csh cs, uint64_t fn, uint64_t arrays,
 		    m->type == X86_OP_MEM && m->size == 4 && i + 1 < n &&
 		    in[i + 1].id == X86_INS_CMP && in[i + 1].detail->x86.op_count == 2 &&
 		    in[i + 1].detail->x86.operands[1].type == X86_OP_IMM &&
-		    in[i + 1].detail->x86.operands[1].imm == MAX_ROOT_SETS) {
+		    is_max_root_sets(in[i + 1].detail->x86.operands[1].imm)) {
+			*max_sets = (uint32_t)in[i + 1].detail->x86.operands[1].imm;
 			if (a > arrays)
 				*n_off = (uint32_t)(a - arrays);
 			else if (x86_dwarf_regno(m->mem.base) >= 0 &&
@@ -200,18 +212,21 @@ static bool roots_in(struct elf_file *ef, csh cs, uint64_t fn, uint64_t arrays,
 		/* entry stores: mov REG, D(Rx) then mov REG, D + 8(Rx), in
 		 * either order */
 		if (have_n && in[i].id == X86_INS_MOV && x->op_count == 2 && d->type == X86_OP_MEM &&
-		    m->type == X86_OP_REG && d->size == 8 && d->mem.index == X86_REG_INVALID &&
+		    m->type == X86_OP_REG && d->size == 8 &&
+		    (d->mem.index == X86_REG_INVALID || d->mem.scale == 1) &&
 		    d->mem.base != X86_REG_RIP && d->mem.disp > (int64_t)*n_off) {
 			int b = x86_dwarf_regno(d->mem.base);
+			int ix = d->mem.index == X86_REG_INVALID ? -1 : x86_dwarf_regno(d->mem.index);
 
-			if (b == last_store_base && (d->mem.disp == last_store_disp + 8 ||
-						     d->mem.disp + 8 == last_store_disp)) {
+			if (b == last_store_base && ix == last_store_index &&
+			    (d->mem.disp == last_store_disp + 8 || d->mem.disp + 8 == last_store_disp)) {
 				*roots_off = (uint32_t)(d->mem.disp < last_store_disp ? d->mem.disp
 										  : last_store_disp);
 				cs_free(in, n);
 				return true;
 			}
 			last_store_base = b;
+			last_store_index = ix;
 			last_store_disp = d->mem.disp;
 		}
 		if (dr >= 0 && in[i].id != X86_INS_LEA)
@@ -223,7 +238,7 @@ static bool roots_in(struct elf_file *ef, csh cs, uint64_t fn, uint64_t arrays,
 }
 
 int gc_static_roots_derive(struct elf_file *ef, uint64_t arrays_vaddr, uint32_t *n_off,
-			   uint32_t *roots_off, char *why, size_t whylen)
+			   uint32_t *roots_off, uint32_t *max_sets, char *why, size_t whylen)
 {
 	GElf_Addr fn;
 	GElf_Xword size;
@@ -235,7 +250,7 @@ int gc_static_roots_derive(struct elf_file *ef, uint64_t arrays_vaddr, uint32_t 
 	if (!n)
 		return -1;
 	if (elf_file_find_symbol(ef, "GC_add_roots_inner", &fn, &size) &&
-	    roots_in(ef, cs, fn, arrays_vaddr, n_off, roots_off))
+	    roots_in(ef, cs, fn, arrays_vaddr, n_off, roots_off, max_sets))
 		ret = 0;
 	/* else the function GC_add_roots calls that checks MAX_ROOT_SETS */
 	for (size_t i = 0; i < n && ret; i++) {
@@ -243,7 +258,7 @@ int gc_static_roots_derive(struct elf_file *ef, uint64_t arrays_vaddr, uint32_t 
 
 		if (in[i].id == X86_INS_CALL && in[i].detail->x86.op_count == 1 &&
 		    op->type == X86_OP_IMM &&
-		    roots_in(ef, cs, (uint64_t)op->imm, arrays_vaddr, n_off, roots_off))
+		    roots_in(ef, cs, (uint64_t)op->imm, arrays_vaddr, n_off, roots_off, max_sets))
 			ret = 0;
 	}
 	cs_free(in, n);

@@ -33,9 +33,10 @@ int gc_start_callback_derive(struct elf_file *ef, uint64_t *vaddr, char *why, si
  * _static_roots[] (32-byte struct roots: start, end, next, tmp), their
  * offsets in GC_arrays read from GC_add_roots_inner's code (static in a
  * shared libgc: found as the function GC_add_roots calls that checks
- * MAX_ROOT_SETS, 2048). A heap snapshot copies them.
+ * MAX_ROOT_SETS, 2048, or 8192 in a large-config build: *max_sets). A heap
+ * snapshot copies them.
  */
 int gc_static_roots_derive(struct elf_file *ef, uint64_t arrays_vaddr, uint32_t *n_off,
-			   uint32_t *roots_off, char *why, size_t whylen);
+			   uint32_t *roots_off, uint32_t *max_sets, char *why, size_t whylen);
 
 #endif

@@ -130,17 +130,91 @@ static uint16_t written_regs(const struct func *f, const cs_insn *in)
 	return m;
 }
 
+#define MAX_SLOTS 4
+
 /* Copies of a tracked value: `mov dst, src` between registers, 64-bit
- * (full) or, where a 32-bit value is tracked, 32-bit. */
+ * (full) or, where a 32-bit value is tracked, 32-bit; and 64-bit spills to
+ * the stack (clang keeps GC_malloc_kind's size in a slot across the refill),
+ * each slot by its offset from the stack pointer at the entry. */
 struct copies {
 	uint16_t full;		/* registers holding the 64-bit value */
 	uint16_t low32;		/* registers whose low 32 bits hold the value */
+	int32_t slot[MAX_SLOTS];	/* sorted, unused ones 0 (never a spill slot) */
 };
 
-static void transfer(const struct func *f, const cs_insn *in, struct copies *v)
+static bool rsp_slot(const cs_x86_op *o, int32_t delta, int32_t *at)
+{
+	if (o->type != X86_OP_MEM || o->mem.base != X86_REG_RSP ||
+	    o->mem.index != X86_REG_INVALID)
+		return false;
+	*at = delta + (int32_t)o->mem.disp;
+	return *at < 0;
+}
+
+static bool has_slot(const struct copies *v, int32_t at)
+{
+	for (int i = 0; i < MAX_SLOTS; i++)
+		if (v->slot[i] == at)
+			return true;
+	return false;
+}
+
+static void set_slot(struct copies *v, int32_t at, bool on)
+{
+	int32_t keep[MAX_SLOTS] = { 0 };
+	int n = 0;
+
+	for (int i = 0; i < MAX_SLOTS; i++)
+		if (v->slot[i] && v->slot[i] != at)
+			keep[n++] = v->slot[i];
+	if (on && n < MAX_SLOTS)
+		keep[n++] = at;
+	/* sorted, so that equal sets compare equal */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+			int32_t t = keep[j];
+
+			keep[j] = keep[j - 1];
+			keep[j - 1] = t;
+		}
+	memcpy(v->slot, keep, sizeof(keep));
+}
+
+static void meet_slots(struct copies *m, const struct copies *o)
+{
+	for (int i = 0; i < MAX_SLOTS; i++)
+		if (m->slot[i] && !has_slot(o, m->slot[i]))
+			set_slot(m, m->slot[i--], false);
+}
+
+/* delta: the stack pointer's offset from its value at the entry, before
+ * in (INT32_MIN: unknown, and no slot is followed). */
+static void transfer(const struct func *f, const cs_insn *in, struct copies *v, int32_t delta)
 {
 	const cs_x86 *x = &in->detail->x86;
 	uint16_t wr = written_regs(f, in);
+	int32_t at;
+
+	if (delta != INT32_MIN && in->id == X86_INS_MOV && x->op_count == 2) {
+		/* a spill, a reload, or a store over a slot */
+		if (rsp_slot(&x->operands[0], delta, &at)) {
+			int r = x->operands[1].type == X86_OP_REG ?
+				x86_dwarf_regno(x->operands[1].reg) : -1;
+
+			set_slot(v, at, x->operands[0].size == 8 && r >= 0 && (v->full >> r & 1));
+			return;
+		}
+		if (x->operands[0].type == X86_OP_REG && x->operands[0].size == 8 &&
+		    rsp_slot(&x->operands[1], delta, &at) && has_slot(v, at)) {
+			int d = x86_dwarf_regno(x->operands[0].reg);
+
+			if (d >= 0) {
+				v->full |= (uint16_t)(1u << d);
+				v->low32 &= (uint16_t)~(1u << d);
+				return;
+			}
+		}
+	}
 
 	if (in->id == X86_INS_MOV && x->op_count == 2 && x->operands[0].type == X86_OP_REG &&
 	    x->operands[1].type == X86_OP_REG) {
@@ -164,21 +238,45 @@ static void transfer(const struct func *f, const cs_insn *in, struct copies *v)
 	v->low32 &= (uint16_t)~wr;
 }
 
+/* The stack pointer's offset after in, given delta before it. */
+static int32_t stack_delta(const struct func *f, const cs_insn *in, int32_t delta)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	if (delta == INT32_MIN)
+		return delta;
+	if (in->id == X86_INS_PUSH)
+		return delta - 8;
+	if (in->id == X86_INS_POP)
+		return delta + 8;
+	if ((in->id == X86_INS_SUB || in->id == X86_INS_ADD) && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_REG && x->operands[0].reg == X86_REG_RSP &&
+	    x->operands[1].type == X86_OP_IMM && x->operands[1].imm > -4096 &&
+	    x->operands[1].imm < 4096)
+		return delta + (int32_t)(in->id == X86_INS_SUB ? -x->operands[1].imm :
+					 x->operands[1].imm);
+	if (in->id != X86_INS_CALL && (written_regs(f, in) & (1u << 7)))
+		return INT32_MIN;
+	return delta;
+}
+
 /*
  * Where the function's arguments rdi (64-bit) and esi (32-bit) are found
  * at instruction `at`, on every path from the entry: a forward must
  * analysis (intersection where paths meet). A jump out of the function
  * (a tail call, direct or not) ends a path.
  */
-static void args_at(struct func *f, size_t at, struct copies *lb, struct copies *kind)
+static void args_at(struct func *f, size_t at, struct copies *lb, struct copies *kind,
+		    int32_t *delta)
 {
-	struct state { struct copies lb, kind; bool seen; } *st;
+	struct state { struct copies lb, kind; int32_t delta; bool seen; } *st;
 	size_t *work, nwork = 0;
 
 	st = calloc(f->n, sizeof(*st));
 	work = calloc(f->n * 2 + 2, sizeof(*work));
 	memset(lb, 0, sizeof(*lb));
 	memset(kind, 0, sizeof(*kind));
+	*delta = INT32_MIN;
 	if (!st || !work)
 		goto out;
 	st[0].seen = true;
@@ -192,8 +290,9 @@ static void args_at(struct func *f, size_t at, struct copies *lb, struct copies 
 		struct state out = st[i];
 		uint64_t t;
 
-		transfer(f, in, &out.lb);
-		transfer(f, in, &out.kind);
+		transfer(f, in, &out.lb, out.delta);
+		transfer(f, in, &out.kind, out.delta);
+		out.delta = stack_delta(f, in, out.delta);
 		if (cs_insn_group(f->cs, in, X86_GRP_RET))
 			continue;
 		if (is_branch(f->cs, in)) {
@@ -216,6 +315,13 @@ edges:
 				m.lb.low32 &= s->lb.low32;
 				m.kind.full &= s->kind.full;
 				m.kind.low32 &= s->kind.low32;
+				meet_slots(&m.lb, &s->lb);
+				meet_slots(&m.kind, &s->kind);
+				if (m.delta != s->delta) {
+					m.delta = INT32_MIN;
+					memset(m.lb.slot, 0, sizeof(m.lb.slot));
+					memset(m.kind.slot, 0, sizeof(m.kind.slot));
+				}
 				if (!memcmp(&m, s, sizeof(m)))
 					continue;
 			}
@@ -228,6 +334,7 @@ edges:
 	if (st[at].seen) {
 		*lb = st[at].lb;
 		*kind = st[at].kind;
+		*delta = st[at].delta;
 	}
 out:
 	free(st);
@@ -285,6 +392,7 @@ static int analyse(struct func *f, struct refill_probe *rp, char *why, size_t wh
 	long call = -1;
 	size_t probe;
 	struct copies lb, kind;
+	int32_t delta;
 
 	elf_file_find_symbol(f->ef, REFILL_FUNC, &many, NULL);
 	for (size_t i = 0; i < f->n; i++) {
@@ -323,12 +431,14 @@ static int analyse(struct func *f, struct refill_probe *rp, char *why, size_t wh
 			 "register across the refill");
 		return -1;
 	}
-	args_at(f, probe, &lb, &kind);
+	args_at(f, probe, &lb, &kind, &delta);
 	rp->size_reg = lowest(lb.full);
 	rp->kind_reg = lowest(kind.full | kind.low32);
-	if (rp->size_reg < 0) {
+	if (rp->size_reg < 0 && lb.slot[0] && delta != INT32_MIN)
+		rp->size_sp_off = lb.slot[0] - delta;
+	if (rp->size_reg < 0 && rp->size_sp_off < 0) {
 		snprintf(why, whylen, "GC_malloc_kind's size argument is kept in no register "
-			 "across the refill");
+			 "and no stack slot across the refill");
 		return -1;
 	}
 	rp->call_vaddr = f->in[call].address;
@@ -352,7 +462,7 @@ int refill_probe_derive(struct elf_file *ef, struct refill_probe *rp, char *why,
 	int ret = -1;
 
 	memset(rp, 0, sizeof(*rp));
-	rp->fl_reg = rp->size_reg = rp->kind_reg = -1;
+	rp->fl_reg = rp->size_reg = rp->kind_reg = rp->size_sp_off = -1;
 	if (!elf_file_find_symbol(ef, "GC_malloc_kind", &vaddr, &size) || !size) {
 		snprintf(why, whylen, "%s does not define GC_malloc_kind (libgc before 7.6?)",
 			 ef->path);

@@ -9,7 +9,8 @@
  * the refill. There, from the registers:
  *   fl_reg    still holds &list (the list the refill built: its length times
  *             the request is what the event stands for)
- *   size_reg  still holds GC_malloc_kind's first argument (bytes requested)
+ *   size_reg  still holds GC_malloc_kind's first argument (bytes requested),
+ *             or size_sp_off: the stack slot it was spilled to (clang)
  *   kind_reg  its second (0: pointer-free), or -1 when no register keeps it
  * All three are derived from the machine code and checked: a register
  * counts only if it holds the value on every path to the probe.
@@ -31,6 +32,7 @@ struct refill_probe {
 	char insn[192];		/* the probed instruction, for -v */
 	int fl_reg;		/* DWARF register numbers */
 	int size_reg;
+	int size_sp_off;	/* or where the stack holds it, from sp; -1: none */
 	int kind_reg;
 };
 

@@ -278,7 +278,7 @@ static void copy_registered_roots(struct snapshot *s)
 
 	if (!s->gp->roots_ok || heap_peek(s->pid, arrays + s->gp->roots_n_off, &n, sizeof(n)))
 		return;
-	for (uint32_t i = 0; i < n && i < 2048; i += 256) {
+	for (uint32_t i = 0; i < n && i < s->gp->roots_max; i += 256) {
 		uint32_t k = n - i < 256 ? n - i : 256;
 
 		if (heap_peek(s->pid, arrays + s->gp->roots_off + (uint64_t)i * 32, roots, k * 32)) {
@@ -481,6 +481,10 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 			fprintf(stderr, "alys-bpf: heap snapshot: suspended fibers' stacks are not "
 				"copied (%s): what only they hold shows as unreachable\n", why);
 	}
+	if (!gp->roots_ok)
+		fprintf(stderr, "alys-bpf: heap snapshot: the roots registered with GC_add_roots "
+			"are not copied (%s): what only they hold shows as unreachable\n",
+			gp->roots_why);
 	ret = take(&s, err, errlen);
 	if (!ret)
 		trace_writer_snapshot(w, &s.st);

@@ -26,7 +26,7 @@ row() {
 }
 
 reg_line=$(grep -n '^REG = Registry.new' "$ALYS_ROOT/tests/programs/heap_graph.cr" | cut -d: -f1)
-for v in heap_graph heap_graph-static; do
+for v in heap_graph heap_graph-static $(gc_matrix heap_graph); do
 	"$ALYS_PROGS/$v" $N $M 4 $F register >"$T/$v.out" 2>&1 &
 	tp=$!
 	for _ in $(seq 100); do grep -q '^READY' "$T/$v.out" && break; sleep 0.05; done

@@ -76,6 +76,10 @@ check_ge "small: refills recorded" "$(json_query "$T/small.json" "counters['refi
 check_eq "small: no refill list longer than counted" \
 	"$(json_query "$T/small.json" "counters['refill_cut']")" 0
 sites small-static "$ALYS_PROGS/sample_sites-static" small 64
+# The toolchain matrix (debug builds: 128 MiB as small-debug)
+for v in $(gc_matrix sample_sites); do
+	sites "small-${v#sample_sites-}" "$ALYS_PROGS/$v" small 128
+done
 sites small-debug "$ALYS_PROGS/sample_sites" small 128
 # Medium and large objects: every call is recorded, weight = size.
 sites medium "$ALYS_PROGS/sample_sites-release" proportions 64

@@ -9,7 +9,7 @@ make_tmpdir T
 N=100000
 
 # --- launch, shared libgc (Debian's libgc.so.1) and static libgc.a --------
-for variant in alloc_known alloc_known-static; do
+for variant in alloc_known alloc_known-static $(gc_matrix alloc_known); do
 	prog=$ALYS_PROGS/$variant
 	"$BIN/alys-bpf" -q -o "$T/$variant.alys" -- "$prog" $N >"$T/$variant.out" 2>"$T/$variant.err"
 	check_eq "$variant: exit status of the app passed through" "$?" 3

@@ -33,6 +33,11 @@ if [ "$verb" = "${ALYS_STUB_FAIL:-}" ]; then
 	exit 100
 fi
 [ "$verb" = install ] && printf "%s\n" "${pkgs[@]}" >>"$STATE/installed"
+# source PKG: unpacked into the current directory, if dpkg-dev is installed
+if [ "$verb" = source ]; then
+	grep -qx dpkg-dev "$STATE/installed" || { echo "sh: 1: dpkg-source: not found" >&2; exit 100; }
+	mkdir -p "${pkgs[0]}-8.2.2" && touch "${pkgs[0]}-8.2.2/configure"
+fi
 exit 0'
 stub apt-cache '
 [ "$1" = policy ] || exit 1
@@ -58,6 +63,13 @@ done
 exit $rc'
 stub id '[ "$1" = -u ] && { echo 0; exit 0; }; exec /usr/bin/id "$@"'
 for c in mount mountpoint bpftool; do stub "$c" 'exit 0'; done
+# debootstrap ... SUITE TARGET MIRROR: a root with crystal in it, if the
+# package is installed
+stub debootstrap '
+echo "debootstrap $*" >>"$STATE/log"
+grep -qx debootstrap "$STATE/installed" || { echo "debootstrap: command not found" >&2; exit 127; }
+t=${@: -2:1}
+mkdir -p "$t/usr/bin" && printf "#!/bin/sh\n" >"$t/usr/bin/crystal" && chmod +x "$t/usr/bin/crystal"'
 stub crystal 'echo "Crystal 1.6.0 (stub)"'
 stub clang 'echo "clang version 14 (stub)"'
 # npm install --prefix DIR PKG@VERSION...: what the registry would unpack
@@ -84,7 +96,9 @@ run_setup() {
 	STATE=$T/state-$name
 	mkdir -p "$STATE"
 	: >"$STATE/installed"
-	out=$(env "$@" STATE="$STATE" ALYS_WEB_TOOLS="$STATE/web" PATH="$STUBS:$PATH" bash "$SCRIPT" </dev/null 2>&1)
+	out=$(env "$@" STATE="$STATE" ALYS_WEB_TOOLS="$STATE/web" ALYS_GC_SRC="$STATE/gc-src" \
+		ALYS_APT_SOURCES="$STATE/apt" ALYS_D13_ROOT="$STATE/trixie" PATH="$STUBS:$PATH" \
+		bash "$SCRIPT" </dev/null 2>&1)
 	rc=$?
 }
 
@@ -123,6 +137,20 @@ for tool_pkg in /usr/bin/time:time /usr/bin/protoc:protobuf-compiler /usr/bin/xm
 		grep -qx "${tool_pkg#*:}" "$STATE/installed"
 done
 
+# libgc's source package for the toolchain matrix (tests/build-programs.sh)
+check_match "fresh machine: a deb-src entry for Debian 12 (apt-get source needs it)" \
+	"$(cat "$STATE/apt/alys-bpf-src.sources" 2>/dev/null)" 'Types: deb-src'
+check "fresh machine: apt-get source libgc ran" grep -q '^apt-get source .*libgc$' "$STATE/log"
+check "fresh machine: libgc's source unpacked" test -f "$STATE/gc-src/libgc-8.2.2/configure"
+check "fresh machine: deb-src written before apt-get update" \
+	test "$(grep -n 'apt-get update' "$STATE/log" | head -n 1 | cut -d: -f1)" -lt \
+	"$(grep -n 'apt-get source' "$STATE/log" | head -n 1 | cut -d: -f1)"
+# The Debian 13 root of the toolchain matrix, with its crystal
+check_match "fresh machine: debootstrap trixie with crystal and libgc-dev" \
+	"$(grep '^debootstrap' "$STATE/log")" "--include=crystal,libgc-dev,.* trixie $STATE/trixie.tmp "
+check "fresh machine: the Debian 13 root is complete" test -x "$STATE/trixie/usr/bin/crystal" -a \
+	-f "$STATE/trixie/.alys-complete"
+
 # The browser tools the tests open files in, from npm at pinned versions.
 for p in speedscope@1.25.0 mermaid@11.12.0; do
 	check "fresh machine: npm installs $p into ALYS_WEB_TOOLS" \
@@ -132,11 +160,15 @@ for p in speedscope@1.25.0 mermaid@11.12.0; do
 done
 
 # Run again on the same machine: nothing missing any more.
-out=$(env STATE="$STATE" ALYS_WEB_TOOLS="$STATE/web" PATH="$STUBS:$PATH" bash "$SCRIPT" </dev/null 2>&1)
+out=$(env STATE="$STATE" ALYS_WEB_TOOLS="$STATE/web" ALYS_GC_SRC="$STATE/gc-src" \
+	ALYS_APT_SOURCES="$STATE/apt" ALYS_D13_ROOT="$STATE/trixie" PATH="$STUBS:$PATH" \
+	bash "$SCRIPT" </dev/null 2>&1)
 check_eq "second run: exits 0" "$?" 0
 check_match "second run: nothing left to install" "$out" '\(0 not yet installed\)'
 check_match "second run: npm packages already there" "$out" 'npm packages already in'
 check_eq "second run: npm not run again" "$(grep -c '^npm install' "$STATE/log")" 1
+check_eq "second run: libgc's source not fetched again" "$(grep -c '^apt-get source' "$STATE/log")" 1
+check_eq "second run: the Debian 13 root not made again" "$(grep -c '^debootstrap' "$STATE/log")" 1
 
 # Failures name what failed.
 run_setup nocand ALYS_STUB_NO_CANDIDATE=libcapstone-dev
