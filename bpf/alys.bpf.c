@@ -616,7 +616,11 @@ int gc_refill(struct pt_regs *ctx)
 		size = reg_value(ctx, refill_size_reg);
 	else if (bpf_probe_read_user(&size, sizeof(size),
 				     (void *)(PT_REGS_SP(ctx) + refill_size_sp_off)))
+		size = 0;
+	if (!size || size > REFILL_MAX_SIZE) {
+		count(S->slot, ALYS_CNT_REFILL_BAD_SIZE);
 		return 0;
+	}
 	if (refill_kind_reg >= 0)
 		kind = kind_of_gc_kind(reg_value(ctx, refill_kind_reg));
 	if (gc_no_vaddr)

@@ -37,6 +37,10 @@ static __always_inline bool in_duty_window(struct alys_sess *S)
 	return false;
 }
 
+/* GC_malloc_kind refills only small size classes (under 400 bytes): a
+ * size read past a block's worth is not the request, the probe misplaced. */
+#define REFILL_MAX_SIZE 4096
+
 /* A refill hands out at most a block's worth (HBLKSIZE, 4 KiB by default):
  * 256 objects of 16 bytes; larger block sizes are counted as cut short. */
 #define REFILL_MAX_OBJECTS 1024

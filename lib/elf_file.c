@@ -48,49 +48,92 @@ void elf_file_close(struct elf_file *ef)
 	ef->fd = -1;
 }
 
-static bool find_in_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, const char *name,
-			   GElf_Addr *vaddr, GElf_Xword *size)
+/* Calls visit for every defined symbol of the symbol tables of one type,
+ * until it returns true (then true). *seen: whether there was such a
+ * table. */
+typedef bool symbol_visit(void *arg, const GElf_Sym *sym, const char *name);
+
+static bool walk_symbols(struct elf_file *ef, GElf_Word type, symbol_visit *visit, void *arg,
+			 bool *seen)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t n;
+	Elf_Scn *scn = NULL;
 
-	if (!data || !sh->sh_entsize)
-		return false;
-	n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Sym sym;
-		const char *s;
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
 
-		if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_value)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
 			continue;
-		s = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (s && !strcmp(s, name)) {
-			*vaddr = sym.st_value;
-			if (size)
-				*size = sym.st_size;
-			return true;
+		*seen = true;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !(name = elf_strptr(ef->elf, sh.sh_link, sym.st_name)))
+				continue;
+			if (visit(arg, &sym, name))
+				return true;
 		}
 	}
 	return false;
 }
 
-bool elf_file_find_symbol(struct elf_file *ef, const char *name,
-			  GElf_Addr *vaddr, GElf_Xword *size)
+/* .symtab, else .dynsym: until visit returns true, or (all) through the
+ * first table there is. */
+static bool each_symbol(struct elf_file *ef, symbol_visit *visit, void *arg, bool all)
 {
 	static const GElf_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
 
-	for (size_t k = 0; k < 2; k++) {
-		Elf_Scn *scn = NULL;
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		bool seen = false;
 
-		while ((scn = elf_nextscn(ef->elf, scn))) {
-			GElf_Shdr sh;
-
-			if (gelf_getshdr(scn, &sh) && sh.sh_type == order[k] &&
-			    find_in_symtab(ef->elf, scn, &sh, name, vaddr, size))
-				return true;
-		}
+		if (walk_symbols(ef, order[k], visit, arg, &seen))
+			return true;
+		if (all && seen)
+			return false;
 	}
+	return false;
+}
+
+struct by_name {
+	const char *name;
+	GElf_Addr *vaddr;
+	GElf_Xword *size;
+};
+
+static bool is_named(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct by_name *q = arg;
+
+	if (!sym->st_value || strcmp(name, q->name))
+		return false;
+	*q->vaddr = sym->st_value;
+	if (q->size)
+		*q->size = sym->st_size;
+	return true;
+}
+
+bool elf_file_find_symbol(struct elf_file *ef, const char *name,
+			  GElf_Addr *vaddr, GElf_Xword *size)
+{
+	struct by_name q = { name, vaddr, size };
+
+	return each_symbol(ef, is_named, &q, false);
+}
+
+struct objects {
+	void (*fn)(void *arg, const char *name, GElf_Addr vaddr, GElf_Xword size);
+	void *arg;
+};
+
+static bool is_object(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct objects *q = arg;
+
+	if (GELF_ST_TYPE(sym->st_info) == STT_OBJECT && sym->st_value)
+		q->fn(q->arg, name, sym->st_value, sym->st_size);
 	return false;
 }
 
@@ -98,35 +141,9 @@ void elf_file_each_object(struct elf_file *ef,
 			  void (*fn)(void *arg, const char *name, GElf_Addr vaddr, GElf_Xword size),
 			  void *arg)
 {
-	static const GElf_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
+	struct objects q = { fn, arg };
 
-	for (size_t k = 0; k < 2; k++) {
-		Elf_Scn *scn = NULL;
-		bool seen = false;
-
-		while ((scn = elf_nextscn(ef->elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *data;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != order[k] || !sh.sh_entsize ||
-			    !(data = elf_getdata(scn, NULL)))
-				continue;
-			seen = true;
-			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-				GElf_Sym sym;
-				const char *s;
-
-				if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF ||
-				    GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !sym.st_value)
-					continue;
-				s = elf_strptr(ef->elf, sh.sh_link, sym.st_name);
-				if (s)
-					fn(arg, s, sym.st_value, sym.st_size);
-			}
-		}
-		if (seen)
-			return;
-	}
+	each_symbol(ef, is_object, &q, true);
 }
 
 static bool load_segment_of(struct elf_file *ef, GElf_Addr vaddr, GElf_Phdr *out)
@@ -147,36 +164,30 @@ static bool load_segment_of(struct elf_file *ef, GElf_Addr vaddr, GElf_Phdr *out
 	return false;
 }
 
+struct by_addr {
+	GElf_Addr vaddr;
+	char *out;
+	size_t outlen;
+	uint64_t *off;
+};
+
+static bool holds_addr(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct by_addr *q = arg;
+
+	if (q->vaddr < sym->st_value || q->vaddr >= sym->st_value + sym->st_size || !*name)
+		return false;
+	snprintf(q->out, q->outlen, "%s", name);
+	*q->off = q->vaddr - sym->st_value;
+	return true;
+}
+
 bool elf_file_symbol_at(struct elf_file *ef, GElf_Addr vaddr, char *out, size_t outlen,
 			uint64_t *off)
 {
-	static const GElf_Word order[] = { SHT_SYMTAB, SHT_DYNSYM };
+	struct by_addr q = { vaddr, out, outlen, off };
 
-	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
-		Elf_Scn *scn = NULL;
-
-		while ((scn = elf_nextscn(ef->elf, scn))) {
-			GElf_Shdr sh;
-			Elf_Data *data;
-
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != order[k] || !sh.sh_entsize ||
-			    !(data = elf_getdata(scn, NULL)))
-				continue;
-			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-				GElf_Sym sym;
-				const char *name;
-
-				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-				    vaddr < sym.st_value || vaddr >= sym.st_value + sym.st_size ||
-				    !(name = elf_strptr(ef->elf, sh.sh_link, sym.st_name)) || !*name)
-					continue;
-				snprintf(out, outlen, "%s", name);
-				*off = vaddr - sym.st_value;
-				return true;
-			}
-		}
-	}
-	return false;
+	return each_symbol(ef, holds_addr, &q, false);
 }
 
 bool elf_file_section(struct elf_file *ef, const char *name, GElf_Addr *addr, size_t *size)

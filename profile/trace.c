@@ -626,9 +626,20 @@ static int parse_death(const struct reader *r, const msgpack_object *f, uint32_t
 	if (cause != ALYS_CAUSE_MARKS && cause != ALYS_CAUSE_REUSE)
 		return bad(r, "inferred free cause %" PRIu64 " is not 1 (collected) or 2 (reused)",
 			   cause);
-	if (since > gc_no)
-		return bad(r, "inferred free: first possible collection %u after the one it "
-			   "was found at, %u", since, gc_no);
+	/* A collection found it dead before the first one it could die at:
+	 * its allocation's stamp raced the collection on another thread (seen
+	 * one ahead with several allocating threads). Counted, said once, and
+	 * taken as dead at the collection that found it: the rest converts. */
+	if (since > gc_no) {
+		struct trace *t = r->t;
+
+		if ((!r->es || r->live) && !t->early_deaths++) {
+			t->first_early_death_at = (r->live ? t->live->fed : 0) + r->rec_off;
+			t->first_early_death_gc = gc_no;
+			t->first_early_death_since = since;
+		}
+		since = gc_no;
+	}
 	e.cause = (uint32_t)cause;
 	e.gc_no = gc_no;
 	e.old_addr = since;
@@ -1177,6 +1188,13 @@ static void report_read_warnings(const struct trace *t)
 	if (t->gc_no_saturated)
 		warnx_msg("%s: %" PRIu64 " events have a gc_no above %u; shown as %u",
 			  t->path, t->gc_no_saturated, UINT32_MAX, UINT32_MAX);
+	if (t->early_deaths)
+		warnx_msg("%s: %" PRIu64 " inferred frees were found dead at a collection before "
+			  "the first one they could die at (first: byte %" PRIu64 ", found at "
+			  "collection %u, first possible %u): their allocation raced a collection "
+			  "on another thread; they are counted as freed at the collection that "
+			  "found them", t->path, t->early_deaths, t->first_early_death_at,
+			  t->first_early_death_gc, t->first_early_death_since);
 }
 
 static int read_records(struct trace *t)

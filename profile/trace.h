@@ -258,6 +258,9 @@ struct trace {
 	uint32_t first_undefined_stack;
 	uint64_t first_undefined_stack_at;
 	uint64_t gc_no_saturated;
+	uint64_t early_deaths;		/* inferred frees whose since was past gc_no */
+	uint64_t first_early_death_at;
+	uint32_t first_early_death_gc, first_early_death_since;
 };
 
 /* Read path into t. Prints one error line and returns -1 on failure. */

@@ -81,6 +81,7 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_RB_DROP_DEATH] = "ringbuf_drop_death",
 	[ALYS_CNT_REFILL] = "refill",
 	[ALYS_CNT_REFILL_CUT] = "refill_cut",
+	[ALYS_CNT_REFILL_BAD_SIZE] = "refill_bad_size",
 	[ALYS_CNT_REALLOC_IN_PLACE] = "realloc_in_place",
 	[ALYS_CNT_DUTY_OUTSIDE] = "duty_outside",
 	[ALYS_CNT_STACK_FRAMES_SENT] = "stack_frames_sent",
@@ -1162,6 +1163,12 @@ void session_finish(struct session *t)
 		say(t, "sampling: refill, %llu free-list refills recorded%s\n",
 		    (unsigned long long)t->counters[ALYS_CNT_REFILL],
 		    t->duty_pct < 100 ? duty_summary(t) : "");
+	if (t->counters[ALYS_CNT_REFILL_BAD_SIZE])
+		fail("warning: %llu refills read a size of 0 or above 4096 bytes where %s "
+		     "keeps the request, and were dropped: the refill probe does not fit this "
+		     "libgc build; trace with --sample bytes:N and report it\n",
+		     (unsigned long long)t->counters[ALYS_CNT_REFILL_BAD_SIZE],
+		     t->tg.gp.refill.size_reg >= 0 ? "a register" : "a stack slot");
 	if (t->output[0])
 		snprintf(written, sizeof(written), "%.1f MiB written to %s",
 			 st.st_size / 1048576.0, t->output);

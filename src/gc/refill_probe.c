@@ -195,6 +195,9 @@ static void transfer(const struct func *f, const cs_insn *in, struct copies *v, 
 	uint16_t wr = written_regs(f, in);
 	int32_t at;
 
+	/* a push, or a call's return address, lands below the stack pointer */
+	if (delta != INT32_MIN && (in->id == X86_INS_PUSH || in->id == X86_INS_CALL))
+		set_slot(v, delta - 8, false);
 	if (delta != INT32_MIN && in->id == X86_INS_MOV && x->op_count == 2) {
 		/* a spill, a reload, or a store over a slot */
 		if (rsp_slot(&x->operands[0], delta, &at)) {

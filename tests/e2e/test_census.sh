@@ -130,11 +130,16 @@ for v in census census-static; do
 	"$BIN/alys_converter" -q -f census -o "$T/pid-$v.census" "$T/pid-$v.alys"
 	check_ge "--census --pid ($v): censuses taken while attached" \
 		"$(sed -n '3,/^$/p' "$T/pid-$v.census" | awk 'NF' | wc -l)" 3
+	# As launched: a dropped object a stale stack word still points at is
+	# live to a conservative collector (CI once counted 5001 of 5000).
 	for cls in CensusFoo CensusBar CensusBaz; do
 		id=$(held pid-$v $cls 3)
-		check_eq "--census --pid ($v): $cls all $(held pid-$v $cls 4) counted, named from the code" \
-			"$(sed -n '/^Last census/,$p' "$T/pid-$v.census" | awk -v id="$id" '$1 == id { print $2, $4 }')" \
-			"$(held pid-$v $cls 4) $cls"
+		n=$(held pid-$v $cls 4)
+		c=$(counted pid-$v "$id")
+		check_ge "--census --pid ($v): $cls (type id $id): $c live counted, $n held" "${c:-0}" "$n"
+		check_le "--census --pid ($v): $cls: within 1% of what is held" "${c:-0}" $((n + n / 100))
+		check_eq "--census --pid ($v): type id $id named $cls from the program's code" \
+			"$(sed -n '/^Last census/,$p' "$T/pid-$v.census" | awk -v id="$id" '$1 == id { print $4 }')" "$cls"
 	done
 done
 

@@ -28,6 +28,8 @@ sites() {
 	"$BIN/alys_converter" -f json --depth 12 -o "$T/$name.json" "$T/$name.alys"
 	check_eq "$name: header records the sampling" \
 		"$(json_query "$T/$name.json" "header['sample']")" refill
+	check_eq "$name: every refill's size read where the probe was told it is (none 0 or > 4096)" \
+		"$(json_query "$T/$name.json" "counters['refill_bad_size']")" 0
 	for site in a b; do
 		truth=$(sed -n "s/^SITE_${site^^}_BYTES=//p" "$T/$name.out")
 		est=$(json_query "$T/$name.json" \
