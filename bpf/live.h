@@ -13,7 +13,8 @@
  * HDR(p) and the mark byte are found with offsets the daemon derives from
  * the collector's own code (src/gc/gc_layout.c); the first ALYS_LIVE_VERIFY_N
  * allocations check them (key, hb_sz, block alignment) before any mark is
- * trusted. If a check fails, or the layout could not be derived at all,
+ * trusted. If ALYS_LIVE_FAIL_N checks fail first (a single one may have raced
+ * the collector or another thread), or the layout could not be derived at all,
  * deaths are only found when an address is handed out again (reuse), which
  * misses blocks never reused: the daemon says so.
  */
@@ -27,6 +28,8 @@ const volatile __u32 top_index_off, bi_key_off, bi_link_off;
 const volatile __u32 hb_sz_off, hb_flags_off, hb_marks_off, free_blk;
 const volatile __u32 top_mask, bottom_mask;
 const volatile __u32 hi_shift, log_hblk, granule_shift;
+/* tests (ALYS_BPF_LAYOUT_TEST=flaky): checks taken as failed first */
+const volatile __u32 live_test_fail_first;
 
 /* A session's live_* fields (struct alys_sess) are its liveness state. */
 
@@ -526,9 +529,12 @@ static __always_inline void track_block(struct alys_sess *S, __u64 bias, __u64 a
 	}
 	if (live_mode == ALYS_LIVE_MARKS && check && size &&
 	    S->live_state == ALYS_LIVE_VERIFYING) {
-		if (!header_checks_out(bias + arrays_vaddr, addr, size))
-			S->live_state = ALYS_LIVE_FAILED;
-		else if (__sync_fetch_and_add(&S->live_verified, 1) + 1 >= ALYS_LIVE_VERIFY_N)
+		if (!header_checks_out(bias + arrays_vaddr, addr, size) ||
+		    S->live_mismatched < live_test_fail_first) {
+			if (__sync_fetch_and_add(&S->live_mismatched, 1) + 1 >= ALYS_LIVE_FAIL_N)
+				__sync_val_compare_and_swap(&S->live_state, ALYS_LIVE_VERIFYING,
+							    ALYS_LIVE_FAILED);
+		} else if (__sync_fetch_and_add(&S->live_verified, 1) + 1 >= ALYS_LIVE_VERIFY_N)
 			__sync_val_compare_and_swap(&S->live_state, ALYS_LIVE_VERIFYING,
 						    ALYS_LIVE_VERIFIED);
 	}

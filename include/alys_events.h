@@ -43,8 +43,12 @@ enum alys_live_state {
 	ALYS_LIVE_FAILED = 2,	/* fell back to address reuse */
 };
 
-/* Allocations whose block headers must check out before marks are used. */
+/* Allocations whose block headers must check out before marks are used,
+ * and how many must not before the layout is given up: one read racing
+ * the collector or another thread is no proof of a wrong layout (a wrong
+ * one fails every check). */
 #define ALYS_LIVE_VERIFY_N 8
+#define ALYS_LIVE_FAIL_N 3
 
 enum alys_unwind_mode {
 	ALYS_UNWIND_FP = 0,
@@ -108,6 +112,7 @@ struct alys_sess {
 	__u64 census_gc_no_addr;	/* --census: GC_gc_no, once the bias is known */
 	__u32 census_every;		/* 0 or 1: every collection */
 	__u32 census_last_gc;		/* the collection last walked */
+	__u32 live_mismatched;		/* allocations whose header did not check out */
 };
 
 struct alys_rb_event {

@@ -424,6 +424,7 @@ static void set_layout(struct session *t)
 	r->hi_shift = l->hi_shift;
 	r->log_hblk = l->log_hblk;
 	r->granule_shift = l->granule_shift;
+	r->live_test_fail_first = t->live.test_fail_first;
 }
 
 static const char *live_mode_name(const struct session *t)
@@ -434,6 +435,7 @@ static const char *live_mode_name(const struct session *t)
 static void check_live_state(struct session *t)
 {
 	liveness_check_state(&t->live, t->bs.st->live_state, t->bs.st->live_verified,
+			     t->bs.st->live_mismatched,
 			     t->tg.gp.path);
 }
 

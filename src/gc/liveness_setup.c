@@ -16,7 +16,9 @@
 void liveness_choose(struct liveness_setup *lv, struct gc_probes *gp, bool off)
 {
 	/* Tests: ALYS_BPF_LAYOUT_TEST=reuse acts as if the layout could not
-	 * be derived; =bad shifts hb_sz so that the run-time check fails. */
+	 * be derived; =bad shifts hb_sz so that the run-time check fails;
+	 * =flaky fails its first ALYS_LIVE_FAIL_N - 1 checks, as reads racing
+	 * the collector would. */
 	const char *test = getenv("ALYS_BPF_LAYOUT_TEST");
 
 	if (off) {
@@ -30,6 +32,8 @@ void liveness_choose(struct liveness_setup *lv, struct gc_probes *gp, bool off)
 	}
 	if (test && !strcmp(test, "bad"))
 		gp->layout.hb_sz_off += 8;
+	if (test && !strcmp(test, "flaky"))
+		lv->test_fail_first = ALYS_LIVE_FAIL_N - 1;
 	if (gp->layout_ok) {
 		lv->mode = ALYS_LIVE_MARKS;
 		if (lv->verbose) {
@@ -59,17 +63,19 @@ const char *liveness_mode_name(const struct liveness_setup *lv, uint32_t live_st
 
 /* The BPF side checks the layout on the first blocks: say how it went. */
 void liveness_check_state(struct liveness_setup *lv, uint32_t live_state,
-			  uint32_t verified, const char *path)
+			  uint32_t verified, uint32_t mismatched, const char *path)
 {
 	if (lv->mode != ALYS_LIVE_MARKS || live_state == lv->state_seen)
 		return;
 	lv->state_seen = live_state;
 	if (live_state == ALYS_LIVE_VERIFIED && lv->verbose)
-		say(lv, "collector layout verified on %u allocations: frees are read from "
-		    "mark bytes\n", verified);
+		say(lv, "collector layout verified on %u allocations (%u header reads that "
+		    "did not check out, skipped): frees are read from mark bytes\n", verified,
+		    mismatched);
 	if (live_state == ALYS_LIVE_FAILED)
 		say(lv, "notice: the block headers of %s do not match the layout derived from "
-		    "its code (after %u good ones); frees are inferred from address reuse "
-		    "only, which misses blocks never handed out again: in-use bytes are "
-		    "overestimated. Please report this libgc build.\n", path, verified);
+		    "its code (%u of the first %u allocations did not check out); frees are "
+		    "inferred from address reuse only, which misses blocks never handed out "
+		    "again: in-use bytes are overestimated. Please report this libgc build.\n",
+		    path, mismatched, mismatched + verified);
 }

@@ -16,6 +16,7 @@ struct gc_probes;
 struct liveness_setup {
 	int mode;			/* enum alys_live_mode */
 	uint32_t state_seen;		/* enum alys_live_state last announced */
+	uint32_t test_fail_first;	/* tests: checks taken as failed (bpf/live.h) */
 	bool verbose, quiet;
 };
 
@@ -24,8 +25,9 @@ struct liveness_setup {
 void liveness_choose(struct liveness_setup *lv, struct gc_probes *gp, bool off);
 /* "off", "reuse" or "marks", given the BPF side's live_state. */
 const char *liveness_mode_name(const struct liveness_setup *lv, uint32_t live_state);
-/* Announces a change of the BPF side's check (verified, or failed). */
+/* Announces a change of the BPF side's check (verified, or failed), with
+ * how many headers checked out and how many did not. */
 void liveness_check_state(struct liveness_setup *lv, uint32_t live_state,
-			  uint32_t verified, const char *path);
+			  uint32_t verified, uint32_t mismatched, const char *path);
 
 #endif
