@@ -258,7 +258,7 @@ static bool where_defined(struct outbuf *o, const struct model *m, struct elf_fi
 	const struct sym_frame *f;
 	const char *last;
 
-	/* Crystal names the initializer ~NAME:init, ~NAME:const_init since 1.11 */
+	/* ~NAME:init in Crystal 1.6, ~NAME:const_init in 1.14 and later */
 	snprintf(init, sizeof(init), "~%s:init", sym);
 	if (!elf_file_find_symbol(ef, init, &vaddr, &size)) {
 		snprintf(init, sizeof(init), "~%s:const_init", sym);

@@ -242,20 +242,27 @@ static void add_name(struct type_ids *ti, uint32_t id, const char *name)
 	ti->named++;
 }
 
+/* The type id in the first 4 bytes of a constant of the program, or 0. */
+static uint32_t id_at(struct elf_file *ef, GElf_Addr vaddr, GElf_Xword size)
+{
+	const uint8_t *p;
+	uint32_t id;
+
+	if (size < 4 || !(p = elf_file_bytes_at(ef, vaddr, 4)))
+		return 0;
+	memcpy(&id, p, 4);
+	return id < MAX_TYPE_ID ? id : 0;
+}
+
 /* Strings are built by String.new's block, which stores a constant read
  * from memory rather than an immediate: String::TYPE_ID, in .rodata. */
 static void string_type_id(struct type_ids *ti, struct elf_file *ef)
 {
 	GElf_Addr v;
 	GElf_Xword sz;
-	const uint8_t *p;
 	uint32_t id;
 
-	if (!elf_file_find_symbol(ef, "String::TYPE_ID", &v, &sz) || sz < 4 ||
-	    !(p = elf_file_bytes_at(ef, v, 4)))
-		return;
-	memcpy(&id, p, 4);
-	if (id && id < MAX_TYPE_ID)
+	if (elf_file_find_symbol(ef, "String::TYPE_ID", &v, &sz) && (id = id_at(ef, v, sz)))
 		add_name(ti, id, "String");
 }
 
@@ -268,15 +275,11 @@ static void on_object(void *arg, const char *name, GElf_Addr vaddr, GElf_Xword s
 	static const char suffix[] = ":type_id";
 	struct scan *s = arg;
 	size_t n = strlen(name), k = sizeof(suffix) - 1;
-	const uint8_t *p;
 	char type[SITE_TYPE_MAX];
 	uint32_t id;
 
 	if (size != 4 || n <= k || n - k >= sizeof(type) || strcmp(name + n - k, suffix) ||
-	    !(p = elf_file_bytes_at(s->ef, vaddr, 4)))
-		return;
-	memcpy(&id, p, 4);
-	if (!id || id >= MAX_TYPE_ID)
+	    !(id = id_at(s->ef, vaddr, size)))
 		return;
 	memcpy(type, name, n - k);
 	type[n - k] = 0;

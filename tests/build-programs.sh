@@ -57,7 +57,8 @@ export CRYSTAL_CACHE_DIR=${CRYSTAL_CACHE_DIR:-$OUTDIR/.crystal-cache}
 
 # libgc.a alone in a directory: "-L$STATIC_GC_DIR" makes the linker find
 # libgc.a there for Crystal's "-lgc" before it reaches the system libgc.so.
-STATIC_GC_DIR=$OUTDIR/.static-gc
+# (OUTDIR/.gc-static: built like the matrix's .gc-NAME, by build_matrix)
+STATIC_GC_DIR=$OUTDIR/.gc-static
 LIBGC_A=${LIBGC_A:-$(${CC} -print-file-name=libgc.a)}
 [ -f "$LIBGC_A" ] || LIBGC_A=/usr/lib/x86_64-linux-gnu/libgc.a
 
@@ -136,16 +137,6 @@ run_bg() {
 	pids+=($!)
 }
 
-build_static() {
-	local name=$1 src=$2
-	mkdir -p "$STATIC_GC_DIR"
-	[ -f "$STATIC_GC_DIR/libgc.a" ] || cp "$LIBGC_A" "$STATIC_GC_DIR/libgc.a"
-	build_one "$OUTDIR/$name-static" "$src" \
-		crystal build --no-color --link-flags "-L$STATIC_GC_DIR" \
-		"$src" -o "$OUTDIR/$name-static" &&
-		check_static "$OUTDIR/$name-static"
-}
-
 # build_gc NAME CC CFLAGS CONFIGURE-OPTIONS: OUTDIR/.gc-NAME/libgc.a from a
 # copy of the libgc source (logs in OUTDIR/.logs/gc-NAME.log).
 build_gc() {
@@ -217,10 +208,13 @@ for b in "${GC_BUILDS[@]}"; do
 	build_gc "$gname" "$gcc_" "$gflags" "$gopts" || die "libgc ($gname) failed to build"
 done
 
-# The static copy of libgc.a must be fresh if the system one changed.
+# The static copy of libgc.a must be fresh if the system one changed; made
+# here, once, before the builds that link it run at once.
 if [ -f "$STATIC_GC_DIR/libgc.a" ] && ! cmp -s "$LIBGC_A" "$STATIC_GC_DIR/libgc.a"; then
 	rm -f "$STATIC_GC_DIR/libgc.a"
 fi
+mkdir -p "$STATIC_GC_DIR"
+[ -f "$STATIC_GC_DIR/libgc.a" ] || cp "$LIBGC_A" "$STATIC_GC_DIR/libgc.a"
 
 # Release builds first: they take the longest.
 for src in "$SRCDIR"/*.cr; do
@@ -241,7 +235,7 @@ for name in $MT_PROGRAMS; do
 		crystal build --no-color -Dpreview_mt "$SRCDIR/$name.cr" -o "$OUTDIR/$name"
 done
 for name in $STATIC_PROGRAMS; do
-	run_bg build_static "$name" "$SRCDIR/$name.cr"
+	run_bg build_matrix "$name" "$SRCDIR/$name.cr" static
 done
 for name in $GC_MATRIX_PROGRAMS; do
 	for b in "${GC_BUILDS[@]}"; do

@@ -24,6 +24,10 @@ P=$ALYS_PROGS
 # own_bytes HEARTBEAT-FILE: the program's own count of tick_alloc's bytes
 # in its last heartbeat line.
 own_bytes() { tail -n 1 "$1" | sed -n 's/.* bytes=\([0-9]*\).*/\1/p'; }
+# tick_bytes PPROF: alloc_space of the samples with tick_alloc on their stack.
+tick_bytes() {
+	pprof_query "$1" 'sum(s["value"][types.index("alloc_space")] for s in p.get("sample", []) if any(f[0] == "tick_alloc" for l in s["location_id"] for f, _ in locs[l]))'
+}
 
 for v in sleeper-static $(gc_matrix sleeper); do
 	[ -x "$P/$v" ] || { fail "$v: built" "no $P/$v (tests/build-programs.sh)"; continue; }
@@ -56,10 +60,7 @@ for v in sleeper-static $(gc_matrix sleeper); do
 	check_match "$v: --http: collector layout verified (liveness by marks)" "$err" \
 		'collector layout verified on [0-9]+ allocations'
 	check_eq "$v: --http: no fallback notice" "$(grep -c 'notice:' "$T/$v.err")" 0
-	tick=$(( $(pprof_query "$T/$v-1.pb.gz" \
-		'sum(s["value"][types.index("alloc_space")] for s in p.get("sample", []) if any(f[0] == "tick_alloc" for l in s["location_id"] for f, _ in locs[l]))') - \
-		$(pprof_query "$T/$v-0.pb.gz" \
-		'sum(s["value"][types.index("alloc_space")] for s in p.get("sample", []) if any(f[0] == "tick_alloc" for l in s["location_id"] for f, _ in locs[l]))') ))
+	tick=$(( $(tick_bytes "$T/$v-1.pb.gz") - $(tick_bytes "$T/$v-0.pb.gz") ))
 	own=$((b1 - b0))
 	echo "note: $v: --http: tick_alloc $tick bytes in the live profile, $own by the program's count"
 	check_ge "$v: --http: the live profile names tick_alloc and counts its bytes" "$tick" 1
