@@ -115,6 +115,11 @@ $(BUILD)/tests/test_stack_table: tests/unit/unit_check.h tests/unit/test_stack_t
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
 
+$(BUILD)/tests/test_container_info: tests/unit/unit_check.h tests/unit/test_container_info.c \
+		src/core/container_info.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
+
 # The attach and the collector's count are stubs in the test.
 $(BUILD)/tests/test_refill_windows: tests/unit/unit_check.h tests/unit/test_refill_windows.c \
 		src/core/refill_windows.c src/core/duty_cycle.c src/core/link_reaper.c $(HEADERS)
@@ -123,7 +128,8 @@ $(BUILD)/tests/test_refill_windows: tests/unit/unit_check.h tests/unit/test_refi
 
 unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names \
 	$(BUILD)/tests/test_u64_table $(BUILD)/tests/test_stack_table \
-	$(BUILD)/tests/test_refill_windows $(BUILD)/tests/test_converter_gen
+	$(BUILD)/tests/test_refill_windows $(BUILD)/tests/test_converter_gen \
+	$(BUILD)/tests/test_container_info
 
 check:
 	tests/run-all.sh

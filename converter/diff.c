@@ -29,6 +29,7 @@
 struct side {
 	struct trace t;
 	struct symbolizer *sym;
+	char *kept;		/* its TRACE.debug, or NULL */
 	struct model m;
 	bool loaded;
 };
@@ -66,7 +67,9 @@ static int load(struct side *s, const char *path)
 		return -1;
 	}
 	s->loaded = true;
-	s->sym = symbolizer_new(&s->t, &(struct symbolizer_options){ .want_dwarf = false });
+	s->kept = symbolizer_kept_dir(path);
+	s->sym = symbolizer_new(&s->t, &(struct symbolizer_options){ .want_dwarf = false,
+								  .kept_dir = s->kept });
 	model_build(&s->m, &s->t, s->sym, &(struct event_filter){ 0 }, 0, false);
 	return 0;
 }
@@ -77,6 +80,7 @@ static void unload(struct side *s)
 		return;
 	model_free(&s->m);
 	symbolizer_free(s->sym);
+	free(s->kept);
 	trace_free(&s->t);
 }
 

@@ -112,7 +112,8 @@ static void usage(FILE *f)
 		"\n"
 		"Convert an alys-bpf trace (format version %d or older), symbolizing stacks with the\n"
 		"binaries and libraries found at the traced paths on this machine (or by\n"
-		"build id under --debug-dir). Formats are described in docs/FORMAT.md.\n"
+		"build id in TRACE.alys.debug, where alys-bpf keeps a container's files, or\n"
+		"under --debug-dir). Formats are described in docs/FORMAT.md.\n"
 		"\n"
 		"  -f, --format FMT   json (default): every event, and the stacks they refer to\n"
 		"                     pprof: gzipped profile.proto for go tool pprof, Parca,\n"
@@ -262,6 +263,8 @@ static int window_to_peak(struct model *m, struct event_filter *f, const struct 
 static int convert(const struct run *r)
 {
 	struct symbolizer *sym = NULL;
+	struct symbolizer_options so = r->sym;
+	char *kept;
 	struct event_filter filter = r->filter;
 	struct model m;
 	struct outbuf o;
@@ -288,11 +291,13 @@ static int convert(const struct run *r)
 			return 1;
 		}
 	}
-	sym = symbolizer_new(&t, &r->sym);
+	so.kept_dir = kept = symbolizer_kept_dir(r->input);
+	sym = symbolizer_new(&t, &so);
 	build_model(&m, &t, sym, &r->filter, r);
 	if (r->at_peak && window_to_peak(&m, &filter, r)) {
 		model_free(&m);
 		symbolizer_free(sym);
+		free(kept);
 		trace_free(&t);
 		if (!to_stdout)
 			close(fd);
@@ -318,6 +323,7 @@ static int convert(const struct run *r)
 	outbuf_release(&o);
 	model_free(&m);
 	symbolizer_free(sym);
+	free(kept);
 	trace_free(&t);
 	return ret;
 }

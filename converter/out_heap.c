@@ -331,8 +331,11 @@ static void root_text(struct outbuf *o, const struct model *m, const struct trac
 		uint64_t bias;
 		bool named;
 
+		const char *file;
+
 		if (!map->path.ptr || !space || strcmp(base_name(map->path.ptr), space + 1) ||
-		    elf_file_open(&ef, map->path.ptr, err, sizeof(err)))
+		    !(file = symbolizer_mapping_file(m->sym, i)) ||
+		    elf_file_open(&ef, file, err, sizeof(err)))
 			continue;
 		named = elf_mapping_bias(ef.elf, map->start, map->offset, &bias) &&
 			elf_file_symbol_at(&ef, addr - bias, sym, sizeof(sym), &in_sym);

@@ -136,6 +136,14 @@ static void write_header(struct json *j, const struct trace_header *h)
 		key_str(j, "sample_why", &h->sample_why);
 	if (h->liveness_why.ptr)
 		key_str(j, "liveness_why", &h->liveness_why);
+	if (h->container_id.ptr)
+		key_str(j, "container_id", &h->container_id);
+	if (h->pod_uid.ptr)
+		key_str(j, "pod_uid", &h->pod_uid);
+	if (h->cgroup.ptr)
+		key_str(j, "cgroup", &h->cgroup);
+	if (h->present & HDR_NS_PID)
+		key_u64(j, "ns_pid", true, h->ns_pid);
 	close_(j, '}');
 }
 

@@ -279,6 +279,22 @@ static void summary(struct model *m, struct outbuf *o, bool md)
 	if (!t->hdr.argc)
 		outbuf_printf(o, "(attached to pid %" PRIu64 ")", t->hdr.pid);
 	outbuf_char(o, '\n');
+	if (t->hdr.container_id.ptr || t->hdr.cgroup.ptr || t->hdr.ns_pid) {
+		outbuf_str(o, li);
+		outbuf_str(o, "Container: ");
+		cell(o, t->hdr.container_id.ptr ? t->hdr.container_id.ptr : "(no id)", md);
+		if (t->hdr.pod_uid.ptr) {
+			outbuf_str(o, ", pod ");
+			cell(o, t->hdr.pod_uid.ptr, md);
+		}
+		if (t->hdr.cgroup.ptr) {
+			outbuf_str(o, ", cgroup ");
+			cell(o, t->hdr.cgroup.ptr, md);
+		}
+		if (t->hdr.ns_pid)
+			outbuf_printf(o, ", pid %" PRIu64 " in its pid namespace", t->hdr.ns_pid);
+		outbuf_char(o, '\n');
+	}
 	outbuf_str(o, li);
 	outbuf_str(o, "Trace: ");
 	cell(o, t->path, md);

@@ -423,7 +423,8 @@ static struct live_totals *begin_render(struct live_profile *lp, bool wait)
 static void render_model(struct live_profile *lp, struct model *m, const struct live_totals *now,
 			 const struct live_totals *before, bool window)
 {
-	static const struct symbolizer_options opt = { .want_dwarf = true };
+	struct symbolizer_options opt = { .want_dwarf = true,
+					  .live_pid = (pid_t)lp->view.hdr.pid };
 	struct alloc_stats *stats;
 
 	if (!lp->sym)

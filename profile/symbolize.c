@@ -10,10 +10,12 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crystal_display.h"
@@ -22,6 +24,7 @@
 #include "inline_index.h"
 #include "line_index.h"
 #include "symbol_index.h"
+#include "target_file.h"
 #include "u64_table.h"
 #include "util.h"
 
@@ -34,6 +37,7 @@ enum module_state {
 /* One file at one load bias: several mapping records may share it. */
 struct sym_module {
 	const char *path;		/* owned by the trace, or by found_paths */
+	const char *name;		/* the traced path (owned by the trace) */
 	uint64_t bias;			/* runtime address - ELF vaddr, from the trace */
 	uint64_t dwfl_bias;		/* the same as libdwfl placed the module */
 	Dwfl *dwfl;
@@ -70,8 +74,34 @@ struct symbolizer {
 	size_t nr_entries, cap_entries;
 };
 
-/* libdwfl callbacks carry no context of ours: the one --debug-dir. */
-static const char *debug_dir;
+/* libdwfl callbacks carry no context of ours: --debug-dir and the
+ * traces' kept files, of every symbolizer (diff has two). */
+static const char *debug_dirs[4];
+static size_t nr_debug_dirs;
+
+static void add_debug_dir(const char *dir)
+{
+	for (size_t i = 0; i < nr_debug_dirs; i++)
+		if (!strcmp(debug_dirs[i], dir))
+			return;
+	if (nr_debug_dirs < sizeof(debug_dirs) / sizeof(debug_dirs[0]))
+		debug_dirs[nr_debug_dirs++] = dir;
+}
+
+char *symbolizer_kept_dir(const char *trace_path)
+{
+	struct stat st;
+	char *dir;
+
+	if (!trace_path || !strcmp(trace_path, "-"))
+		return NULL;
+	dir = xasprintf("%s.debug", trace_path);
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
 
 static void hex_id(char *out, size_t outlen, const uint8_t *id, size_t len);
 static int open_by_build_id(const char *dir, const uint8_t *id, size_t len,
@@ -87,11 +117,13 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	GElf_Addr vaddr;
 	int len, fd;
 
-	if (debug_dir && (len = dwfl_module_build_id(mod, &bits, &vaddr)) > 0) {
-		fd = open_by_build_id(debug_dir, bits, (size_t)len, debuginfo_file_name);
-		if (fd >= 0)
-			return fd;
-	}
+	if ((len = dwfl_module_build_id(mod, &bits, &vaddr)) > 0)
+		for (size_t i = 0; i < nr_debug_dirs; i++) {
+			fd = open_by_build_id(debug_dirs[i], bits, (size_t)len,
+					      debuginfo_file_name);
+			if (fd >= 0)
+				return fd;
+		}
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					    debuglink_file, debuglink_crc,
 					    debuginfo_file_name);
@@ -188,8 +220,9 @@ static int open_by_build_id(const char *dir, const uint8_t *id, size_t len,
 	return -1;
 }
 
-/* A copy of m's file under --debug-dir with the traced build id, or NULL. */
-static char *find_in_debug_dir(const struct trace_mapping *m, uint64_t *bias)
+/* A copy of m's file under debug_dir with the traced build id, or NULL. */
+static char *find_in_debug_dir(const char *debug_dir, const struct trace_mapping *m,
+			       uint64_t *bias)
 {
 	char have[2 * 64 + 1];
 	char *path = NULL;
@@ -221,28 +254,50 @@ static const char *inspect_file(struct symbolizer *s, const struct trace_mapping
 				uint64_t *bias)
 {
 	const char *path = m->path.ptr;
-	char have[2 * 64 + 1] = "", want[2 * 64 + 1] = "";
-	const char *hint = s->opt.debug_dir ? " (nor under --debug-dir)" : "";
+	char have[2 * 64 + 1] = "", want[2 * 64 + 1] = "", hint[PATH_MAX + 64] = "";
 	enum file_check c;
-	char *found;
+	char *found = NULL;
 	int err = 0;
 
-	c = check_file(path, m, bias, &err, have, sizeof(have));
-	if (c == FILE_OK)
-		return path;
-	if (s->opt.debug_dir && (found = find_in_debug_dir(m, bias))) {
+	if (s->opt.live_pid) {	/* as the process mapped it, while it runs */
+		char file[PATH_MAX + 64];
+		uint64_t b;
+
+		target_file(s->opt.live_pid, m->start, m->end, path, file, sizeof(file));
+		if (check_file(file, m, &b, &err, have, sizeof(have)) == FILE_OK) {
+			found = xasprintf("%s", file);
+			*bias = b;
+		}
+	}
+	if (!found) {
+		c = check_file(path, m, bias, &err, have, sizeof(have));
+		if (c == FILE_OK)
+			return path;
+	}
+	for (size_t i = 0; !found && i < nr_debug_dirs; i++)
+		found = find_in_debug_dir(debug_dirs[i], m, bias);
+	if (found) {
 		s->found_paths = grow_array(s->found_paths, &s->cap_found, s->nr_found + 1,
 					    sizeof(*s->found_paths));
 		s->found_paths[s->nr_found++] = found;
 		return found;
 	}
+	if (s->opt.kept_dir)
+		snprintf(hint, sizeof(hint), "%s, nor in %s",
+			 s->opt.debug_dir ? ", nor under --debug-dir" : "", s->opt.kept_dir);
+	else
+		snprintf(hint, sizeof(hint), "%s, and no %s.debug beside the trace",
+			 s->opt.debug_dir ? ", nor under --debug-dir" : "",
+			 s->t->path ? base_name(s->t->path) : "TRACE");
 	if (!warn_once(s, path))
 		return NULL;
 	switch (c) {
 	case FILE_MISSING:
 		warnx_msg("cannot open %s (%s)%s: its frames stay unresolved as [%s+0xOFFSET]; "
-			  "convert on the machine that took the trace, or copy the file there "
-			  "or into a --debug-dir", path, strerror(err), hint, base_name(path));
+			  "keep the TRACE.debug directory that alys-bpf writes beside a trace "
+			  "with it (the files of a container, or of a binary replaced since it "
+			  "started), convert on the machine that took the trace, or copy the "
+			  "file into a --debug-dir", path, strerror(err), hint, base_name(path));
 		break;
 	case FILE_NOT_ELF:
 		warnx_msg("%s is not an ELF file: its frames stay unresolved", path);
@@ -286,10 +341,10 @@ static void warn_if_stripped(struct symbolizer *s, struct sym_module *mod, Elf *
 		return;
 	/* Debian's libgc.so.1 is stripped: a note, once per file, not a warning.
 	 * Its exported GC_* entry points, all a stack needs there, still resolve. */
-	if (warn_once(s, mod->path))
+	if (warn_once(s, mod->name))
 		note_msg("%s is stripped: only its exported functions are named "
 			 "(from .dynsym); give --debug-dir or install its debug symbols "
-			 "for the others", mod->path);
+			 "for the others", mod->name);
 }
 
 static int open_module(struct symbolizer *s, const struct trace_mapping *m)
@@ -302,6 +357,7 @@ static int open_module(struct symbolizer *s, const struct trace_mapping *m)
 	 * with an embedded NUL would open some other file. */
 	if (!m->path.len || m->path.ptr[0] != '/' || strlen(m->path.ptr) != m->path.len)
 		return -1;
+	mod.name = m->path.ptr;
 	mod.path = inspect_file(s, m, &mod.bias);
 	if (!mod.path)
 		return -1;
@@ -313,13 +369,13 @@ static int open_module(struct symbolizer *s, const struct trace_mapping *m)
 	if (!mod.dwfl)
 		return -1;
 	dwfl_report_begin(mod.dwfl);
-	mod.mod = dwfl_report_elf(mod.dwfl, base_name(mod.path), mod.path, -1,
+	mod.mod = dwfl_report_elf(mod.dwfl, base_name(mod.name), mod.path, -1,
 				  mod.bias, true);
 	dwfl_report_end(mod.dwfl, NULL, NULL);
 	if (!mod.mod || !(elf = dwfl_module_getelf(mod.mod, &dwbias))) {
-		if (warn_once(s, mod.path))
+		if (warn_once(s, mod.name))
 			warnx_msg("libdwfl cannot load %s (%s): its frames stay unresolved",
-				  mod.path, dwfl_errmsg(-1));
+				  mod.name, dwfl_errmsg(-1));
 		dwfl_end(mod.dwfl);
 		return -1;
 	}
@@ -547,6 +603,16 @@ bool symbolizer_mapping_resolved(struct symbolizer *s, size_t map_index)
 	return map_index < s->t->nr_maps && module_for(s, &s->t->maps[map_index]);
 }
 
+const char *symbolizer_mapping_file(struct symbolizer *s, size_t map_index)
+{
+	const struct sym_module *mod;
+
+	if (map_index >= s->t->nr_maps)
+		return NULL;
+	mod = module_for(s, &s->t->maps[map_index]);
+	return mod ? mod->path : NULL;
+}
+
 struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer_options *opt)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
@@ -556,7 +622,10 @@ struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer
 	elf_version(EV_CURRENT);
 	s->t = t;
 	s->opt = *opt;
-	debug_dir = opt->debug_dir;
+	if (opt->debug_dir)
+		add_debug_dir(opt->debug_dir);
+	if (opt->kept_dir)
+		add_debug_dir(opt->kept_dir);
 	s->module_of_map = xcalloc(t->nr_maps, sizeof(*s->module_of_map));
 	s->map_state = xcalloc(t->nr_maps, sizeof(*s->map_state));
 	s->nr_maps = t->nr_maps;
@@ -593,6 +662,7 @@ void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	nr_debug_dirs = 0;	/* the callers free them next */
 	for (size_t i = 0; i < s->nr_entries; i++) {
 		struct sym_frame *f = (struct sym_frame *)s->entries[i].frames;
 

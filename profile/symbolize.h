@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "trace.h"
 
@@ -47,11 +48,19 @@ struct symbolizer_options {
 	bool want_dwarf;	/* file, line and inlined frames (reads DWARF) */
 	bool no_symbols;	/* resolve nothing: every frame as [file+0xoffset] */
 	const char *debug_dir;	/* also look for files by build id here, or NULL */
+	const char *kept_dir;	/* and here: the trace's kept files (TRACE.debug, the
+				 * tracer's --debug-dir), or NULL */
+	pid_t live_pid;		/* the traced process, running: its files are
+				 * opened as it mapped them (target_file.h) */
 	bool full_names;	/* name = symbol: no display rule */
 };
 
 struct symbolizer *symbolizer_new(const struct trace *t, const struct symbolizer_options *opt);
 void symbolizer_free(struct symbolizer *s);
+/* TRACE.debug, where alys-bpf keeps the files of trace_path that its
+ * machine had not by their mapped paths, if that directory exists: to be
+ * freed; NULL otherwise. */
+char *symbolizer_kept_dir(const char *trace_path);
 /* The trace has more mappings than when s was made (a live trace). */
 void symbolizer_maps_grew(struct symbolizer *s);
 
@@ -66,5 +75,9 @@ uint32_t symbolizer_nr_entries(const struct symbolizer *s);
 
 /* Whether names for trace mapping map_index come from a symbol table. */
 bool symbolizer_mapping_resolved(struct symbolizer *s, size_t map_index);
+/* The file read for trace mapping map_index (its path, the running
+ * process's, or a copy under a debug directory, checked by build id), or
+ * NULL when there is none. Valid while s is. */
+const char *symbolizer_mapping_file(struct symbolizer *s, size_t map_index);
 
 #endif /* ALYS_CONV_SYMBOLIZE_H */

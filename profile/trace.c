@@ -310,6 +310,15 @@ static int parse_header(const struct reader *r, const msgpack_object *o)
 			err = want_str(r, v, "header sample_why", &h->sample_why);
 		} else if (key_is(k, "liveness_why")) {
 			err = want_str(r, v, "header liveness_why", &h->liveness_why);
+		} else if (key_is(k, "container_id")) {
+			err = want_str(r, v, "header container_id", &h->container_id);
+		} else if (key_is(k, "pod_uid")) {
+			err = want_str(r, v, "header pod_uid", &h->pod_uid);
+		} else if (key_is(k, "cgroup")) {
+			err = want_str(r, v, "header cgroup", &h->cgroup);
+		} else if (key_is(k, "ns_pid")) {
+			err = want_u64(r, v, "header ns_pid", &h->ns_pid);
+			h->present |= HDR_NS_PID;
 		}
 		/* other keys: later additions, ignored (FORMAT.md) */
 		if (err)
@@ -1381,6 +1390,9 @@ void trace_free(struct trace *t)
 	free_bstr(&h->unwind);
 	free_bstr(&h->sample);
 	free_bstr(&h->sample_why);
+	free_bstr(&h->container_id);
+	free_bstr(&h->pod_uid);
+	free_bstr(&h->cgroup);
 	free_bstr(&h->liveness_why);
 	free_bstr(&h->liveness);
 	for (uint32_t i = 0; i < h->argc; i++)

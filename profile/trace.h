@@ -40,6 +40,7 @@ enum header_field {
 	HDR_MAX_FRAMES = 1 << 7,
 	HDR_SAMPLE = 1 << 8,
 	HDR_LIVENESS = 1 << 9,
+	HDR_NS_PID = 1 << 10,
 };
 
 struct trace_header {
@@ -51,6 +52,9 @@ struct trace_header {
 	uint64_t max_frames;
 	struct bstr exe, hostname, unwind, sample, liveness;
 	struct bstr sample_why, liveness_why;	/* optional: why the tracer fell back */
+	/* optional: the target's container (src/core/container_info.h) */
+	struct bstr container_id, pod_uid, cgroup;
+	uint64_t ns_pid;			/* 0: the tracer's pid namespace */
 	struct bstr *argv;
 	uint32_t argc;
 };

@@ -310,19 +310,18 @@ static int on_call(void *arg, uint64_t call, uint64_t ret)
 	return 0;
 }
 
-static void scan_file(struct type_ids *ti, struct symbolizer *sym, const struct trace_mapping *m)
+static void scan_file(struct type_ids *ti, struct symbolizer *sym, const struct trace *t,
+		      size_t map_index)
 {
+	const struct trace_mapping *m = &t->maps[map_index];
 	struct scan s = { .ti = ti, .sym = sym, .m = m };
+	const char *file = symbolizer_mapping_file(sym, map_index);
 	struct elf_file ef;
 	char err[512];
-	uint8_t id_bytes[64];
 
-	if (elf_file_open(&ef, m->path.ptr, err, sizeof(err)))
-		return;	/* the symbolizer says why it cannot read the file */
-	if (m->build_id_len &&
-	    (elf_file_build_id(&ef, id_bytes, sizeof(id_bytes)) != m->build_id_len ||
-	     memcmp(id_bytes, m->build_id, m->build_id_len)))
-		goto out;
+	/* the symbolizer found the file with m's build id, or says why not */
+	if (!file || elf_file_open(&ef, file, err, sizeof(err)))
+		return;
 	string_type_id(ti, &ef);
 	s.ef = &ef;
 	elf_file_each_object(&ef, on_object, &s);
@@ -348,7 +347,7 @@ void type_ids_scan(struct type_ids *ti, const struct trace *t, struct symbolizer
 	/* One scan per file: its first mapping stands for the others. */
 	for (size_t i = 0; i < t->nr_maps; i++)
 		if (t->maps[i].path.ptr && !strcmp(t->maps[i].path.ptr, exe)) {
-			scan_file(ti, sym, &t->maps[i]);
+			scan_file(ti, sym, t, i);
 			break;
 		}
 }

@@ -34,6 +34,11 @@ static void usage(FILE *out)
 "Options:\n"
 "  -o, --output FILE    trace file (default: ./<ISO-8601 local time>.alys; with\n"
 "                       --http, no file unless -o is given)\n"
+"      --debug-dir DIR  where the trace's mapped files go that this machine has\n"
+"                       not by the path the target mapped them at (a container's\n"
+"                       files, a binary replaced since it started), by build id,\n"
+"                       for alys_converter (default: FILE.debug beside the trace,\n"
+"                       where the converter looks)\n"
 "  -p, --pid PID        attach to process PID; detach on Ctrl-C, SIGTERM or exit\n"
 "      --unwind MODE    dwarf (default: .eh_frame tables, no frame pointers needed)\n"
 "                       or fp (frame pointers, for code built with them)\n"
@@ -128,7 +133,7 @@ enum { OPT_UNWIND = 256, OPT_DUTY, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES
        OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_CENSUS, OPT_STACK_CACHE,
        OPT_HEAP_SNAPSHOT, OPT_HTTP, OPT_HTTP_ALLOW_REMOTE, OPT_ALL, OPT_ONLY_COMM,
        OPT_EXCLUDE_COMM, OPT_PUSH, OPT_PUSH_API, OPT_PUSH_EVERY, OPT_PUSH_QUEUE,
-       OPT_PUSH_HEADER, OPT_PUSH_TOKEN_FILE, OPT_SERVICE };
+       OPT_PUSH_HEADER, OPT_PUSH_TOKEN_FILE, OPT_SERVICE, OPT_DEBUG_DIR };
 
 /* "all", "refill", or "bytes:N" with N in bytes, optionally with a k/K/KiB,
  * m/M/MiB suffix (powers of 1024). */
@@ -221,6 +226,7 @@ int main(int argc, char **argv)
 		{ "push-header", required_argument, NULL, OPT_PUSH_HEADER },
 		{ "push-token-file", required_argument, NULL, OPT_PUSH_TOKEN_FILE },
 		{ "service", required_argument, NULL, OPT_SERVICE },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -255,6 +261,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			o.pid = (pid_t)v;
+			break;
+		case OPT_DEBUG_DIR:
+			o.debug_dir = optarg;
 			break;
 		case OPT_UNWIND:
 			if (!strcmp(optarg, "dwarf")) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "clock_ns.h"
+#include "container_info.h"
 #include "crystal_detect.h"
 #include "exec_watch.h"
 #include "http_endpoint.h"
@@ -24,6 +25,8 @@
 #include "messages.h"
 #include "signals.h"
 #include "outbuf.h"
+#include "push_api.h"
+#include "pusher.h"
 #include "bpf_pool.h"
 #include "util.h"
 
@@ -81,6 +84,26 @@ struct agent {
 };
 
 #define say(a, ...) say_unless((a)->o->quiet, __VA_ARGS__)
+
+/* The labels that tell a container's process apart, as pushed and on
+ * /metrics (none for a process in no container); ns_pid holds a value. */
+static size_t container_labels(const struct container_info *ci,
+			       struct push_label out[PUSH_MAX_EXTRA_LABELS], char ns_pid[16])
+{
+	size_t n = 0;
+
+	if (ci->id[0])
+		out[n++] = (struct push_label){ "container_id", ci->id };
+	if (ci->pod_uid[0])
+		out[n++] = (struct push_label){ "pod_uid", ci->pod_uid };
+	if (ci->cgroup[0])
+		out[n++] = (struct push_label){ "cgroup", ci->cgroup };
+	if (ci->ns_pid) {
+		snprintf(ns_pid, 16, "%d", (int)ci->ns_pid);
+		out[n++] = (struct push_label){ "ns_pid", ns_pid };
+	}
+	return n;
+}
 
 /* The kernel keeps 15 characters of a name (TASK_COMM_LEN - 1): a longer
  * listed name ("sleeper-gcclarge") matches the comm it is cut to. */
@@ -287,9 +310,14 @@ static void take_loaded(struct agent *a)
 		}
 		snprintf(p->service, sizeof(p->service), "%s",
 			 a->ao->service ? a->ao->service : base_name(session_exe(p->s)));
-		if (a->pusher)
+		if (a->pusher) {
+			struct push_label extra[PUSH_MAX_EXTRA_LABELS];
+			char ns_pid[16];
+			size_t nx = container_labels(session_container(p->s), extra, ns_pid);
+
 			p->src = pusher_add(a->pusher, session_live_profile(p->s), p->pid,
-					    p->service);
+					    p->service, extra, nx);
+		}
 		watch_fds(a, p, EPOLL_CTL_ADD);
 		pthread_mutex_lock(&a->lock);
 		p->next = a->procs;
@@ -387,22 +415,36 @@ static void scan_processes(struct agent *a)
 	closedir(d);
 }
 
-/* pid="1",service_name="x": Prometheus escapes in the value. */
+static void prom_value(struct outbuf *o, const char *v)
+{
+	outbuf_char(o, '"');
+	for (const char *c = v; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			outbuf_char(o, '\\');
+		if (*c == '\n')
+			outbuf_str(o, "\\n");
+		else
+			outbuf_char(o, *c);
+	}
+	outbuf_char(o, '"');
+}
+
+/* pid="1",service_name="x" and its container's: Prometheus escapes in the
+ * values. */
 static char *proc_labels(const struct proc *p)
 {
+	struct push_label extra[PUSH_MAX_EXTRA_LABELS];
+	char ns_pid[16];
+	size_t n = container_labels(session_container(p->s), extra, ns_pid);
 	struct outbuf o;
 
 	outbuf_init(&o, -1);
-	outbuf_printf(&o, "pid=\"%d\",service_name=\"", p->pid);
-	for (const char *c = p->service; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			outbuf_char(&o, '\\');
-		if (*c == '\n')
-			outbuf_str(&o, "\\n");
-		else
-			outbuf_char(&o, *c);
+	outbuf_printf(&o, "pid=\"%d\",service_name=", p->pid);
+	prom_value(&o, p->service);
+	for (size_t i = 0; i < n; i++) {
+		outbuf_printf(&o, ",%s=", extra[i].name);
+		prom_value(&o, extra[i].value);
 	}
-	outbuf_str(&o, "\"");
 	outbuf_char(&o, 0);
 	return o.buf;
 }

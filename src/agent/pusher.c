@@ -27,8 +27,19 @@ struct push_source {
 	struct live_totals *before;	/* the last window's end */
 	pid_t pid;
 	char service[256];
+	struct push_label extra[PUSH_MAX_EXTRA_LABELS];	/* owned */
+	size_t nr_extra;
 	bool ended;			/* the session ended: one last window */
 };
+
+static void free_source(struct push_source *src)
+{
+	for (size_t i = 0; i < PUSH_MAX_EXTRA_LABELS; i++) {
+		free((char *)src->extra[i].name);
+		free((char *)src->extra[i].value);
+	}
+	free(src);
+}
 
 struct request {
 	struct request *next;
@@ -125,15 +136,18 @@ static void render_window(struct pusher *p, struct push_source *src, bool last)
 	struct outbuf pprof;
 	struct request *r;
 	char pid[16];
-	const struct push_label labels[] = {
+	struct push_label labels[5 + PUSH_MAX_EXTRA_LABELS] = {
 		{ "__name__", "memory" },
 		{ "service_name", src->service },
 		{ "hostname", p->hostname },
 		{ "pid", pid },
 		{ "__delta__", "false" },
 	};
+	size_t nr_labels = 5;
 	struct live_totals *now;
 
+	for (size_t i = 0; i < src->nr_extra; i++)
+		labels[nr_labels++] = src->extra[i];
 	outbuf_init(&pprof, -1);
 	now = live_profile_window(src->lp, src->before, last, &pprof);
 	if (!now) {		/* the duty windows missed it: the next one's */
@@ -146,8 +160,7 @@ static void render_window(struct pusher *p, struct push_source *src, bool last)
 	if (r) {
 		snprintf(pid, sizeof(pid), "%d", src->pid);
 		outbuf_init(&r->body, -1);
-		p->api->body(&r->body, labels, sizeof(labels) / sizeof(labels[0]), pprof.buf,
-			     pprof.len);
+		p->api->body(&r->body, labels, nr_labels, pprof.buf, pprof.len);
 		pthread_mutex_lock(&p->lock);
 		enqueue(p, r);
 		pthread_mutex_unlock(&p->lock);
@@ -198,7 +211,7 @@ static void *renderer_main(void *arg)
 			live_totals_free(src->before);
 			if (ended)
 				live_profile_free(src->lp);
-			free(src);
+			free_source(src);
 		}
 	} while (!last);
 	pthread_mutex_lock(&p->lock);
@@ -485,7 +498,7 @@ fail:
 }
 
 struct push_source *pusher_add(struct pusher *p, struct live_profile *lp, pid_t pid,
-			       const char *service)
+			       const char *service, const struct push_label *extra, size_t n)
 {
 	struct push_source *src = calloc(1, sizeof(*src));
 
@@ -494,6 +507,15 @@ struct push_source *pusher_add(struct pusher *p, struct live_profile *lp, pid_t 
 	src->lp = lp;
 	src->pid = pid;
 	snprintf(src->service, sizeof(src->service), "%s", service);
+	for (size_t i = 0; i < n && i < PUSH_MAX_EXTRA_LABELS; i++) {
+		src->extra[i].name = strdup(extra[i].name);
+		src->extra[i].value = strdup(extra[i].value);
+		if (!src->extra[i].name || !src->extra[i].value) {
+			free_source(src);
+			return NULL;
+		}
+		src->nr_extra++;
+	}
 	pthread_mutex_lock(&p->lock);
 	src->next = p->sources;
 	p->sources = src;

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 struct live_profile;
+struct push_label;
 
 #define PUSH_MAX_HEADERS 8
 
@@ -52,10 +53,13 @@ struct push_source;
 
 /* Checks the options (the token file, the URL's scheme): NULL with err. */
 struct pusher *pusher_start(const struct push_opts *o, char *err, size_t errlen);
+#define PUSH_MAX_EXTRA_LABELS 4
+
 /* A session's live profile, pushed each window from now on as service
- * (labels service_name, hostname, pid). */
+ * (labels service_name, hostname, pid, and the n extra ones: its
+ * container's, copied). */
 struct push_source *pusher_add(struct pusher *p, struct live_profile *lp, pid_t pid,
-			       const char *service);
+			       const char *service, const struct push_label *extra, size_t n);
 /* The session ended: its last window is pushed, then lp is freed (the
  * pusher owns it from here). */
 void pusher_remove(struct pusher *p, struct push_source *src, struct live_profile *lp);

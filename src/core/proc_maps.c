@@ -9,6 +9,7 @@
 
 #include "alys_format.h"
 #include "elf_file.h"
+#include "target_file.h"
 
 void proc_maps_init(struct proc_maps *pm, pid_t pid)
 {
@@ -41,18 +42,15 @@ static bool known(const struct proc_maps *pm, uint64_t start, uint64_t end,
 	return false;
 }
 
-/* map_files/ opens the very file mapped, even if its path was replaced or
- * lies in another mount namespace. */
 static size_t build_id_of(pid_t pid, uint64_t start, uint64_t end,
 			  const char *path, uint8_t *id, size_t idlen)
 {
-	char mf[PATH_MAX], err[256];
+	char file[PATH_MAX + 64], err[256];
 	struct elf_file ef;
 	size_t n;
 
-	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
-	if (elf_file_open(&ef, mf, err, sizeof(err)) &&
-	    elf_file_open(&ef, path, err, sizeof(err)))
+	target_file(pid, start, end, path, file, sizeof(file));
+	if (elf_file_open(&ef, file, err, sizeof(err)))
 		return 0;
 	n = elf_file_build_id(&ef, id, idlen);
 	elf_file_close(&ef);
@@ -96,12 +94,22 @@ int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
 	}
 	trace_writer_mapping(w, start, end, offset, path, build_id, build_id_len,
 			     anon ? ALYS_MAPPING_ANON : 0);
+	if (!anon && pm->warn) {
+		char err[2 * PATH_MAX + 256];
+		enum file_keep_result r = file_keep(pm->keep_dir, pm->pid, start, end, path,
+						    build_id, build_id_len, pm->keep_all,
+						    &pm->kept, err,
+						    sizeof(err));
+
+		if (r == FILE_KEEP_NO_BUILD_ID || r == FILE_KEEP_FAILED)
+			pm->warn(pm->warn_ctx, err);
+	}
 	return 1;
 }
 
 int proc_maps_each(pid_t pid, int (*fn)(const struct maps_line *l, void *arg), void *arg)
 {
-	char name[64], line[PATH_MAX + 256], path[PATH_MAX];
+	char name[64], line[PATH_MAX + 256], path[PATH_MAX], file[PATH_MAX + 64];
 	int ret = -2;
 	FILE *fp;
 
@@ -118,6 +126,8 @@ int proc_maps_each(pid_t pid, int (*fn)(const struct maps_line *l, void *arg), v
 			   &l.start, &l.end, l.perms, &l.offset, path) < 4)
 			continue;
 		l.path = path;
+		l.file = mapping_is_anon(path) ? NULL :
+			target_file(pid, l.start, l.end, path, file, sizeof(file));
 		ret = fn(&l, arg);
 		if (ret)
 			break;
@@ -155,6 +165,24 @@ int proc_maps_refresh(struct proc_maps *pm, struct trace_writer *w)
 	return proc_maps_each(pm->pid, refresh_one, &r) < 0 ? -1 : r.added;
 }
 
+void proc_maps_keep_files(struct proc_maps *pm, const char *dir, const char *output,
+			  void (*warn)(void *ctx, const char *msg), void *ctx)
+{
+	size_t n = (dir ? strlen(dir) : strlen(output) + 6) + 1;
+
+	free(pm->keep_dir);
+	pm->keep_dir = malloc(n);
+	if (!pm->keep_dir)
+		return;
+	if (dir)
+		snprintf(pm->keep_dir, n, "%s", dir);
+	else
+		snprintf(pm->keep_dir, n, "%s.debug", output);
+	pm->keep_all = file_keep_other_root(pm->pid);
+	pm->warn = warn;
+	pm->warn_ctx = ctx;
+}
+
 void proc_maps_forget(struct proc_maps *pm)
 {
 	for (size_t i = 0; i < pm->n; i++)
@@ -175,5 +203,6 @@ void proc_maps_free(struct proc_maps *pm)
 	for (size_t i = 0; i < pm->n; i++)
 		free(pm->v[i].path);
 	free(pm->v);
+	free(pm->keep_dir);
 	memset(pm, 0, sizeof(*pm));
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "file_keep.h"
 #include "trace_writer.h"
 
 struct mapping {
@@ -21,6 +22,14 @@ struct proc_maps {
 	pid_t pid;
 	struct mapping *v;
 	size_t n, cap;
+	/* file_keep.h: copies of the files this machine cannot open by
+	 * their mapped path go here (NULL: none are made); why one could not
+	 * be kept is said to warn, once per file */
+	char *keep_dir;
+	bool keep_all;		/* even files this machine has by their paths */
+	struct file_keep_stats kept;
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
 };
 
 /* One line of /proc/PID/maps. path is the whole rest of the line (it may
@@ -29,6 +38,12 @@ struct maps_line {
 	uint64_t start, end, offset;
 	char perms[8];
 	const char *path;
+	/* Opens the very file mapped (NULL for anonymous memory):
+	 * /proc/PID/map_files/START-END, which the kernel follows into any
+	 * mount namespace or chroot, after a rename or a delete; where it
+	 * cannot be followed, /proc/PID/root/PATH. Never the host's PATH: in a
+	 * container that is some other file, or none. */
+	const char *file;
 };
 
 /* The one reader of /proc/PID/maps: calls fn for each line until fn returns
@@ -37,7 +52,6 @@ struct maps_line {
 int proc_maps_each(pid_t pid, int (*fn)(const struct maps_line *l, void *arg), void *arg);
 /* An executable mapping of a file (not anonymous memory). */
 bool maps_line_is_exec_file(const struct maps_line *l);
-
 void proc_maps_init(struct proc_maps *pm, pid_t pid);
 /* Executable memory with no file behind it to read symbols or unwind rows
  * from: anonymous (JIT code), memfd, shared memory. Named "//anon" when the
@@ -48,6 +62,11 @@ bool mapping_is_anon(const char *path);
 int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
 		  uint64_t end, uint64_t offset, const char *path,
 		  const uint8_t *build_id, size_t build_id_len);
+/* From now on, keep the mapped files that the converter would not find on
+ * this machine by their paths (file_keep.h) in dir, or OUTPUT.debug when
+ * dir is NULL; all of them when pm's process runs in another root. */
+void proc_maps_keep_files(struct proc_maps *pm, const char *dir, const char *output,
+			  void (*warn)(void *ctx, const char *msg), void *ctx);
 /* After an exec the old mappings are gone. */
 void proc_maps_forget(struct proc_maps *pm);
 /* Writes a mapping record for each executable mapping not seen before.

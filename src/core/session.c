@@ -25,6 +25,7 @@
 #include "bpf_pool.h"
 #include "census_session.h"
 #include "clock_ns.h"
+#include "container_info.h"
 #include "gc_probes.h"
 #include "launch.h"
 #include "live_profile.h"
@@ -33,6 +34,7 @@
 #include "messages.h"
 #include "mmap_watch.h"
 #include "proc_maps.h"
+#include "target_file.h"
 #include "refill_windows.h"
 #include "session_link.h"
 #include "u64_table.h"
@@ -138,6 +140,7 @@ struct session {
 	struct liveness_setup live;
 	uint64_t counters[NR_COUNTERS];
 	char output[PATH_MAX];
+	struct container_info ci;	/* of the target, read at start */
 	bool census_only;		/* --census without --sample: no allocation probes */
 	uint64_t sample_bytes;		/* bytes:N in effect (0: none) */
 	bool refill;			/* --sample refill in effect */
@@ -195,13 +198,15 @@ static uint32_t unwind_rows_cap(const struct session *t)
 }
 
 /* Whether the target's files are out of reach because it is exiting:
- * /proc/PID/root of a zombie (or of a reaped pid) cannot be followed. */
+ * /proc/PID/root and map_files of a zombie (or of a reaped pid) cannot be
+ * followed. */
 static bool target_gone(const struct session *t, const char *path)
 {
-	char root[64];
-	int n = snprintf(root, sizeof(root), "/proc/%d/root/", t->tg.pid);
+	char dir[64], root[80];
+	int n = snprintf(dir, sizeof(dir), "/proc/%d/", t->tg.pid);
 
-	return n > 0 && !strncmp(path, root, (size_t)n) && access(root, F_OK);
+	snprintf(root, sizeof(root), "%sroot/", dir);
+	return n > 0 && !strncmp(path, dir, (size_t)n) && access(root, F_OK);
 }
 
 static void add_unwind_table(struct session *t, const char *path)
@@ -218,12 +223,9 @@ static void add_unwind_table(struct session *t, const char *path)
 static int add_mapped_unwind_table(const struct maps_line *l, void *arg)
 {
 	struct session *t = arg;
-	char root[PATH_MAX + 64];
 
-	if (maps_line_is_exec_file(l)) {
-		snprintf(root, sizeof(root), "/proc/%d/root%s", t->tg.pid, l->path);
-		add_unwind_table(t, root);
-	}
+	if (maps_line_is_exec_file(l))
+		add_unwind_table(t, l->file);
 	return 0;
 }
 
@@ -436,7 +438,7 @@ static void check_live_state(struct session *t)
 {
 	liveness_check_state(&t->live, t->bs.st->live_state, t->bs.st->live_verified,
 			     t->bs.st->live_mismatched,
-			     t->tg.gp.path);
+			     t->tg.gp.name);
 }
 
 static uint32_t ringbuf_bytes(const struct session *t)
@@ -613,7 +615,7 @@ static void attach_failed(struct session *t, const struct gc_func *f, int err)
 {
 	if (err == ESRCH && t->refill_announced)
 		return;
-	fail("cannot attach a uprobe to %s in %s: %s%s\n", f->name, t->tg.gp.path, strerror(err),
+	fail("cannot attach a uprobe to %s in %s: %s%s\n", f->name, t->tg.gp.name, strerror(err),
 	     err == EACCES || err == EPERM ?
 	     " (uprobes need root, or CAP_SYS_ADMIN with CAP_BPF and CAP_PERFMON)" : "");
 }
@@ -754,7 +756,7 @@ static int attach_probes(struct session *t)
 
 			if (fd < 0) {
 				fail("cannot attach a uprobe session to %s in %s: %s\n",
-				     f[k].name, t->tg.gp.path, strerror(-fd));
+				     f[k].name, t->tg.gp.name, strerror(-fd));
 				return -1;
 			}
 			t->session_fds[t->nsessions++] = fd;
@@ -815,6 +817,13 @@ static void write_counters(struct session *t)
 	trace_writer_counters(&t->w, counter_names, t->counters, NR_COUNTERS);
 }
 
+static void keep_warn(void *ctx, const char *msg)
+{
+	struct session *t = ctx;
+
+	say(t, "warning: %s; alys_converter will leave its frames as [FILE+0xOFFSET]\n", msg);
+}
+
 static void on_mapping(void *ctx, const struct mmap_info *mi)
 {
 	struct session *t = ctx;
@@ -826,11 +835,11 @@ static void on_mapping(void *ctx, const struct mmap_info *mi)
 	} else if (proc_maps_add(&t->maps, &t->w, mi->start, mi->end, mi->offset,
 				 mi->path, mi->build_id, mi->build_id_len) > 0 &&
 		   !mapping_is_anon(mi->path)) {
-		char root[PATH_MAX + 64];
+		char file[PATH_MAX + 64];
 
 		/* A library loaded late (dlopen): its rows were not built yet. */
-		snprintf(root, sizeof(root), "/proc/%d/root%s", t->tg.pid, mi->path);
-		add_unwind_table(t, access(root, R_OK) ? mi->path : root);
+		add_unwind_table(t, target_file(t->tg.pid, mi->start, mi->end, mi->path, file,
+						sizeof(file)));
 	}
 }
 
@@ -985,6 +994,11 @@ int session_start(struct session *t)
 		return -1;
 	}
 	t->maps.pid = t->tg.pid;
+	if (t->output[0]) {
+		if (t->inv.drop)
+			file_keep_owner(t->inv.uid, t->inv.gid);
+		proc_maps_keep_files(&t->maps, t->o->debug_dir, t->output, keep_warn, t);
+	}
 	if (t->o->census_every)
 		t->census = (struct census_session){
 			.pid = t->tg.pid, .gp = &t->tg.gp, .w = &t->w, .verbose = t->o->verbose,
@@ -1021,6 +1035,8 @@ int session_start(struct session *t)
 	h.pid = t->tg.pid;
 	h.exe = t->tg.exe;
 	h.argv = t->o->argv;
+	if (container_info_read(t->tg.pid, &t->ci))
+		h.container = &t->ci;
 	if (t->want_live) {
 		char name[64];
 
@@ -1038,7 +1054,7 @@ int session_start(struct session *t)
 	trace_writer_flush(&t->w);
 	say(t, "tracing pid %d (%s), libgc %s %s\n", t->tg.pid, t->tg.exe,
 	    t->tg.gp.in_executable ? "linked into" : "from",
-	    t->tg.gp.in_executable ? "the executable" : t->tg.gp.path);
+	    t->tg.gp.in_executable ? "the executable" : t->tg.gp.name);
 	return 0;
 }
 
@@ -1171,6 +1187,13 @@ void session_finish(struct session *t)
 		     "libgc build; trace with --sample bytes:N and report it\n",
 		     (unsigned long long)t->counters[ALYS_CNT_REFILL_BAD_SIZE],
 		     t->tg.gp.refill.size_reg >= 0 ? "a register" : "a stack slot");
+	if (t->maps.kept.files)
+		say(t, "kept %llu mapped files (%.1f MiB, %.0f ms) in %s, where alys_converter "
+		    "finds them: %s\n", (unsigned long long)t->maps.kept.files,
+		    t->maps.kept.bytes / 1048576.0, t->maps.kept.ns / 1e6, t->maps.keep_dir,
+		    t->maps.keep_all ? "the target runs in another root (a container), whose "
+		    "files go with it" : "this machine has not them by the paths they were "
+		    "mapped at");
 	if (t->output[0])
 		snprintf(written, sizeof(written), "%.1f MiB written to %s",
 			 st.st_size / 1048576.0, t->output);
@@ -1376,6 +1399,11 @@ const struct gc_probes *session_gc(const struct session *t)
 struct trace_writer *session_writer(struct session *t)
 {
 	return &t->w;
+}
+
+const struct container_info *session_container(const struct session *t)
+{
+	return &t->ci;
 }
 
 const char *session_output(const struct session *t)

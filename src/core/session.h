@@ -41,6 +41,9 @@ struct tracer_opts {
 	char **argv;		/* command to launch, or NULL with pid */
 	pid_t pid;
 	const char *output;
+	/* copies of mapped files this machine has not by their path
+	 * (file_keep.h); NULL: OUTPUT.debug */
+	const char *debug_dir;
 	int unwind;		/* enum alys_unwind_mode */
 	unsigned max_frames;
 	uint32_t stack_cache;	/* stacks whose keys the kernel remembers as sent */
@@ -109,6 +112,9 @@ const char *session_exe(const struct session *s);
 const struct gc_probes *session_gc(const struct session *s);
 struct trace_writer *session_writer(struct session *s);
 const char *session_output(const struct session *s);
+/* The target's container (container_info.h; all empty when in none), as
+ * of session_start. */
+const struct container_info *session_container(const struct session *s);
 struct live_profile *session_live_profile(struct session *s);
 /* After session_finish: the live profile is the caller's to free. */
 struct live_profile *session_take_live_profile(struct session *s);

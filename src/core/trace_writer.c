@@ -10,6 +10,7 @@
 
 #include "alys_records.h"
 #include "census.h"
+#include "container_info.h"
 #include "heap_snapshot.h"
 
 /* zstd's fastest level: the daemon shares the CPUs with its target, and
@@ -299,7 +300,10 @@ void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 	gethostname(host, sizeof(host) - 1);
 	while (h->argv && h->argv[argc])
 		argc++;
-	msgpack_pack_map(pk, 12 + !!h->sample_why + !!h->liveness_why);
+	const struct container_info *ci = h->container;
+	unsigned nci = ci ? !!ci->id[0] + !!ci->pod_uid[0] + !!ci->cgroup[0] + !!ci->ns_pid : 0;
+
+	msgpack_pack_map(pk, 12 + !!h->sample_why + !!h->liveness_why + nci);
 	pack_key(pk, "magic");
 	pack_str(pk, ALYS_MAGIC);
 	pack_key(pk, "version");
@@ -333,6 +337,22 @@ void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
 	if (h->liveness_why) {
 		pack_key(pk, "liveness_why");
 		pack_str(pk, h->liveness_why);
+	}
+	if (ci && ci->id[0]) {
+		pack_key(pk, "container_id");
+		pack_str(pk, ci->id);
+	}
+	if (ci && ci->pod_uid[0]) {
+		pack_key(pk, "pod_uid");
+		pack_str(pk, ci->pod_uid);
+	}
+	if (ci && ci->cgroup[0]) {
+		pack_key(pk, "cgroup");
+		pack_str(pk, ci->cgroup);
+	}
+	if (ci && ci->ns_pid) {
+		pack_key(pk, "ns_pid");
+		msgpack_pack_uint32(pk, (uint32_t)ci->ns_pid);
 	}
 	w->bare = false;
 }

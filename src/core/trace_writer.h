@@ -6,6 +6,8 @@
 #include <msgpack.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+struct container_info;
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -23,6 +25,7 @@ struct trace_header {
 	const char *liveness;	/* "marks", "reuse" or "off" */
 	const char *sample_why;	/* why sampling is not what was asked, or NULL */
 	const char *liveness_why; /* why liveness is "reuse", or NULL */
+	const struct container_info *container;	/* NULL: in none */
 };
 
 /* Every record as written, before compression, in batches of whole

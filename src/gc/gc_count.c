@@ -22,7 +22,6 @@ static int bias_of_line(const struct maps_line *l, void *arg)
 {
 	struct find_bias *fb = arg;
 	const struct gc_probes *gp = fb->gp;
-	char path[PATH_MAX + 64];
 	struct stat st;
 
 	const struct gc_func *f = &gp->funcs[ALYS_KIND_MALLOC];
@@ -30,8 +29,7 @@ static int bias_of_line(const struct maps_line *l, void *arg)
 	if (!maps_line_is_exec_file(l) || f->probe_file_off < l->offset ||
 	    f->probe_file_off >= l->offset + (l->end - l->start))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", fb->pid, l->path);
-	if (stat(path, &st) || st.st_ino != fb->want.st_ino || st.st_dev != fb->want.st_dev)
+	if (stat(l->file, &st) || st.st_ino != fb->want.st_ino || st.st_dev != fb->want.st_dev)
 		return 0;
 	fb->bias = l->start + (f->probe_file_off - l->offset) - f->probe_vaddr;
 	return 1;

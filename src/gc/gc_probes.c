@@ -61,6 +61,7 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 
 	memset(gp, 0, sizeof(*gp));
 	snprintf(gp->path, sizeof(gp->path), "%s", path);
+	snprintf(gp->name, sizeof(gp->name), "%s", path);
 	if (elf_file_open(&ef, path, err, errlen))
 		return -1;
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++) {
@@ -173,12 +174,13 @@ struct resolve_lib {
 static int resolve_mapped(const struct maps_line *l, void *arg)
 {
 	struct resolve_lib *r = arg;
-	char path[PATH_MAX + 64];
 
 	if (!maps_line_is_exec_file(l))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/root%s", r->pid, l->path);
-	return gc_probes_resolve(path, r->gp, r->err, r->errlen) == 0;
+	if (gc_probes_resolve(l->file, r->gp, r->err, r->errlen))
+		return 0;
+	snprintf(r->gp->name, sizeof(r->gp->name), "%s", l->path);
+	return 1;
 }
 
 int gc_probes_for_process(pid_t pid, struct gc_probes *gp, char *err, size_t errlen)

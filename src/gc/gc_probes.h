@@ -29,6 +29,7 @@ struct gc_func {
 
 struct gc_probes {
 	char path[PATH_MAX];	/* file to attach to */
+	char name[PATH_MAX];	/* the same, as the target names it (for messages) */
 	bool in_executable;	/* libgc linked statically */
 	struct gc_func funcs[ALYS_KIND_FREE + 1];	/* by enum alys_kind */
 	uint64_t gc_no_vaddr;	/* 0: GC_gc_no not exported */

@@ -40,7 +40,7 @@ void liveness_choose(struct liveness_setup *lv, struct gc_probes *gp, bool off)
 			char d[512];
 
 			gc_layout_describe(&gp->layout, d, sizeof(d));
-			say(lv, "collector layout from %s: %s\n", gp->path, d);
+			say(lv, "collector layout from %s: %s\n", gp->name, d);
 		}
 		return;
 	}

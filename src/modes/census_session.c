@@ -46,6 +46,7 @@ struct maps_lookup {
 	uint64_t addr;
 	uint64_t start, offset;
 	char path[PATH_MAX];
+	char file[PATH_MAX + 64];
 };
 
 static int find_mapping_of(const struct maps_line *l, void *arg)
@@ -57,13 +58,13 @@ static int find_mapping_of(const struct maps_line *l, void *arg)
 	m->start = l->start;
 	m->offset = l->offset;
 	snprintf(m->path, sizeof(m->path), "%s", l->path);
+	snprintf(m->file, sizeof(m->file), "%s", l->file);
 	return 1;
 }
 
 static int attach_trigger(struct census_session *cs, uint64_t addr, char *err, size_t errlen)
 {
 	struct maps_lookup m = { .addr = addr };
-	char root[PATH_MAX + 64];
 	unsigned long long file_off;
 	struct bpf_link *link;
 
@@ -73,11 +74,10 @@ static int attach_trigger(struct census_session *cs, uint64_t addr, char *err, s
 		return -1;
 	}
 	file_off = addr - m.start + m.offset;
-	snprintf(root, sizeof(root), "/proc/%d/root%s", cs->pid, m.path);
 	{
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cs->trigger_cookie);
 
-		link = bpf_program__attach_uprobe_opts(cs->trigger_prog, cs->pid, root, file_off,
+		link = bpf_program__attach_uprobe_opts(cs->trigger_prog, cs->pid, m.file, file_off,
 						       &opts);
 	}
 	if (!link) {
@@ -101,19 +101,19 @@ int census_session_check(const struct gc_probes *gp, bool launched, char *err, s
 	if (!launched && !gp->startcb_vaddr) {
 		snprintf(err, errlen, "--census --pid: cannot find where %s keeps the start "
 			 "callback the program registered (%s); launch the command under "
-			 "alys-bpf --census instead", gp->path, gp->startcb_why);
+			 "alys-bpf --census instead", gp->name, gp->startcb_why);
 		return -1;
 	}
 	if (!gp->layout_ok || !gp->gc_no_vaddr) {
 		snprintf(err, errlen, "--census: cannot find the collector's mark bytes in %s (%s); "
 			 "use a libgc 7.x/8.x build exporting GC_is_marked, GC_size, GC_base, "
-			 "GC_arrays and GC_gc_no", gp->path, gp->layout_why);
+			 "GC_arrays and GC_gc_no", gp->name, gp->layout_why);
 		return -1;
 	}
 	if (!gp->setcb.found) {
 		snprintf(err, errlen, "--census: %s does not export GC_set_start_callback, where "
 			 "the census finds its once-per-collection trigger; use libgc 7.2 or "
-			 "later", gp->path);
+			 "later", gp->name);
 		return -1;
 	}
 	return 0;

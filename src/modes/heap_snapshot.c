@@ -160,11 +160,9 @@ static int collect_rw(const struct maps_line *l, void *arg)
 	/* libgc's own mappings, known by inode: the process may name the
 	 * file by another path than ours (a symlink, a mount namespace) */
 	if (r->file && s->gc_file.st_ino) {
-		char path[PATH_MAX + 64];
 		struct stat st;
 
-		snprintf(path, sizeof(path), "/proc/%d/root%s", s->pid, l->path);
-		r->gc = !stat(path, &st) && st.st_ino == s->gc_file.st_ino &&
+		r->gc = !stat(l->file, &st) && st.st_ino == s->gc_file.st_ino &&
 			st.st_dev == s->gc_file.st_dev;
 	}
 	return 0;
@@ -448,13 +446,13 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 	int ret;
 
 	if (!gp->layout_ok) {
-		snprintf(err, errlen, "cannot find the collector's heap in %s (%s)", gp->path,
+		snprintf(err, errlen, "cannot find the collector's heap in %s (%s)", gp->name,
 			 gp->layout_why);
 		return -1;
 	}
 	gc_count_init(&gc, pid, gp);
 	if (!gc_count_bias(&gc, &s.bias)) {
-		snprintf(err, errlen, "cannot find where %s is mapped in pid %d", gp->path, pid);
+		snprintf(err, errlen, "cannot find where %s is mapped in pid %d", gp->name, pid);
 		return -1;
 	}
 	if (gp->aip_vaddr && gc_count_read_word(&gc, gp->aip_vaddr, &aip))
@@ -465,7 +463,7 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 		s.gc_state_start = s.bias + gp->layout.arrays_vaddr;
 		s.gc_state_end = s.gc_state_start + gp->layout.arrays_size;
 	} else if (stat(gp->path, &s.gc_file)) {
-		snprintf(err, errlen, "cannot read %s: %s", gp->path, strerror(errno));
+		snprintf(err, errlen, "cannot read %s: %s", gp->name, strerror(errno));
 		return -1;
 	}
 	{
@@ -496,6 +494,14 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 	return ret;
 }
 
+static void keep_warn(void *ctx, const char *msg)
+{
+	const struct tracer_opts *o = ctx;
+
+	if (!o->quiet)
+		fail("warning: %s; alys_converter will leave its frames as [FILE+0xOFFSET]\n", msg);
+}
+
 int heap_snapshot_run(const struct tracer_opts *o)
 {
 	struct heap_snapshot_stats st = { 0 };
@@ -517,7 +523,7 @@ int heap_snapshot_run(const struct tracer_opts *o)
 		return 1;
 	}
 	if (!tg.gp.layout_ok) {
-		fail("--heap-snapshot: cannot find the collector's heap in %s (%s)\n", tg.gp.path,
+		fail("--heap-snapshot: cannot find the collector's heap in %s (%s)\n", tg.gp.name,
 		     tg.gp.layout_why);
 		target_free(&tg);
 		return 1;
@@ -542,6 +548,9 @@ int heap_snapshot_run(const struct tracer_opts *o)
 	h.liveness = "off";
 	trace_writer_header(&w, &h);
 	proc_maps_init(&maps, o->pid);
+	if (inv.drop)
+		file_keep_owner(inv.uid, inv.gid);
+	proc_maps_keep_files(&maps, o->debug_dir, output, keep_warn, (void *)o);
 	proc_maps_refresh(&maps, &w);
 	if (heap_snapshot_take(o->pid, &tg.gp, &w, &st, err, sizeof(err))) {
 		fail("--heap-snapshot: %s\n", err);
