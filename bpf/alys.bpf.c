@@ -164,9 +164,14 @@ struct pending_call {
 	__u64 old_addr;
 	__u64 gc_no_addr;
 	__u64 stack_key;
+	__u64 sp;		/* the stack pointer at its entry */
 	__u8 kind;
 	__u8 skip;
 };
+
+/* A call nested in another (a realloc's malloc, a finalizer's allocation
+ * in a collection) runs below it on the same stack, within this. */
+#define NEST_SPAN (8ull << 20)
 
 #define ALYS_STACK_PAGES 8
 
@@ -470,12 +475,26 @@ static __always_inline int on_entry(struct alys_sess *S, struct pt_regs *regs, _
 	struct thread_state *st;
 	struct pending_call *c;
 	bool nested_in_realloc, sampled;
+	__u64 sp;
 	__u32 d;
 
 	st = thread_of(S, true);
 	if (!st)
 		return 1;
 	d = st->depth;
+	/* The calls pending are not around this one (the innermost's frame is
+	 * not above it): they returned without their return probe firing
+	 * (seen with several threads allocating as the probes attach). Taken
+	 * off and counted, instead of every later call of the thread counted
+	 * as too deep. */
+	sp = PT_REGS_SP(regs);
+	if (d > ALYS_MAX_DEPTH ||
+	    (d > 0 && !(st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].sp > sp &&
+			st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)].sp - sp < NEST_SPAN))) {
+		count(S->slot, ALYS_CNT_RETURN_MISSED);
+		d = 0;
+		st->depth = 0;
+	}
 	maybe_scan(S, bias_of(regs, pv), SCAN_IMPLICIT);
 	/* GC_realloc frees and allocates through the same entry points: those
 	 * inner calls are part of the realloc event. Finalizers that allocate
@@ -497,6 +516,7 @@ static __always_inline int on_entry(struct alys_sess *S, struct pt_regs *regs, _
 	c = &st->calls[d & (ALYS_MAX_DEPTH - 1)];
 	c->kind = kind;
 	c->size = size;
+	c->sp = sp;
 	c->old_addr = old_addr;
 	c->skip = !sampled;
 	c->gc_no_addr = gc_no_vaddr && pv ? bias_of(regs, pv) + gc_no_vaddr : 0;

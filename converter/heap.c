@@ -176,6 +176,8 @@ static void mark(struct heap *h, struct edges *e)
 				continue;
 			o += h->nr_roots + 1;
 			add_edge(e, n, o);
+			if (heap_is_object(h, n) && h->holder[o] == HEAP_NONE)
+				h->holder[o] = n;
 			if (h->parent[o] != HEAP_NONE)
 				continue;
 			h->parent[o] = n;
@@ -319,6 +321,8 @@ int heap_build(struct heap *h, const struct trace *t)
 	h->nr_nodes = h->nr_roots + 1 + h->nr_objs;
 	h->parent = xcalloc(h->nr_nodes, sizeof(*h->parent));
 	h->parent_off = xcalloc(h->nr_nodes, sizeof(*h->parent_off));
+	h->holder = xcalloc(h->nr_nodes, sizeof(*h->holder));
+	memset(h->holder, 0xff, (size_t)h->nr_nodes * sizeof(*h->holder));
 	h->idom = xcalloc(h->nr_nodes, sizeof(*h->idom));
 	h->retained = xcalloc(h->nr_nodes, sizeof(*h->retained));
 	memset(h->parent, 0xff, (size_t)h->nr_nodes * sizeof(*h->parent));
@@ -351,6 +355,7 @@ void heap_free(struct heap *h)
 	free(h->obj_block);
 	free(h->parent);
 	free(h->parent_off);
+	free(h->holder);
 	free(h->idom);
 	free(h->retained);
 	free(h->rpo);

@@ -40,6 +40,10 @@ struct heap {
 
 	uint32_t *parent;		/* per node: BFS parent, HEAP_NONE if unreached */
 	uint32_t *parent_off;		/* ... and the offset in it of the pointer */
+	/* per node: the first object found pointing to it (breadth first),
+	 * HEAP_NONE if only roots do: a stale word on a stack can be the
+	 * shortest path to a buffer, never what it is the buffer of */
+	uint32_t *holder;
 	uint32_t *idom;			/* per node: immediate dominator */
 	uint64_t *retained;		/* per node: bytes it keeps alive */
 	uint32_t *rpo;			/* reachable nodes, reverse postorder */

@@ -30,10 +30,10 @@
 #define KEY_HELD (1ull << 41)	/* + index of a name in block_names */
 
 /* Names of blocks without a type id (an Array's or Hash's buffer, a
- * String::Builder's bytes) by what holds them: the type of the object
- * whose pointer reached them first, breadth first ("Array(Node) buffer"),
- * or the kind of root ("block on a fiber stack"), through holders without
- * a type id either. One table row per name. */
+ * String::Builder's bytes) by what holds them: the type of the first
+ * object found pointing to them, breadth first ("Array(Node) buffer"),
+ * else the kind of root ("block on a fiber stack"), through holders
+ * without a type id either. One table row per name. */
 struct block_names {
 	struct str_table names;
 };
@@ -57,6 +57,12 @@ static const char *typed_name(const struct model *m, const struct heap *h, uint3
 	return heap_obj_first_word(h, obj, w) ? type_ids_name(&m->code_types, *w) : NULL;
 }
 
+/* What node is named after: an object pointing to it, else its root. */
+static uint32_t holder_of(const struct heap *h, uint32_t node)
+{
+	return h->holder[node] != HEAP_NONE ? h->holder[node] : h->parent[node];
+}
+
 /* The name of untyped object obj by its holder, or NULL. */
 static const char *held_name(const struct model *m, const struct heap *h,
 			     struct block_names *bn, uint32_t obj, uint32_t *index)
@@ -67,7 +73,7 @@ static const char *held_name(const struct model *m, const struct heap *h,
 		[ALYS_ROOT_FIBER] = "block on a fiber stack",
 		[ALYS_ROOT_REGISTERED] = "block in a registered root",
 	};
-	uint32_t holder = h->parent[obj + h->nr_roots + 1], w;
+	uint32_t holder = holder_of(h, obj + h->nr_roots + 1), w;
 	const char *type = NULL;
 	char text[SITE_TYPE_MAX + 16];
 
@@ -77,7 +83,7 @@ static const char *held_name(const struct model *m, const struct heap *h,
 		type = typed_name(m, h, heap_obj(h, holder), &w);
 		if (type)
 			break;
-		holder = h->parent[holder];
+		holder = holder_of(h, holder);
 	}
 	if (holder == HEAP_NONE || holder == 0 || (heap_is_object(h, holder) && !type))
 		return NULL;

@@ -79,6 +79,7 @@ enum alys_counter {
 	ALYS_CNT_NO_THREAD_STATE,	/* a thread's state could not be allocated: call lost */
 	ALYS_CNT_FRAMES_REUSED,	/* dwarf: frames taken from the thread's previous walk */
 	ALYS_CNT_REFILL_BAD_SIZE,	/* --sample refill: a refill's size implausible: dropped */
+	ALYS_CNT_RETURN_MISSED,	/* calls whose return probe never fired: dropped */
 	ALYS_CNT_NR,
 };
 

@@ -156,12 +156,14 @@ else
 		die "apt-get source libgc left no $GC_SRC/libgc-*/configure"
 fi
 
-# Debian 13's crystal and libgc, in a root file system of their own (~740 MB,
+# Debian 13's crystal and libgc, in a root file system of their own (~750 MB,
 # ~35 s): made in a temporary folder and renamed when complete, so that a
-# run cut short leaves none half made.
+# run cut short leaves none half made; made again when the package list
+# changed (it is kept in .alys-complete). zlib and OpenSSL: HTTP::Server.
 D13_ROOT=${ALYS_D13_ROOT:-/var/cache/alys-bpf/trixie}
-D13_PACKAGES=crystal,libgc-dev,libevent-dev,libpcre2-dev,pkg-config,gcc,libc6-dev
-if [ -x "$D13_ROOT/usr/bin/crystal" ] && [ -f "$D13_ROOT/.alys-complete" ]; then
+D13_PACKAGES=crystal,libgc-dev,libevent-dev,libpcre2-dev,pkg-config,gcc,libc6-dev,zlib1g-dev,libssl-dev
+if [ -x "$D13_ROOT/usr/bin/crystal" ] &&
+	[ "$(cat "$D13_ROOT/.alys-complete" 2>/dev/null)" = "$D13_PACKAGES" ]; then
 	log "Debian 13 root already in $D13_ROOT"
 else
 	log "debootstrap trixie into $D13_ROOT (packages: $D13_PACKAGES)"
@@ -169,7 +171,9 @@ else
 	mkdir -p "$(dirname "$D13_ROOT")"
 	debootstrap --variant=minbase --include="$D13_PACKAGES" trixie "$D13_ROOT.tmp" \
 		http://deb.debian.org/debian </dev/null
-	touch "$D13_ROOT.tmp/.alys-complete"
+	echo "$D13_PACKAGES" >"$D13_ROOT.tmp/.alys-complete"
+	# a build may have left /proc mounted in the old root
+	if [ -d "$D13_ROOT/proc" ] && mountpoint -q "$D13_ROOT/proc"; then umount "$D13_ROOT/proc"; fi
 	rm -rf "$D13_ROOT"
 	mv "$D13_ROOT.tmp" "$D13_ROOT"
 fi

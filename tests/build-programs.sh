@@ -27,6 +27,9 @@
 #                         run on this host through that root's own loader
 #                         and libraries (linked with their host paths)
 #   OUTDIR/NAME-d13static the same with Debian 13's libgc.a linked in
+#   OUTDIR/NAME-d13mt     the same, shared libgc, -Dpreview_mt: heap_graph
+#                         and http_json (bench/workloads) only
+#   OUTDIR/NAME-mt        crystal build -Dpreview_mt: heap_graph, http_json
 # except for the MT_PROGRAMS (faults), built once, debug, with -Dpreview_mt:
 #   OUTDIR/NAME           crystal build -Dpreview_mt (multi-threaded scheduler)
 # and for tests/programs/callchain.c:
@@ -164,30 +167,37 @@ build_gc() {
 	echo "  built       libgc.a ($name: $cc $cflags $opts) ($((SECONDS - t0)) s)"
 }
 
-# build_matrix NAME SRC GC: NAME-GC, linked with OUTDIR/.gc-GC/libgc.a.
+# build_matrix NAME SRC GC: NAME-GC, linked with OUTDIR/.gc-GC/libgc.a. A
+# Crystal cache per GC: the other builds of SRC run at the same time, and
+# two compiles of one source in one cache crashed the compiler.
 build_matrix() {
 	local name=$1 src=$2 gc=$3
 	build_one "$OUTDIR/$name-$gc" "$src" \
+		env CRYSTAL_CACHE_DIR="$CRYSTAL_CACHE_DIR-$gc" \
 		crystal build --no-color --link-flags "-L$OUTDIR/.gc-$gc" \
 		"$src" -o "$OUTDIR/$name-$gc" &&
 		check_static "$OUTDIR/$name-$gc"
 }
 
 # build_d13 NAME SRC SUFFIX: NAME-SUFFIX (d13: shared libgc; d13static:
-# libgc.a) by Debian 13's crystal in D13_ROOT (/proc mounted there by the
-# caller), copied out; the loader and RUNPATH name D13_ROOT's own files.
+# libgc.a; d13mt: shared libgc, -Dpreview_mt) by Debian 13's crystal in
+# D13_ROOT (/proc mounted there by the caller), copied out; the loader and
+# RUNPATH name D13_ROOT's own files. A Crystal cache per build: they run
+# at the same time, and two compiles in one cache (of a source, or of a
+# macro run several programs share) crashed the compiler.
 # The source sits at its own path inside the root (copied by the caller),
 # and the build runs in another directory: crystal writes the paths of
 # files outside its working directory whole, so the program's DWARF names
 # a file this host has.
 build_d13() {
-	local name=$1 src=$2 sfx=$3 dir=/alys-build/$1-$3 static=
+	local name=$1 src=$2 sfx=$3 dir=/alys-build/$1-$3 static= mt=
 	[ "$sfx" = d13static ] && static=-L/alys-build/.static-gc
+	[ "$sfx" = d13mt ] && mt=-Dpreview_mt
 	rm -rf "$D13_ROOT$dir"
 	mkdir -p "$D13_ROOT$dir"
 	build_one "$OUTDIR/$name-$sfx" "$src" \
-		chroot "$D13_ROOT" env --chdir="$dir" HOME=/tmp CRYSTAL_CACHE_DIR=/alys-build/.cache \
-		crystal build --no-color "$src" -o "$dir/$name" --link-flags \
+		chroot "$D13_ROOT" env --chdir="$dir" HOME=/tmp CRYSTAL_CACHE_DIR=/alys-build/.cache-$name-$sfx \
+		crystal build --no-color $mt "$src" -o "$dir/$name" --link-flags \
 		"$static -Wl,--dynamic-linker=$D13_LIB/ld-linux-x86-64.so.2 -Wl,-rpath,$D13_LIB" &&
 		cp "$D13_ROOT$dir/$name" "$OUTDIR/$name-$sfx" &&
 		if [ "$sfx" = d13static ]; then check_static "$OUTDIR/$name-$sfx"; fi
@@ -254,6 +264,17 @@ run_bg build_one "$OUTDIR/callchain-c" "$SRCDIR/callchain.c" \
 run_bg build_one "$OUTDIR/http_json" "$SRCDIR/../../bench/workloads/http_json.cr" \
 	crystal build --no-color "$SRCDIR/../../bench/workloads/http_json.cr" \
 	-o "$OUTDIR/http_json"
+# The same server on the multi-threaded scheduler (CRYSTAL_WORKERS=4 runs
+# its connections on four allocating threads): test_threads; and
+# heap_graph's fibers on four threads: test_heap. Caches of their own: the
+# plain builds compile the same sources at the same time.
+run_bg build_one "$OUTDIR/http_json-mt" "$SRCDIR/../../bench/workloads/http_json.cr" \
+	env CRYSTAL_CACHE_DIR="$OUTDIR/.crystal-cache-mt" \
+	crystal build --no-color -Dpreview_mt "$SRCDIR/../../bench/workloads/http_json.cr" \
+	-o "$OUTDIR/http_json-mt"
+run_bg build_one "$OUTDIR/heap_graph-mt" "$SRCDIR/heap_graph.cr" \
+	env CRYSTAL_CACHE_DIR="$OUTDIR/.crystal-cache-mt2" \
+	crystal build --no-color -Dpreview_mt "$SRCDIR/heap_graph.cr" -o "$OUTDIR/heap_graph-mt"
 # The demo program (make demo builds it the same way): test_census names
 # its types from its code.
 run_bg build_one "$OUTDIR/demo" "$SRCDIR/../../demo/demo.cr" \
@@ -281,12 +302,26 @@ fi
 mkdir -p "$D13_ROOT/alys-build/.static-gc" "$D13_ROOT$SRCDIR"
 cp "$D13_LIB/libgc.a" "$D13_ROOT/alys-build/.static-gc/libgc.a"
 cp "$SRCDIR"/*.cr "$D13_ROOT$SRCDIR/"
+# The programs name their loader and libraries by their host paths
+# (D13_LIB): inside the root these paths lead back to it, for the macro
+# runs crystal builds with the same flags and runs in there (ECR's).
+if [ ! -e "$D13_ROOT$D13_ROOT" ]; then
+	mkdir -p "$(dirname "$D13_ROOT$D13_ROOT")"
+	ln -s / "$D13_ROOT$D13_ROOT"
+fi
+BENCH_SRC=$(cd "$SRCDIR/../../bench/workloads" && pwd)
+mkdir -p "$D13_ROOT$BENCH_SRC"
+cp "$BENCH_SRC/http_json.cr" "$D13_ROOT$BENCH_SRC/"
 echo "  Debian 13: $(chroot "$D13_ROOT" crystal --version | head -n 1), libgc $(basename "$(readlink -f "$D13_LIB/libgc.so.1")")"
 for name in $GC_MATRIX_PROGRAMS; do
 	for sfx in d13 d13static; do
 		run_bg build_d13 "$name" "$SRCDIR/$name.cr" "$sfx"
 	done
 done
+# Crystal 1.14's threads: test_heap's fibers on four threads, test_threads'
+# server
+run_bg build_d13 heap_graph "$SRCDIR/heap_graph.cr" d13mt
+run_bg build_d13 http_json "$BENCH_SRC/http_json.cr" d13mt
 for pid in "${pids[@]}"; do
 	wait "$pid" || failed=1
 done

@@ -90,6 +90,7 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_FRAMES_REUSED] = "frames_reused",
 	[ALYS_CNT_LIVE_EXIT_IN_GC] = "live_exit_in_gc",
 	[ALYS_CNT_NO_THREAD_STATE] = "no_thread_state",
+	[ALYS_CNT_RETURN_MISSED] = "return_missed",
 	[CNT_UNMAPPED_IP] = "unmapped_ip",
 	[CNT_STACK_RESENT] = "stack_resent",
 	[CNT_STACK_COLLISION] = "stack_collision",
@@ -1181,6 +1182,11 @@ void session_finish(struct session *t)
 		say(t, "sampling: refill, %llu free-list refills recorded%s\n",
 		    (unsigned long long)t->counters[ALYS_CNT_REFILL],
 		    t->duty_pct < 100 ? duty_summary(t) : "");
+	if (t->counters[ALYS_CNT_RETURN_MISSED])
+		say(t, "note: %llu times a thread's GC call ended without its return probe firing "
+		    "(the kernel's uretprobe missed it, seen with several threads allocating): "
+		    "those calls are not in the trace (counted: return_missed)\n",
+		    (unsigned long long)t->counters[ALYS_CNT_RETURN_MISSED]);
 	if (t->counters[ALYS_CNT_REFILL_BAD_SIZE])
 		fail("warning: %llu refills read a size of 0 or above 4096 bytes where %s "
 		     "keeps the request, and were dropped: the refill probe does not fit this "

@@ -121,6 +121,8 @@ int fiber_layout_derive(struct elf_file *exe, struct fiber_layout *fl, char *why
 	}
 	fl->stack_top_off = d.top;
 	fl->stack_bottom_off = d.bottom;
+	if (elf_file_find_symbol(exe, "Fiber::fibers", &v, &sz))
+		fl->list_vaddr = v;
 	fl->ok = true;
 	return 0;
 }

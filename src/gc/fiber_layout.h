@@ -21,6 +21,7 @@ struct fiber_layout {
 	bool ok;
 	uint32_t stack_top_off;		/* @context.stack_top: the saved stack pointer */
 	uint32_t stack_bottom_off;	/* @stack_bottom: the stack's end (it grows down) */
+	uint64_t list_vaddr;	/* the class variable Fiber::fibers (fiber_list.h); 0: none */
 };
 
 /* 0, or -1 with the cause in why. */

@@ -73,20 +73,31 @@ void gc_count_init(struct gc_count *c, pid_t pid, const struct gc_probes *gp)
 
 bool gc_count_read(struct gc_count *c, uint64_t *total)
 {
-	uint64_t v[2];
-	struct iovec local[2] = { { &v[0], 8 }, { &v[1], 8 } }, remote[2];
+	uint64_t v[4];
+	struct iovec local[4] = { { &v[0], 8 }, { &v[1], 8 }, { &v[2], 8 }, { &v[3], 8 } };
+	struct iovec remote[4];
+	int tries = 0;
 
 	if (!c->gp)
 		return false;	/* not set up: no --duty */
 	if (!know_bias(c))
 		return false;
-	for (int i = 0; i < 2; i++)
-		remote[i] = (struct iovec){ (void *)(c->bias + c->gp->total_bytes_vaddr[i]), 8 };
-	if (process_vm_readv(c->pid, local, 2, remote, 2, 0) != 16) {
-		/* Gone (it exited): the last reading stands. */
-		*total = c->last;
-		return c->last != 0;
-	}
+	for (int i = 0; i < 4; i++)
+		remote[i] = (struct iovec){ (void *)(c->bias + c->gp->total_bytes_vaddr[i & 1]), 8 };
+	/* The two words change together at a collection (the bytes since the
+	 * last one move into the total before it), or as a thread refills
+	 * while another collects: a pair read across that moment counts a
+	 * collection's bytes twice or not at all. Read twice, until both
+	 * readings agree. */
+	do {
+		if (process_vm_readv(c->pid, local, 4, remote, 4, 0) != 32) {
+			/* Gone (it exited): the last reading stands. */
+			*total = c->last;
+			return c->last != 0;
+		}
+	} while ((v[0] != v[2] || v[1] != v[3]) && ++tries < 16);
+	if (v[0] + v[1] < c->last)
+		return *total = c->last, true;	/* torn still: the last stands */
 	*total = c->last = v[0] + v[1];
 	return true;
 }

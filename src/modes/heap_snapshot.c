@@ -19,6 +19,7 @@
 #include "clock_ns.h"
 #include "elf_file.h"
 #include "fiber_layout.h"
+#include "fiber_list.h"
 #include "gc_count.h"
 #include "gc_probes.h"
 #include "heap_walk.h"
@@ -59,8 +60,9 @@ struct snapshot {
 	struct stat gc_file;		/* libgc as a library; st_ino 0: linked in */
 	/* suspended fibers: their stacks, found in the Fiber objects */
 	struct fiber_layout fl;
-	struct fiber { uint64_t fiber, top, bottom; } *fibers;
-	size_t nr_fibers, cap_fibers;
+	uint64_t fiber_list;		/* Fiber::fibers in the target; 0: unknown */
+	struct fiber_entry *fibers;
+	size_t nr_fibers;
 };
 
 
@@ -333,41 +335,29 @@ static const struct region *anon_rw(const struct snapshot *s, uint64_t from, uin
 	return &s->rw[i];
 }
 
-/* An object whose words at the Fiber layout's offsets bound a stack in
- * anonymous memory: a suspended fiber (a Fiber object, or an object
- * that looks like one: its range is copied too, as the collector, being
- * conservative, would scan it). The main fiber's stack is the thread's. */
-static void note_fiber(struct snapshot *s, uint64_t addr, const uint8_t *obj, uint64_t sz)
-{
-	uint64_t top, bottom;
-	struct fiber *f;
-
-	if (s->fl.stack_top_off + 8 > sz || s->fl.stack_bottom_off + 8 > sz)
-		return;
-	memcpy(&top, obj + s->fl.stack_top_off, 8);
-	memcpy(&bottom, obj + s->fl.stack_bottom_off, 8);
-	if (!top || top >= bottom || bottom - top > MAX_FIBER_STACK || (top & 7) ||
-	    !anon_rw(s, top, bottom))
-		return;
-	if (s->nr_fibers == s->cap_fibers) {
-		size_t cap = s->cap_fibers ? 2 * s->cap_fibers : 64;
-
-		f = realloc(s->fibers, cap * sizeof(*f));
-		if (!f)
-			return;
-		s->fibers = f;
-		s->cap_fibers = cap;
-	}
-	s->fibers[s->nr_fibers++] = (struct fiber){ addr, top, bottom };
-}
-
+/* The fibers in the runtime's list (fiber_list.h); the stacks of those
+ * suspended, in anonymous memory (a stack pool's). A running fiber's stack
+ * is its thread's, copied with the thread; so is the main fiber's. */
 static void copy_fibers(struct snapshot *s)
 {
-	char name[64];
+	char name[64], why[256];
 
+	if (!s->fiber_list)
+		return;
+	if (fiber_list_read(s->pid, s->fiber_list, &s->fl, &s->fibers, &s->nr_fibers, why,
+			    sizeof(why))) {
+		fprintf(stderr, "alys-bpf: heap snapshot: suspended fibers' stacks are not "
+			"copied (%s): what only they hold shows as unreachable\n", why);
+		return;
+	}
+	s->st.fibers_listed = (uint32_t)s->nr_fibers;
 	for (size_t i = 0; i < s->nr_fibers; i++) {
-		const struct fiber *f = &s->fibers[i];
+		const struct fiber_entry *f = &s->fibers[i];
 
+		if (!f->suspended || !f->top || f->top >= f->bottom ||
+		    f->bottom - f->top > MAX_FIBER_STACK || (f->top & 7) ||
+		    !anon_rw(s, f->top, f->bottom))
+			continue;
 		snprintf(name, sizeof(name), "fiber 0x%llx", (unsigned long long)f->fiber);
 		copy_root(s, ALYS_ROOT_FIBER, name, f->top, f->bottom);
 		s->st.fibers++;
@@ -398,9 +388,6 @@ static int copy_block(void *arg, uint64_t block, const uint8_t *hdr)
 	}
 	trace_writer_heap_block(s->w, block, sz, kind, s->buf, len);
 	s->st.blocks++;
-	if (kind != ALYS_BLOCK_ATOMIC && s->fl.ok)
-		for (uint64_t off = 0; off + sz <= len; off += sz)
-			note_fiber(s, block + off, s->buf + off, sz);
 	s->st.heap_bytes += sz > hblk / 2 ? sz : hblk;
 	return 0;
 }
@@ -435,6 +422,24 @@ static int take(struct snapshot *s, char *err, size_t errlen)
 	resume_threads(s);
 	s->st.stop_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	return ret;
+}
+
+struct exe_bias {
+	struct stat want;
+	Elf *elf;
+	uint64_t bias;
+};
+
+/* 1 (stop) at a mapping of the executable, with its load bias. */
+static int exe_mapping(const struct maps_line *l, void *arg)
+{
+	struct exe_bias *eb = arg;
+	struct stat st;
+
+	if (!l->file || stat(l->file, &st) || st.st_ino != eb->want.st_ino ||
+	    st.st_dev != eb->want.st_dev)
+		return 0;
+	return elf_mapping_bias(eb->elf, l->start, l->offset, &eb->bias);
 }
 
 int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_writer *w,
@@ -472,9 +477,18 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 
 		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 		if (!elf_file_open(&exe, path, why, sizeof(why))) {
-			fiber_layout_derive(&exe, &s.fl, why, sizeof(why));
+			struct exe_bias eb = { .elf = exe.elf };
+
+			if (!fiber_layout_derive(&exe, &s.fl, why, sizeof(why)) && s.fl.list_vaddr &&
+			    !stat(path, &eb.want) && proc_maps_each(pid, exe_mapping, &eb) == 1)
+				s.fiber_list = eb.bias + s.fl.list_vaddr;
+			else if (s.fl.ok)
+				snprintf(why, sizeof(why), "no Fiber::fibers in %s, or not mapped",
+					 path);
 			elf_file_close(&exe);
 		}
+		if (s.fl.ok && !s.fiber_list)
+			s.fl.ok = false;
 		if (!s.fl.ok)
 			fprintf(stderr, "alys-bpf: heap snapshot: suspended fibers' stacks are not "
 				"copied (%s): what only they hold shows as unreachable\n", why);
@@ -573,8 +587,9 @@ int heap_snapshot_run(const struct tracer_opts *o)
 void heap_snapshot_say(pid_t pid, const struct heap_snapshot_stats *st, const char *where)
 {
 	fprintf(stderr, "alys-bpf: heap snapshot of pid %d: %llu blocks (%.1f MiB), %llu "
-		"roots (%.1f MiB) from %u threads and %u fibers; stopped %.1f ms; written to %s\n",
+		"roots (%.1f MiB) from %u threads and %u fibers (%u suspended: their stacks); "
+		"stopped %.1f ms; written to %s\n",
 		pid, (unsigned long long)st->blocks, st->heap_bytes / 1048576.0,
 		(unsigned long long)st->roots, st->root_bytes / 1048576.0, st->threads,
-		st->fibers, st->stop_ns / 1e6, where);
+		st->fibers_listed, st->fibers, st->stop_ns / 1e6, where);
 }

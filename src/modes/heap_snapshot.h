@@ -24,6 +24,7 @@ struct heap_snapshot_stats {
 	uint8_t all_interior_pointers;	/* GC_all_interior_pointers */
 	uint32_t threads;
 	uint32_t fibers;		/* suspended fibers' stacks copied */
+	uint32_t fibers_listed;		/* fibers in the runtime's list */
 };
 
 /* alys-bpf --heap-snapshot --pid PID: the process exit status to use. */

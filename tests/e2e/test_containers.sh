@@ -215,7 +215,20 @@ check_eq "host: the report names no container" \
 # system; its loader and libraries are copied to the same paths inside)
 D13=$ALYS_PROGS/sleeper-d13
 [ -x "$D13" ] || fail "sleeper-d13 built" "no $D13 (tests/build-programs.sh)"
-"$BIN/alys-bpf" -q -o "$T/d13-host.alys" -- "$D13" 4 - >/dev/null
+# the names to expect: the same program on the host, writing its heartbeat
+# to a file as in the container, every allocation traced
+"$D13" 0 - >"$T/d13-host.out" 2>&1 &
+sp=$!
+on_exit "kill $sp 2>/dev/null"
+wait_for_line "$T/d13-host.out" '^READY' 30 || fail "d13: sleeper started on the host" ""
+"$BIN/alys-bpf" --sample all --pid $sp -o "$T/d13-host.alys" 2>"$T/d13-host.err" &
+tp=$!
+on_exit "kill -INT $tp 2>/dev/null"
+wait_for_line "$T/d13-host.err" '^alys-bpf: tracing pid' 30 || fail "d13: host run attached" ""
+sleep 8	# twice the container's run: its heartbeats' rarer growth steps too
+kill -INT $tp
+wait $tp
+kill $sp
 "$BIN/alys_converter" -q -f pprof -o "$T/d13-host.pb.gz" "$T/d13-host.alys"
 top_names "$T/d13-host.pb.gz" 1000 >"$T/d13-host.names"
 R=$T/root-d13

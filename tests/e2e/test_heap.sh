@@ -26,19 +26,32 @@ row() {
 }
 
 reg_line=$(grep -n '^REG = Registry.new' "$ALYS_ROOT/tests/programs/heap_graph.cr" | cut -d: -f1)
-for v in heap_graph heap_graph-static $(gc_matrix heap_graph); do
-	"$ALYS_PROGS/$v" $N $M 4 $F register >"$T/$v.out" 2>&1 &
+# heap_graph-mt, heap_graph-d13mt (Crystal 1.14): on the multi-threaded
+# scheduler, four threads, 50 fibers
+mt=; sanitized "$BIN" || mt="heap_graph-mt heap_graph-d13mt"
+for v in heap_graph heap_graph-static $mt $(gc_matrix heap_graph); do
+	F=5
+	[[ $v = *mt ]] && F=50
+	CRYSTAL_WORKERS=4 "$ALYS_PROGS/$v" $N $M 4 $F register >"$T/$v.out" 2>&1 &
 	tp=$!
 	for _ in $(seq 100); do grep -q '^READY' "$T/$v.out" && break; sleep 0.05; done
 	"$BIN/alys-bpf" --heap-snapshot --pid $tp -o "$T/$v.alys" 2>"$T/$v.err"
 	check_eq "$v: snapshot taken" "$?" 0
 	check_match "$v: says how long the process was stopped, and how many fiber stacks it copied" \
-		"$(cat "$T/$v.err")" "heap snapshot of pid $tp: [0-9]+ blocks .* and [0-9]+ fibers; stopped [0-9.]+ ms; written to"
+		"$(cat "$T/$v.err")" "heap snapshot of pid $tp: [0-9]+ blocks .* and [0-9]+ fibers \\([0-9]+ suspended: their stacks\\); stopped [0-9.]+ ms; written to"
+	listed=$(sed -n 's/.* and \([0-9]*\) fibers (\([0-9]*\) suspended.*/\1/p' "$T/$v.err")
+	copied=$(sed -n 's/.* and \([0-9]*\) fibers (\([0-9]*\) suspended.*/\2/p' "$T/$v.err")
+	check_eq "$v: the fibers are the runtime's own list: as many as the program counts" \
+		"FIBERS $listed" "$(grep '^FIBERS' "$T/$v.out")"
+	check_ge "$v: every holding fiber's stack copied ($copied of $listed)" "${copied:-0}" $F
+	check_le "$v: no more stacks than fibers" "${copied:-0}" "${listed:-0}"
 	wait $tp
 	check_eq "$v: the program kept running after the snapshot" \
 		"$(grep '^ALIVE' "$T/$v.out")" "ALIVE $N $((N * M)) $((F * 10))"
 	"$BIN/alys_converter" -q -f heap -o "$T/$v.heap" "$T/$v.alys"
 	check_eq "$v: converted" "$?" 0
+	check_eq "$v: the trace holds as many fiber roots as stacks copied (no heap block as a stack)" \
+		"$(sed -n 's/^Roots by kind:.* fiber \([0-9]*\),.*/\1/p' "$T/$v.heap")" "${copied:-x}"
 	check_eq "$v: exactly N*M Leafs reachable (as many are garbage)" "$(row "$T/$v.heap" Leaf 2)" \
 		$((N * M))
 	check_eq "$v: exactly N Nodes reachable" "$(row "$T/$v.heap" Node 2)" $N

@@ -1,7 +1,8 @@
 # Heap snapshot test: a known object graph. A constant holds a registry of
 # N nodes, each holding M leaves; as many leaves again are garbage; F
 # fibers (ARGV[3]) each hold 10 FiberLeafs in a local variable only, and
-# wait. Prints the type ids and sizes, then keeps running (ARGV[2] seconds)
+# wait (built -Dpreview_mt, on the threads CRYSTAL_WORKERS starts). Prints
+# how many fibers the runtime has (FIBERS n). Prints the type ids and sizes, then keeps running (ARGV[2] seconds)
 # so that a snapshot can be taken with --pid, and says it is still alive
 # at the end.
 class Leaf
@@ -75,6 +76,10 @@ GC.collect
 puts "TYPE Leaf #{Leaf.crystal_instance_type_id} #{instance_sizeof(Leaf)}"
 puts "TYPE Node #{Node.crystal_instance_type_id} #{instance_sizeof(Node)}"
 puts "TYPE Registry #{Registry.crystal_instance_type_id} #{instance_sizeof(Registry)}"
+# the runtime's own count of its fibers, as the collector walks them
+fibers = 0
+Fiber.unsafe_each { fibers += 1 }
+puts "FIBERS #{fibers}"
 puts "READY #{n} #{m}"
 STDOUT.flush
 sleep (ARGV[2]? || "5").to_f.seconds

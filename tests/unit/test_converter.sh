@@ -381,6 +381,100 @@ ev = json.load(open('$W/out'))['events']
 f = [e for e in ev if e['kind'] == 'free']
 sys.exit(not (len(ev) == 3 and len(f) == 1 and f[0]['collection'] == 5 and f[0]['since_collection'] == 5))"
 check_status "inferred free found dead before it could die: counted, said, the trace converts" $?
+# Records of several threads as a ring buffer may deliver them: four
+# threads allocating, freeing and reallocating, collections and the
+# tracer's inferred frees (some stamped one collection ahead), written in
+# time order, then interleaved at random (each thread's own order kept,
+# times no longer ascending): both convert to the same totals in every
+# format that sums them.
+shuffled_test() {
+	"$ALYS_PYTHON" - "$W" <<'PY' || return 1
+import random, sys
+w = sys.argv[1]
+rng = random.Random(7)
+streams = {t: [] for t in (11, 12, 13, 14)}
+tracer = []
+ts = 1000
+live = {t: [] for t in streams}
+gc = 1
+for step in range(4000):
+    t = rng.choice(list(streams))
+    ts += rng.randint(1, 50)
+    r = rng.random()
+    if r < 0.6 or not live[t]:
+        addr = (t << 24) + step * 128
+        kind = 1 if rng.random() < 0.7 else 2
+        size = rng.choice((16, 32, 48, 2048, 9000))
+        streams[t].append((ts, "event %d %d %d %d 0x%x 0 0 0 %d %d" % (kind, ts, t, size, addr, size, gc)))
+        live[t].append((addr, size, gc))
+    elif r < 0.75:
+        addr, size, _ = live[t].pop(rng.randrange(len(live[t])))
+        streams[t].append((ts, "event 4 %d %d 0 0x%x 0 %d 0 0 %d" % (ts, t, addr, size, gc)))
+    elif r < 0.85:
+        addr, size, _ = live[t].pop(rng.randrange(len(live[t])))
+        new = (t << 24) + step * 128 + 64	# no other block's address
+        streams[t].append((ts, "event 3 %d %d %d 0x%x 0x%x %d 0 %d %d" % (ts, t, size * 2, new, addr, size, size * 2, gc)))
+        live[t].append((new, size * 2, gc))
+    else:
+        gc += 1
+        dead = []
+        for u in streams:
+            for blk in list(live[u]):
+                if blk[2] < gc and rng.random() < 0.3:
+                    live[u].remove(blk)
+                    dead.append(blk)
+        for addr, size, since in dead:
+            # one in ten stamped a collection ahead (its stamp raced this one)
+            s = since + 1 if rng.random() < 0.1 else since
+            tracer.append((ts, "death %d 0x%x %d %d 1" % (ts, addr, gc, min(s, gc + 1))))
+        tracer.append((ts, "collection %d %d %d %d %d 0 100 %d 0" % (ts, gc, gc - 1, len(dead) + 5, len(dead), len(dead) + 5)))
+head = ["header alys-bpf 2 4242 /nonexistent 1000"]
+tail = ["end exit 0 %d 0" % (ts + 1)]
+everything = sorted([r for s in streams.values() for r in s] + tracer, key=lambda r: r[0])
+open(w + "/ordered.gen", "w").write("\n".join(head + [r[1] for r in everything] + tail) + "\n")
+# interleave: each thread's records in its order, the tracer's after the
+# allocations they name (it sees them first), otherwise at random
+queues = [list(s) for s in streams.values()]
+out, ti = [], 0
+pos = {}
+while any(queues) or ti < len(tracer):
+    choices = [q for q in queues if q]
+    if ti < len(tracer):
+        choices.append(None)
+    q = rng.choice(choices)
+    if q is None:
+        rec = tracer[ti]
+        # the allocations it follows were sent before it in time order
+        pending = [qq for qq in queues if qq and qq[0][0] <= rec[0]]
+        if pending:
+            out.append(pending[0].pop(0)[1])
+            continue
+        out.append(rec[1])
+        ti += 1
+    else:
+        out.append(q.pop(0)[1])
+open(w + "/shuffled.gen", "w").write("\n".join(head + out + tail) + "\n")
+PY
+	"$W/gen" <"$W/ordered.gen" >"$W/ordered.alys" && "$W/gen" <"$W/shuffled.gen" >"$W/shuffled.alys" ||
+		return 1
+	cmp -s "$W/ordered.gen" "$W/shuffled.gen" && return 1	# shuffled at all
+	for fmt in report leaks folded-stacks; do
+		"$CONV" -q -f $fmt -o "$W/ordered.$fmt" "$W/ordered.alys" 2>"$W/err" || return 1
+		"$CONV" -q -f $fmt -o "$W/shuffled.$fmt" "$W/shuffled.alys" 2>>"$W/err" || return 1
+	done
+	for f in Allocated: "Not freed by the end:"; do
+		[ "$(grep -F "$f" "$W/ordered.report")" = "$(grep -F "$f" "$W/shuffled.report")" ] ||
+			return 1
+		grep -qF "$f" "$W/ordered.report" || return 1
+	done
+	grep -Eq "Allocated: [0-9]+ objects, [0-9]+ bytes in [0-9]{4} allocation events; [0-9]{3,} frees" \
+		"$W/ordered.report" || return 1
+	cmp -s <(sort "$W/ordered.folded-stacks") <(sort "$W/shuffled.folded-stacks") || return 1
+	[ "$(grep -c . "$W/ordered.leaks")" -gt 3 ] &&
+		diff <(grep -v "^Trace\|alys_converter\|\.alys" "$W/ordered.leaks") \
+			<(grep -v "^Trace\|alys_converter\|\.alys" "$W/shuffled.leaks") >/dev/null
+}
+check "records shuffled across threads (each thread's order kept) convert to the same totals" shuffled_test
 { header; echo "raw 9306010203"; } | "$W/gen" >"$W/short-death.alys"
 run -o - "$W/short-death.alys"
 [ $RC -eq 1 ] && err_has "inferred free record has 3 fields, expected 6"
@@ -673,7 +767,7 @@ run -f folded-stacks -o - --debug-dir "$W/dbg" "$W/gone.alys"
 [ $RC -eq 0 ] && grep -qxF "make_widget 8" "$W/out" && [ "$(err_lines)" -eq 0 ]
 check_status "--debug-dir: a binary found by build id symbolizes, silently" $?
 run -f folded-stacks -o - --debug-dir "$W/dbg-wrong" "$W/gone.alys"
-[ $RC -eq 0 ] && grep -q "^\[prog+0x" "$W/out" && err_has "cannot open /gone/prog" && err_has "(nor under --debug-dir)"
+[ $RC -eq 0 ] && grep -q "^\[prog+0x" "$W/out" && err_has "cannot open /gone/prog" && err_has ", nor under --debug-dir, and no gone.alys.debug beside the trace:"
 check_status "--debug-dir: a same-named file with another build id is not used" $?
 run -f folded-stacks -o - --debug-dir "$W/nonexistent" "$W/gone.alys"
 [ $RC -eq 2 ] && err_has "not a directory"

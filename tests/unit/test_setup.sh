@@ -148,6 +148,8 @@ check "fresh machine: deb-src written before apt-get update" \
 # The Debian 13 root of the toolchain matrix, with its crystal
 check_match "fresh machine: debootstrap trixie with crystal and libgc-dev" \
 	"$(grep '^debootstrap' "$STATE/log")" "--include=crystal,libgc-dev,.* trixie $STATE/trixie.tmp "
+check_match "fresh machine: ... and what HTTP::Server links (zlib, OpenSSL)" \
+	"$(grep '^debootstrap' "$STATE/log")" "--include=[^ ]*,zlib1g-dev,libssl-dev "
 check "fresh machine: the Debian 13 root is complete" test -x "$STATE/trixie/usr/bin/crystal" -a \
 	-f "$STATE/trixie/.alys-complete"
 
@@ -169,6 +171,14 @@ check_match "second run: npm packages already there" "$out" 'npm packages alread
 check_eq "second run: npm not run again" "$(grep -c '^npm install' "$STATE/log")" 1
 check_eq "second run: libgc's source not fetched again" "$(grep -c '^apt-get source' "$STATE/log")" 1
 check_eq "second run: the Debian 13 root not made again" "$(grep -c '^debootstrap' "$STATE/log")" 1
+# A root made by an older script (another package list) is made again.
+echo "crystal,libgc-dev" >"$STATE/trixie/.alys-complete"
+env STATE="$STATE" ALYS_WEB_TOOLS="$STATE/web" ALYS_GC_SRC="$STATE/gc-src" \
+	ALYS_APT_SOURCES="$STATE/apt" ALYS_D13_ROOT="$STATE/trixie" PATH="$STUBS:$PATH" \
+	bash "$SCRIPT" </dev/null >/dev/null 2>&1
+check_eq "a Debian 13 root with an older package list: made again" \
+	"$(grep -c '^debootstrap' "$STATE/log")" 2
+check_match "... and marked with the new list" "$(cat "$STATE/trixie/.alys-complete")" 'zlib1g-dev,libssl-dev$'
 
 # Failures name what failed.
 run_setup nocand ALYS_STUB_NO_CANDIDATE=libcapstone-dev

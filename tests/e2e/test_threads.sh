@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# End-to-end: a server allocating on four threads (issue 35). The HTTP
+# benchmark server built with -Dpreview_mt by Debian 12's Crystal 1.6
+# (http_json-mt) and by Debian 13's 1.14 (http_json-d13mt), run with
+# CRYSTAL_WORKERS=4 under wrk, is attached with --pid -o 20 times in a row
+# (5 for 1.14) (refill sampling, liveness from the marks):
+#   - every trace converts in every format that reads allocations
+#   - no liveness fallback, no notice, in any of the 20
+#   - the requests really ran on 4 threads: 4 tids allocate in the traces
+# and once more over 15 s beside a full trace (--sample all) of the same
+# requests: the refill estimate of bytes per request within 10% of it.
+# run-all-builds: bin
+. "$(dirname "$0")/../lib.sh"
+BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
+require_root_bpf
+make_tmpdir T
+cpu_load
+for tool in wrk curl; do
+	command -v $tool >/dev/null || fail "$tool installed" "run scripts/setup-debian.sh"
+done
+# server VARIANT RUNS: the checks above on ALYS_PROGS/VARIANT
+server() {
+	local v=$1 RUNS=$2 SRV=$ALYS_PROGS/$1 SERVER WRK PORT i tp ep fp from to start full_b est_b
+	[ -x "$SRV" ] || { fail "$v built" "no $SRV (tests/build-programs.sh)"; return; }
+	PORT=$((20000 + RANDOM % 20000))
+	CRYSTAL_WORKERS=4 "$SRV" $PORT >"$T/$v-server.out" 2>&1 &
+	SERVER=$!
+	on_exit "kill $SERVER 2>/dev/null"
+	wait_for_line "$T/$v-server.out" '^listening' 30 || fail "$v: server started" "$(cat "$T/$v-server.out")"
+	# load for the whole test, many connections so that every worker serves
+	wrk -t2 -c16 -d600s "http://127.0.0.1:$PORT/" >"$T/$v-wrk" 2>&1 &
+	WRK=$!
+	on_exit "kill $WRK 2>/dev/null"
+	sleep 1
+
+	formats="json pprof folded-stacks flamegraph report leaks timeline"
+	converted=0 notices=0 fallbacks=0 tids_max=0
+	for i in $(seq "$RUNS"); do
+		"$BIN/alys-bpf" --pid $SERVER -o "$T/$v-r$i.alys" 2>"$T/$v-r$i.err" &
+		tp=$!
+		on_exit "kill -INT $tp 2>/dev/null"
+		wait_for_line "$T/$v-r$i.err" '^alys-bpf: tracing pid' 30 || fail "$v: run $i: attached" "$(cat "$T/$v-r$i.err")"
+		sleep 2
+		kill -INT $tp
+		wait $tp || fail "$v: run $i: exit 0" "$(cat "$T/$v-r$i.err")"
+		notices=$((notices + $(grep -c 'notice:' "$T/$v-r$i.err")))
+		ok_all=1
+		for fmt in $formats; do
+			if ! "$BIN/alys_converter" -q -f $fmt -o "$T/$v-r$i.$fmt" "$T/$v-r$i.alys" 2>"$T/$v-r$i-$fmt.err"; then
+				ok_all=0
+				echo "note: $v: run $i: -f $fmt: $(head -c 300 "$T/$v-r$i-$fmt.err")"
+			fi
+		done
+		converted=$((converted + ok_all))
+		live=$(json_query "$T/$v-r$i.json" "header['liveness']")
+		[ "$live" = marks ] || fallbacks=$((fallbacks + 1))
+		held=$(json_query "$T/$v-r$i.json" "d['end'].get('liveness')")
+		[ "$held" = marks ] || fallbacks=$((fallbacks + 1))
+		tids=$(json_query "$T/$v-r$i.json" "len({e['tid'] for e in d['events'] if e['kind'] != 'free'})")
+		[ "$tids" -gt "$tids_max" ] && tids_max=$tids
+		rm -f "$T/$v-r$i".{json,flamegraph,timeline,folded-stacks}
+	done
+	check_eq "$v: $RUNS attaches: every trace converts in every format ($formats)" "$converted" "$RUNS"
+	check_eq "$v: $RUNS attaches: liveness from the marks from start to end in every trace" "$fallbacks" 0
+	check_eq "$v: $RUNS attaches: no notice (no fallback of any kind)" "$notices" 0
+	check_ge "$v: the requests allocate on 4 threads (tids seen in one trace: $tids_max)" "$tids_max" 4
+
+	# --- bytes per request, against a full trace of the same requests ---------
+	# A full trace (--sample all) around a refill one: the refill trace's
+	# whole estimate (its duty windows scaled by the collector's count over
+	# the trace: a part of it would carry the windows' random share) against
+	# the full trace's bytes over the same wall-clock span. The same
+	# requests: bytes per request compare as bytes.
+	"$BIN/alys-bpf" --sample all --pid $SERVER -o "$T/$v-full.alys" 2>"$T/$v-full.err" &
+	fp=$!
+	on_exit "kill -INT $fp 2>/dev/null"
+	wait_for_line "$T/$v-full.err" '^alys-bpf: tracing pid' 30 || fail "$v: full trace: attached" "$(cat "$T/$v-full.err")"
+	sleep 0.5
+	"$BIN/alys-bpf" --pid $SERVER -o "$T/$v-est.alys" 2>"$T/$v-est.err" &
+	ep=$!
+	on_exit "kill -INT $ep 2>/dev/null"
+	wait_for_line "$T/$v-est.err" '^alys-bpf: tracing pid' 30 || fail "$v: estimate: attached" "$(cat "$T/$v-est.err")"
+	sleep 15
+	kill -INT $ep
+	wait $ep
+	sleep 0.5
+	kill -INT $fp
+	wait $fp
+	kill $WRK 2>/dev/null
+	kill $SERVER 2>/dev/null
+	"$BIN/alys_converter" -q -f json --time 0s..1ns -o "$T/$v-est-head.json" "$T/$v-est.alys"
+	from=$(json_query "$T/$v-est-head.json" "header['start_unix_ns']")
+	to=$(json_query "$T/$v-est-head.json" "header['start_unix_ns'] + d['end']['stop_ns'] - header['start_ns']")
+	"$BIN/alys_converter" -q -f pprof -o "$T/$v-est.pb.gz" "$T/$v-est.alys"
+	est_b=$(pprof_query "$T/$v-est.pb.gz" 'total("alloc_space")')
+	"$BIN/alys_converter" -q -f json --time 0s..1ns -o "$T/$v-full-head.json" "$T/$v-full.alys"
+	start=$(json_query "$T/$v-full-head.json" "header['start_unix_ns']")
+	"$BIN/alys_converter" -q -f pprof --time "$((from - start))ns..$((to - start))ns" \
+		-o "$T/$v-full-win.pb.gz" "$T/$v-full.alys"
+	full_b=$(pprof_query "$T/$v-full-win.pb.gz" 'total("alloc_space")')
+	echo "note: $v: 15 s on 4 threads: full trace $full_b bytes, refill estimate $est_b bytes"
+	check_ge "$v: full trace: bytes in the window" "$full_b" 1000000
+	check_le "$v: refill estimate of bytes per request within 10% of the full trace's" \
+		"$(off_pct "$est_b" "$full_b")" 1000
+	check_eq "$v: estimate beside a full trace: no notice" "$(grep -c 'notice:' "$T/$v-est.err")" 0
+}
+
+server http_json-mt "${ALYS_THREAD_RUNS:-20}"
+server http_json-d13mt "${ALYS_THREAD_RUNS:-5}"
+
+summary
