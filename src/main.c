@@ -99,7 +99,7 @@ static void usage(FILE *out)
 "      --push URL       send each process's profile of every window to a\n"
 "                       Pyroscope (e.g. http://pyroscope:4040) or Parca server\n"
 "      --push-api API   pyroscope (POST URL/push.v1.PusherService/Push, default)\n"
-"                       or parca (POST URL/profiles/writeraw)\n"
+"                       or parca (POST URL/api/profiles/writeraw)\n"
 "      --push-every SECS  window length, 1-3600 (default 15)\n"
 "      --push-queue N   profiles kept while the server fails (default 64,\n"
 "                       1-100000); the oldest are dropped, counted\n"

@@ -98,7 +98,9 @@ static void parca_body(struct outbuf *o, const struct push_label *l, size_t n,
 /* The first is the default. */
 static const struct push_api apis[] = {
 	{ "pyroscope", "/push.v1.PusherService/Push", pyroscope_body },
-	{ "parca", "/profiles/writeraw", parca_body },
+	/* its HTTP/JSON gateway is mounted under /api (parca
+	 * pkg/server/server.go); /profiles/writeraw is its web UI's */
+	{ "parca", "/api/profiles/writeraw", parca_body },
 };
 
 const struct push_api *push_api_find(const char *name)

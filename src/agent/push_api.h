@@ -3,7 +3,7 @@
  * The backends --push speaks, one table: where a profile goes and the
  * request body that carries it.
  *   pyroscope  POST URL/push.v1.PusherService/Push (Connect, JSON)
- *   parca      POST URL/profiles/writeraw (gRPC-gateway JSON)
+ *   parca      POST URL/api/profiles/writeraw (gRPC-gateway JSON)
  * Both carry the gzipped pprof as base64 with the same labels.
  */
 #ifndef ALYS_PUSH_API_H

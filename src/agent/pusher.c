@@ -242,6 +242,28 @@ static size_t keep_answer(char *data, size_t size, size_t n, void *arg)
 
 enum outcome { SENT, REJECTED, FAILED };
 
+/* A 2xx is the push API's only with its answer: a JSON object (Connect's
+ * and the gateway's `{}`). An HTML page or an empty 200 is something else
+ * at that URL (a web UI, a proxy's page): nothing was stored. */
+static enum outcome api_answer(const struct answer *a, long status, char *why, size_t whylen)
+{
+	const char *t = a->text;
+
+	while (*t == ' ')
+		t++;
+	if (*t == '{')
+		return SENT;
+	if (*t == '<')
+		snprintf(why, whylen, "HTTP %ld with an HTML page, not the push API's answer: the "
+			 "URL reaches a web UI or another server (check --push's address, path "
+			 "prefix and --push-api)", status);
+	else
+		snprintf(why, whylen, "HTTP %ld with %s, not the push API's JSON answer: the URL "
+			 "reaches another server (check --push's address and --push-api)", status,
+			 a->len ? "another answer" : "an empty answer");
+	return REJECTED;
+}
+
 /* One try: what the server (or the network) said, in why. */
 static enum outcome post(CURL *c, const struct request *r, char *why,
 			 size_t whylen)
@@ -260,12 +282,20 @@ static enum outcome post(CURL *c, const struct request *r, char *why,
 		return FAILED;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	if (status >= 200 && status < 300)
-		return SENT;
 	/* the server's words on our stderr: no control characters */
 	for (char *q = a.text; *q; q++)
 		if ((unsigned char)*q < 0x20 || *q == 0x7f)
 			*q = ' ';
+	if (status >= 200 && status < 300)
+		return api_answer(&a, status, why, whylen);
+	if (status >= 300 && status < 400) {
+		char *to = NULL;
+
+		curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &to);
+		snprintf(why, whylen, "HTTP %ld: redirected to %s: not the push API; give --push "
+			 "the server's own URL", status, to ? to : "another URL");
+		return REJECTED;
+	}
 	snprintf(why, whylen, "HTTP %ld%s%s", status, a.len ? ": " : "", a.text);
 	return status >= 400 && status < 500 && status != 408 && status != 429 ? REJECTED
 										 : FAILED;

@@ -9,6 +9,7 @@
 
 #include "alys_format.h"
 #include "elf_file.h"
+#include "messages.h"
 #include "target_file.h"
 
 void proc_maps_init(struct proc_maps *pm, pid_t pid)
@@ -94,7 +95,7 @@ int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
 	}
 	trace_writer_mapping(w, start, end, offset, path, build_id, build_id_len,
 			     anon ? ALYS_MAPPING_ANON : 0);
-	if (!anon && pm->warn) {
+	if (!anon && pm->keep_dir) {
 		char err[2 * PATH_MAX + 256];
 		enum file_keep_result r = file_keep(pm->keep_dir, pm->pid, start, end, path,
 						    build_id, build_id_len, pm->keep_all,
@@ -102,7 +103,8 @@ int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
 						    sizeof(err));
 
 		if (r == FILE_KEEP_NO_BUILD_ID || r == FILE_KEEP_FAILED)
-			pm->warn(pm->warn_ctx, err);
+			say_unless(pm->keep_quiet, "warning: %s; alys_converter will leave its frames "
+				   "as [FILE+0xOFFSET]\n", err);
 	}
 	return 1;
 }
@@ -166,7 +168,7 @@ int proc_maps_refresh(struct proc_maps *pm, struct trace_writer *w)
 }
 
 void proc_maps_keep_files(struct proc_maps *pm, const char *dir, const char *output,
-			  void (*warn)(void *ctx, const char *msg), void *ctx)
+			  bool quiet)
 {
 	size_t n = (dir ? strlen(dir) : strlen(output) + 6) + 1;
 
@@ -179,8 +181,7 @@ void proc_maps_keep_files(struct proc_maps *pm, const char *dir, const char *out
 	else
 		snprintf(pm->keep_dir, n, "%s.debug", output);
 	pm->keep_all = file_keep_other_root(pm->pid);
-	pm->warn = warn;
-	pm->warn_ctx = ctx;
+	pm->keep_quiet = quiet;
 }
 
 void proc_maps_forget(struct proc_maps *pm)

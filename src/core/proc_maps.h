@@ -24,12 +24,11 @@ struct proc_maps {
 	size_t n, cap;
 	/* file_keep.h: copies of the files this machine cannot open by
 	 * their mapped path go here (NULL: none are made); why one could not
-	 * be kept is said to warn, once per file */
+	 * be kept is said on stderr unless quiet, once per file */
 	char *keep_dir;
 	bool keep_all;		/* even files this machine has by their paths */
+	bool keep_quiet;
 	struct file_keep_stats kept;
-	void (*warn)(void *ctx, const char *msg);
-	void *warn_ctx;
 };
 
 /* One line of /proc/PID/maps. path is the whole rest of the line (it may
@@ -66,7 +65,7 @@ int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
  * this machine by their paths (file_keep.h) in dir, or OUTPUT.debug when
  * dir is NULL; all of them when pm's process runs in another root. */
 void proc_maps_keep_files(struct proc_maps *pm, const char *dir, const char *output,
-			  void (*warn)(void *ctx, const char *msg), void *ctx);
+			  bool quiet);
 /* After an exec the old mappings are gone. */
 void proc_maps_forget(struct proc_maps *pm);
 /* Writes a mapping record for each executable mapping not seen before.

@@ -818,13 +818,6 @@ static void write_counters(struct session *t)
 	trace_writer_counters(&t->w, counter_names, t->counters, NR_COUNTERS);
 }
 
-static void keep_warn(void *ctx, const char *msg)
-{
-	struct session *t = ctx;
-
-	say(t, "warning: %s; alys_converter will leave its frames as [FILE+0xOFFSET]\n", msg);
-}
-
 static void on_mapping(void *ctx, const struct mmap_info *mi)
 {
 	struct session *t = ctx;
@@ -998,7 +991,7 @@ int session_start(struct session *t)
 	if (t->output[0]) {
 		if (t->inv.drop)
 			file_keep_owner(t->inv.uid, t->inv.gid);
-		proc_maps_keep_files(&t->maps, t->o->debug_dir, t->output, keep_warn, t);
+		proc_maps_keep_files(&t->maps, t->o->debug_dir, t->output, t->o->quiet);
 	}
 	if (t->o->census_every)
 		t->census = (struct census_session){

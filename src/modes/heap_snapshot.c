@@ -508,14 +508,6 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 	return ret;
 }
 
-static void keep_warn(void *ctx, const char *msg)
-{
-	const struct tracer_opts *o = ctx;
-
-	if (!o->quiet)
-		fail("warning: %s; alys_converter will leave its frames as [FILE+0xOFFSET]\n", msg);
-}
-
 int heap_snapshot_run(const struct tracer_opts *o)
 {
 	struct heap_snapshot_stats st = { 0 };
@@ -564,7 +556,7 @@ int heap_snapshot_run(const struct tracer_opts *o)
 	proc_maps_init(&maps, o->pid);
 	if (inv.drop)
 		file_keep_owner(inv.uid, inv.gid);
-	proc_maps_keep_files(&maps, o->debug_dir, output, keep_warn, (void *)o);
+	proc_maps_keep_files(&maps, o->debug_dir, output, o->quiet);
 	proc_maps_refresh(&maps, &w);
 	if (heap_snapshot_take(o->pid, &tg.gp, &w, &st, err, sizeof(err))) {
 		fail("--heap-snapshot: %s\n", err);

@@ -7,7 +7,8 @@ documented, rejecting what their servers reject, recording what arrives.
 
   POST /push.v1.PusherService/Push   Pyroscope, Connect protocol, JSON:
       {"series":[{"labels":[{"name","value"}...],"samples":[{"ID","rawProfile"}]}]}
-  POST /profiles/writeraw            Parca's HTTP/JSON gateway:
+  POST /api/profiles/writeraw        Parca's HTTP/JSON gateway (mounted under
+                                     /api: parca pkg/server/server.go):
       {"series":[{"labels":{"labels":[...]},"samples":[{"rawProfile"}]}]}
 
 Rejected with 400: a body that is not that JSON, a series without a
@@ -20,9 +21,13 @@ Each accepted profile: DIR/N.pb.gz and one line in DIR/index.jsonl
 ({"n","api","labels","time_nanos","duration_nanos","period_type","totals"}).
 Each request, accepted or not: one line in DIR/requests.jsonl.
 
+Accepted: 200 with {} as application/json, as both servers answer.
+
 MODE (what a failing server does to every request): ok (default), close
 (drops the connection unanswered), slow:S (answers after S seconds),
-status:CODE (answers CODE).
+status:CODE (answers CODE), html (200 with an HTML page: a web UI, as
+Parca's answers any path outside /api), empty (200, no body), redirect
+(302 to /login).
 """
 import argparse
 import base64
@@ -40,7 +45,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from pprof_text import decode, totals  # noqa: E402
 
-PATHS = {"/push.v1.PusherService/Push": "pyroscope", "/profiles/writeraw": "parca"}
+PATHS = {"/push.v1.PusherService/Push": "pyroscope", "/api/profiles/writeraw": "parca"}
 MAX_BODY = 64 << 20
 
 
@@ -86,10 +91,12 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def answer(self, code, text):
-        body = (text + "\n").encode()
+    def answer(self, code, text, ctype="text/plain", extra=()):
+        body = (text + "\n").encode() if text else b""
         self.send_response(code)
-        self.send_header("Content-Type", "text/plain")
+        for k, v in extra:
+            self.send_header(k, v)
+        self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -115,6 +122,12 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(float(mode[5:]))
         if mode.startswith("status:"):
             return self.answer(int(mode[7:]), "failing on purpose")
+        if mode == "html":
+            return self.answer(200, "<!doctype html><html><body>Parca</body></html>", "text/html")
+        if mode == "empty":
+            return self.answer(200, "")
+        if mode == "redirect":
+            return self.answer(302, "", extra=(("Location", "/login"),))
         api = PATHS.get(self.path)
         if not api:
             return self.answer(404, "not found: " + self.path)
@@ -132,7 +145,7 @@ class Handler(BaseHTTPRequestHandler):
             self.accept(api, body)
         except Bad as e:
             return self.answer(400, "invalid_argument: " + str(e))
-        self.answer(200, "{}")
+        self.answer(200, "{}", "application/json")
 
     def accept(self, api, body):
         try:

@@ -60,7 +60,7 @@ check_eq "receiver: bad base64: 400" "$(post /push.v1.PusherService/Push "$T/b64
 check_eq "receiver: a profile pprof cannot read: 400" \
 	"$(post /push.v1.PusherService/Push "$T/junk.json")" 400
 check_eq "receiver: Parca wants its nested labels: 400" \
-	"$(post /profiles/writeraw "$T/ok.json")" 400
+	"$(post /api/profiles/writeraw "$T/ok.json")" 400
 kill $RX
 
 # --- faults: a server that drops connections, one that refuses ----------
@@ -105,6 +105,17 @@ check_le "server answers 503, queue of 2: no more than 2 wait" "$(fm s503 alys_p
 fault_run s400 --mode status:400
 check_ge "server answers 400: refused, counted, not retried" "$(fm s400 alys_push_rejected_total)" 2
 check_eq "server answers 400: nothing queued" "$(fm s400 alys_push_queued)" 0
+# Something else at the URL answering 200: never counted as sent.
+for mode in html empty redirect; do
+	fault_run $mode --push-api parca -- --mode $mode
+	check_ge "a $mode answer: refused, counted" "$(fm $mode alys_push_rejected_total)" 2
+	check_eq "a $mode answer: nothing counted as sent" "$(fm $mode alys_push_sent_total)" 0
+done
+check_match "an HTML page: says it is not the push API and what to check" "$(cat "$T/html.err")" \
+	'HTTP 200 with an HTML page, not the push API.s answer: the URL reaches a web UI'
+check_match "an empty 200: says so" "$(cat "$T/empty.err")" 'HTTP 200 with an empty answer'
+check_match "a redirect: says where to" "$(cat "$T/redirect.err")" 'HTTP 302: redirected to http://[^ ]*/login'
+
 
 # A slow server, and a program that starts after the agent (its exec seen).
 start_receiver "$T/rx-slow" --mode slow:3

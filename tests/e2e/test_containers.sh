@@ -54,8 +54,9 @@ new_cgroup() {
 	CG=$base/$id CID=$id
 }
 # top_names PROFILE N: the N top rows of go tool pprof -top, by flat bytes
+# (-nodefraction=0: pprof leaves out functions under 0.5% of the bytes)
 top_names() {
-	go tool pprof -top -nodecount="$2" -sample_index=alloc_space "$1" 2>/dev/null |
+	go tool pprof -top -nodecount="$2" -nodefraction=0 -sample_index=alloc_space "$1" 2>/dev/null |
 		awk 'f { $1=$2=$3=$4=$5=""; sub(/^ +/, ""); print } /flat%/ { f = 1 }' | seen
 }
 # named_as_host WHAT PROFILE [N [NAMES]]: its top N (10) rows are names the
@@ -80,6 +81,50 @@ trace_pid() {
 	wait $tp
 	check_eq "$3: --pid -o: detached, exit 0" "$?" 0
 }
+
+# agent_both NAME WHAT AGENT...: the agent (AGENT --all ..., pushing to
+# $T/rx-NAME) until it traces the container's server ($hp) and the host's,
+# 5 s of load on both, then stopped (its status in AGENT_RC); what was
+# pushed summed up for pushed(), the biggest profile of each server in
+# $T/rx-NAME/best-c.pb.gz and best-h.pb.gz.
+agent_both() {
+	local name=$1 what=$2 ap lp
+	shift 2
+	"$@" --all --only-comm server --only-comm http_json \
+		--push "http://127.0.0.1:$(cat "$T/rx-$name/port")/" --push-every 2 \
+		2>"$T/$name-agent.err" &
+	ap=$!
+	on_exit "kill -INT $ap 2>/dev/null"
+	wait_for_line "$T/$name-agent.err" "^alys-bpf: tracing pid $hp " 60 ||
+		fail "$what: traces the container's server" "$(cat "$T/$name-agent.err")"
+	wait_for_line "$T/$name-agent.err" "^alys-bpf: tracing pid $HOST_SERVER " 60 ||
+		fail "$what: traces the host's server" "$(cat "$T/$name-agent.err")"
+	load $port 5s &
+	lp=$!
+	load $HOST_PORT 5s
+	wait $lp
+	kill -INT $ap
+	wait $ap
+	AGENT_RC=$?
+	"$ALYS_PYTHON" - "$T/rx-$name" "$hp" "$HOST_SERVER" "$CID" >"$T/$name-pushed" <<'PY'
+import json, sys, shutil
+d, cpid, hpid, cid = sys.argv[1:5]
+rs = [json.loads(l) for l in open(d + "/index.jsonl")]
+for k, pid in (("c", cpid), ("h", hpid)):
+    mine = [r for r in rs if r["labels"].get("pid") == pid]
+    print(k + "_n", len(mine))
+    print(k + "_cid", int(all(r["labels"].get("container_id") == cid for r in mine)))
+    print(k + "_cgroup", int(all(cid in r["labels"].get("cgroup", "") for r in mine)))
+    print(k + "_ns", int(all(r["labels"].get("ns_pid") == "1" for r in mine)))
+    print(k + "_none", int(not any(l in r["labels"] for r in mine
+                                   for l in ("container_id", "cgroup", "ns_pid", "pod_uid"))))
+    best = max(mine, key=lambda r: r["totals"]["alloc_space"], default=None)
+    if best:
+        shutil.copy("%s/%d.pb.gz" % (d, best["n"]), "%s/best-%s.pb.gz" % (d, k))
+PY
+}
+# pushed NAME KEY: a value agent_both summed up
+pushed() { awk -v k="$2" '$1 == k { print $2 }' "$T/$1-pushed"; }
 
 # --- the same program on the host: the names to expect --------------------
 start_http_json "$T"
@@ -126,45 +171,14 @@ for mode in pivot chroot; do
 
 	# --all --push, beside the host's server (in no container)
 	start_receiver "$T/rx-$mode"
-	"$BIN/alys-bpf" --all --only-comm server --only-comm http_json \
-		--push "http://127.0.0.1:$(cat "$T/rx-$mode/port")/" --push-every 2 \
-		2>"$T/$mode-agent.err" &
-	ap=$!
-	on_exit "kill -INT $ap 2>/dev/null"
-	wait_for_line "$T/$mode-agent.err" "^alys-bpf: tracing pid $hp " 60 ||
-		fail "$mode: --all: traces the container's server" "$(cat "$T/$mode-agent.err")"
-	wait_for_line "$T/$mode-agent.err" "^alys-bpf: tracing pid $HOST_SERVER " 60 ||
-		fail "$mode: --all: traces the host's server" "$(cat "$T/$mode-agent.err")"
-	load $port 5s &
-	lp=$!
-	load $HOST_PORT 5s
-	wait $lp
-	kill -INT $ap
-	wait $ap
-	"$ALYS_PYTHON" - "$T/rx-$mode" "$hp" "$HOST_SERVER" "$CID" >"$T/$mode-pushed" <<'PY'
-import json, sys, shutil
-d, cpid, hpid, cid = sys.argv[1:5]
-rs = [json.loads(l) for l in open(d + "/index.jsonl")]
-c = [r for r in rs if r["labels"].get("pid") == cpid]
-h = [r for r in rs if r["labels"].get("pid") == hpid]
-print("container_n", len(c))
-print("container_id", int(all(r["labels"].get("container_id") == cid for r in c)))
-print("cgroup", int(all(cid in r["labels"].get("cgroup", "") for r in c)))
-print("ns_pid", int(all(r["labels"].get("ns_pid") == "1" for r in c)))
-print("host_n", len(h))
-print("host_none", int(not any(k in r["labels"] for r in h for k in ("container_id", "cgroup", "ns_pid", "pod_uid"))))
-best = max(c, key=lambda r: r["totals"]["alloc_space"], default=None)
-if best:
-    shutil.copy("%s/%d.pb.gz" % (d, best["n"]), d + "/best.pb.gz")
-PY
-	val() { awk -v k="$1" '$1 == k { print $2 }' "$T/$mode-pushed"; }
-	check_ge "$mode: --all: profiles pushed for the container's server" "$(val container_n)" 1
-	check_eq "$mode: --all: labelled container_id" "$(val container_id)" 1
-	check_eq "$mode: --all: labelled with its cgroup path" "$(val cgroup)" 1
-	check_eq "$mode: --all: labelled ns_pid 1" "$(val ns_pid)" 1
-	check_ge "$mode: --all: profiles pushed for the host's server" "$(val host_n)" 1
-	check_eq "$mode: --all: the host's server: no container label" "$(val host_none)" 1
-	named_as_host "$mode: --all --push" "$T/rx-$mode/best.pb.gz"
+	agent_both $mode "$mode: --all" "$BIN/alys-bpf"
+	check_ge "$mode: --all: profiles pushed for the container's server" "$(pushed $mode c_n)" 1
+	check_eq "$mode: --all: labelled container_id" "$(pushed $mode c_cid)" 1
+	check_eq "$mode: --all: labelled with its cgroup path" "$(pushed $mode c_cgroup)" 1
+	check_eq "$mode: --all: labelled ns_pid 1" "$(pushed $mode c_ns)" 1
+	check_ge "$mode: --all: profiles pushed for the host's server" "$(pushed $mode h_n)" 1
+	check_eq "$mode: --all: the host's server: no container label" "$(pushed $mode h_none)" 1
+	named_as_host "$mode: --all --push" "$T/rx-$mode/best-c.pb.gz"
 
 	# --pid -o, then the container and its root removed
 	trace_pid $hp $port $mode
@@ -225,7 +239,7 @@ wait_for_line "$T/d13-host.out" '^READY' 30 || fail "d13: sleeper started on the
 tp=$!
 on_exit "kill -INT $tp 2>/dev/null"
 wait_for_line "$T/d13-host.err" '^alys-bpf: tracing pid' 30 || fail "d13: host run attached" ""
-sleep 8	# twice the container's run: its heartbeats' rarer growth steps too
+sleep 4
 kill -INT $tp
 wait $tp
 kill $sp
@@ -300,38 +314,11 @@ on_exit "kill $cp 2>/dev/null"
 wait_for_line "$T/ds.out" '^listening' 30 || fail "ds: server started" ""
 hp=$(cat "$T/ds.pid")
 start_receiver "$T/rx-ds"
-"$T/container" --host-pid --bind /sys sys "$A" /alys/alys-bpf --all --only-comm server \
-	--only-comm http_json --push "http://127.0.0.1:$(cat "$T/rx-ds/port")/" --push-every 2 \
-	2>"$T/ds-agent.err" &
-ap=$!
-on_exit "kill -INT $ap 2>/dev/null"
-wait_for_line "$T/ds-agent.err" "^alys-bpf: tracing pid $hp " 60 ||
-	fail "agent in a container: traces a container's server" "$(cat "$T/ds-agent.err")"
-wait_for_line "$T/ds-agent.err" "^alys-bpf: tracing pid $HOST_SERVER " 60 ||
-	fail "agent in a container: traces the host's server" "$(cat "$T/ds-agent.err")"
-load $port 5s &
-lp=$!
-load $HOST_PORT 5s
-wait $lp
-kill -INT $ap
-wait $ap
-check_eq "agent in a container: exit 0" "$?" 0
-"$ALYS_PYTHON" - "$T/rx-ds" "$hp" "$HOST_SERVER" "$CID" >"$T/ds-pushed" <<'PY'
-import json, sys, shutil
-d, cpid, hpid, cid = sys.argv[1:5]
-rs = [json.loads(l) for l in open(d + "/index.jsonl")]
-for name, pid in (("c", cpid), ("h", hpid)):
-    mine = [r for r in rs if r["labels"].get("pid") == pid]
-    print(name + "_n", len(mine))
-    print(name + "_cid", int(all(r["labels"].get("container_id") == cid for r in mine)))
-    best = max(mine, key=lambda r: r["totals"]["alloc_space"], default=None)
-    if best:
-        shutil.copy("%s/%d.pb.gz" % (d, best["n"]), "%s/best-%s.pb.gz" % (d, name))
-PY
-val() { awk -v k="$1" '$1 == k { print $2 }' "$T/ds-pushed"; }
-check_ge "agent in a container: pushed the container's server" "$(val c_n)" 1
-check_eq "agent in a container: labelled container_id" "$(val c_cid)" 1
-check_ge "agent in a container: pushed the host's server" "$(val h_n)" 1
+agent_both ds "agent in a container" "$T/container" --host-pid --bind /sys sys "$A" /alys/alys-bpf
+check_eq "agent in a container: exit 0" "$AGENT_RC" 0
+check_ge "agent in a container: pushed the container's server" "$(pushed ds c_n)" 1
+check_eq "agent in a container: labelled container_id" "$(pushed ds c_cid)" 1
+check_ge "agent in a container: pushed the host's server" "$(pushed ds h_n)" 1
 named_as_host "agent in a container: the container's server" "$T/rx-ds/best-c.pb.gz"
 named_as_host "agent in a container: the host's server" "$T/rx-ds/best-h.pb.gz"
 

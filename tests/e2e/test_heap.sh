@@ -74,6 +74,13 @@ for v in heap_graph heap_graph-static $mt $(gc_matrix heap_graph); do
 	check_ge "$v: ... the program's own is" \
 		"$(sed -n 's/^Roots by kind:.* registered \([0-9]*\)$/\1/p' "$T/$v.heap")" 1
 	check_eq "$v: one Registry" "$(row "$T/$v.heap" Registry 2)" 1
+	# The graph's shape (what dominates what, the paths to the Leafs) is
+	# checked on the single-threaded builds: with four threads, stale words
+	# on their stacks hold parts of the graph too, as the collector sees
+	# them, and dominate them. The threaded builds are for their fibers.
+	graphs="$v-fiber"
+	if [[ $v != *mt ]]; then
+	graphs="$v $v-fiber"
 	# What the Registry holds: itself, its Array(Node) and that array's
 	# buffer (N pointers, capacity at most doubled by growth, and the
 	# collector's size class at most a third above the request: 2 KiB for
@@ -124,6 +131,7 @@ PY
 	check_match "$v: heap-graph is a mermaid flowchart, wrapping labels at 400 px" \
 		"$(sed -n '1,/^flowchart/p' "$T/$v.mmd" | tr '\n' ' ')" \
 		'^---  ?config:   flowchart:     wrappingWidth: 400 --- %% .* flowchart LR $'
+	fi
 	"$BIN/alys_converter" -q -f heap-graph --type FiberLeaf --limit 1 -o "$T/$v-fiber.mmd" "$T/$v.alys"
 	# the fiber waits at wake.receive, in the proc spawned in start_holders
 	wait_line=$(grep -n 'wake.receive' "$ALYS_ROOT/tests/programs/heap_graph.cr" | cut -d: -f1)
@@ -132,7 +140,7 @@ PY
 		"$(cat "$T/$v-fiber.mmd")" "\\(\\[\"fiber 0x[0-9a-f]+ stack \\+[0-9]+ at heap_graph\\.cr:$wait_line in start_holders \\(proc at heap_graph\\.cr:$proc_line\\)\"\\]\\)"
 	# as a reader sees it: mermaid (npm) in chromium draws every node,
 	# objects on one line, roots on at most three
-	for g in "$v" "$v-fiber"; do
+	for g in $graphs; do
 		browsers_for "$BIN" || break
 		"$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/mermaid_in_browser.py" \
 			"$ALYS_WEB_TOOLS/node_modules/mermaid/dist/mermaid.min.js" "$T/$g.mmd" "$T/$g.png" \
@@ -142,6 +150,7 @@ PY
 	done
 	check_eq "$v: heap-graph converted in / names the proc the same (its source found from the program's directory)" \
 		"$(cd / && "$BIN/alys_converter" -q -f heap-graph --type FiberLeaf --limit 1 -o - "$T/$v.alys" | cmp - "$T/$v-fiber.mmd" && echo same)" same
+	[[ $v = *mt ]] && continue
 	"$BIN/alys_converter" -q -f heap-graph --type Leaf --limit 3 --depth 2 -o - "$T/$v.alys" \
 		>"$T/$v-d2.mmd"
 	check_match "$v: heap-graph --depth 2: paths cut two steps from the leaves" \

@@ -105,7 +105,10 @@ server() {
 	check_eq "$v: estimate beside a full trace: no notice" "$(grep -c 'notice:' "$T/$v-est.err")" 0
 }
 
-server http_json-mt "${ALYS_THREAD_RUNS:-20}"
-server http_json-d13mt "${ALYS_THREAD_RUNS:-5}"
+# ALYS_THREAD_VARIANTS="NAME:RUNS ...": other builds (Crystal 1.21's, by
+# hand: docs/DESIGN.md)
+for vr in ${ALYS_THREAD_VARIANTS:-http_json-mt:20 http_json-d13mt:5}; do
+	server "${vr%:*}" "${ALYS_THREAD_RUNS:-${vr#*:}}"
+done
 
 summary
