@@ -12,6 +12,7 @@
 #ifndef ALYS_TARGET_FILE_H
 #define ALYS_TARGET_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,6 +20,16 @@
 /* The path that opens the file pid mapped at [start, end) as path, in buf. */
 const char *target_file(pid_t pid, uint64_t start, uint64_t end, const char *path,
 			char *buf, size_t len);
+/* The same when it is known whether pid's map_files can be followed (they
+ * all can or none can): a reader of many mappings asks once. */
+const char *target_file_as(pid_t pid, uint64_t start, uint64_t end, const char *path,
+			   bool map_files, char *buf, size_t len);
+/* Whether target_file gave a map_files path. */
+bool target_file_is_map_files(const char *file);
+
+/* Beside a trace, where alys-bpf keeps its target's files (TRACE.debug) and
+ * alys_converter looks for them. */
+#define KEPT_DIR_SUFFIX ".debug"
 
 /* path without the " (deleted)" the kernel adds to a removed file's name:
  * its length. */

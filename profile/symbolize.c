@@ -95,7 +95,7 @@ char *symbolizer_kept_dir(const char *trace_path)
 
 	if (!trace_path || !strcmp(trace_path, "-"))
 		return NULL;
-	dir = xasprintf("%s.debug", trace_path);
+	dir = xasprintf("%s" KEPT_DIR_SUFFIX, trace_path);
 	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
 		free(dir);
 		return NULL;
@@ -194,23 +194,22 @@ static enum file_check check_file(const char *path, const struct trace_mapping *
 	return FILE_OK;
 }
 
-/* DIR/xx/yyyy.debug or DIR/.build-id/xx/yyyy.debug; returns an fd or -1. */
+/* DIR/xx/yyyy.debug or DIR/.build-id/xx/yyyy.debug (the layout alys-bpf
+ * keeps files in: target_file.h); returns an fd or -1. */
 static int open_by_build_id(const char *dir, const uint8_t *id, size_t len,
 			    char **found)
 {
-	static const char *const layouts[] = { "%s/%.2s/%s.debug", "%s/.build-id/%.2s/%s.debug" };
-	char hex[2 * 64 + 1] = "";
+	char hex[2 * 64 + 1] = "", cached[PATH_MAX];
 
 	if (len < 2 || len > 64)
 		return -1;
 	hex_id(hex, sizeof(hex), id, len);
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
-		char *path;
-		int fd;
+	for (int i = 0; i < 2; i++) {
+		char *path = i ? xasprintf("%s", build_id_cache_path(dir, id, len, cached,
+								     sizeof(cached)))
+			       : xasprintf("%s/%.2s/%s.debug", dir, hex, hex + 2);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-		if (asprintf(&path, layouts[i], dir, hex, hex + 2) < 0)
-			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
 			*found = path;
 			return fd;

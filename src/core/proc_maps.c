@@ -112,7 +112,7 @@ int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,
 int proc_maps_each(pid_t pid, int (*fn)(const struct maps_line *l, void *arg), void *arg)
 {
 	char name[64], line[PATH_MAX + 256], path[PATH_MAX], file[PATH_MAX + 64];
-	int ret = -2;
+	int ret = -2, map_files = -1;	/* -1: not asked yet */
 	FILE *fp;
 
 	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
@@ -128,8 +128,16 @@ int proc_maps_each(pid_t pid, int (*fn)(const struct maps_line *l, void *arg), v
 			   &l.start, &l.end, l.perms, &l.offset, path) < 4)
 			continue;
 		l.path = path;
-		l.file = mapping_is_anon(path) ? NULL :
-			target_file(pid, l.start, l.end, path, file, sizeof(file));
+		/* map_files probed once a reading: a heap snapshot's stopped
+		 * process waits on this loop */
+		l.file = NULL;
+		if (!mapping_is_anon(path) && map_files < 0) {
+			l.file = target_file(pid, l.start, l.end, path, file, sizeof(file));
+			map_files = target_file_is_map_files(l.file);
+		} else if (!mapping_is_anon(path)) {
+			l.file = target_file_as(pid, l.start, l.end, path, map_files, file,
+						sizeof(file));
+		}
 		ret = fn(&l, arg);
 		if (ret)
 			break;
@@ -170,7 +178,7 @@ int proc_maps_refresh(struct proc_maps *pm, struct trace_writer *w)
 void proc_maps_keep_files(struct proc_maps *pm, const char *dir, const char *output,
 			  bool quiet)
 {
-	size_t n = (dir ? strlen(dir) : strlen(output) + 6) + 1;
+	size_t n = (dir ? strlen(dir) : strlen(output) + strlen(KEPT_DIR_SUFFIX)) + 1;
 
 	free(pm->keep_dir);
 	pm->keep_dir = malloc(n);
@@ -179,7 +187,7 @@ void proc_maps_keep_files(struct proc_maps *pm, const char *dir, const char *out
 	if (dir)
 		snprintf(pm->keep_dir, n, "%s", dir);
 	else
-		snprintf(pm->keep_dir, n, "%s.debug", output);
+		snprintf(pm->keep_dir, n, "%s" KEPT_DIR_SUFFIX, output);
 	pm->keep_all = file_keep_other_root(pm->pid);
 	pm->keep_quiet = quiet;
 }
