@@ -9,10 +9,12 @@
  * first word names no type is counted as a block that holds pointers or
  * not.
  */
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "crystal_names.h"
 #include "elf_file.h"
@@ -212,9 +214,21 @@ static void type_rows(const struct model *m, const struct heap *h, struct block_
 
 /* A source file of Crystal's standard library (Debian's /usr/lib/crystal,
  * the tarballs' share/crystal/src), not the program's. */
+/* The standard library: where packages and the official tarballs put it
+ * (.../crystal/src/), or any SRC/ holding prelude.cr (a compiler built
+ * from its source tree, whose DWARF names that tree). */
 static bool stdlib_file(const char *file)
 {
-	return strstr(file, "/crystal/lib/") || strstr(file, "/crystal/src/");
+	const char *src = strstr(file, "/src/");
+	char prelude[PATH_MAX];
+
+	if (strstr(file, "/crystal/lib/") || strstr(file, "/crystal/src/"))
+		return true;
+	for (; src; src = strstr(src + 1, "/src/"))
+		if (snprintf(prelude, sizeof(prelude), "%.*s/src/prelude.cr", (int)(src - file),
+			     file) < (int)sizeof(prelude) && !access(prelude, F_OK))
+			return true;
+	return false;
 }
 
 /*

@@ -480,6 +480,27 @@ static char *proc_name(struct symbolizer *s, const char *symbol)
 	return out;
 }
 
+/* Crystal 1.6 names a proc literal's function with its place
+ * ("~procProc(Nil)@/app/src/app.cr:50"), 1.21 without: then the place is
+ * where its code starts, from the line table ("~procProc(Nil)@FILE:LINE"
+ * for the namers; the symbol itself is kept). NULL: not such a proc. */
+static char *proc_placed(struct symbolizer *s, struct sym_module *mod, uint64_t daddr,
+			 const char *symbol)
+{
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *file = NULL;
+	uint32_t line = 0;
+
+	if (!s->opt.want_dwarf || strncmp(symbol, "~proc", 5) || strchr(symbol, '@') ||
+	    !dwfl_module_addrinfo(mod->mod, daddr, &off, &sym, NULL, NULL, NULL))
+		return NULL;
+	lookup_line(mod, daddr - off, &file, &line);
+	if (!file || !line)
+		return NULL;
+	return xasprintf("%s@%s:%" PRIu32, symbol, file, line);
+}
+
 /*
  * Frames for ip, innermost first, into *frames (malloc'd); returns how many.
  * Inlined calls come first, the symbol's function last.
@@ -532,11 +553,19 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 		} else {
 			f[i].symbol = xmemdup_str(name, unversioned_len(name));
 		}
-		if (s->opt.full_names)
+		if (s->opt.full_names) {
 			f[i].name = f[i].symbol;
-		else if (!(f[i].name = proc_name(s, f[i].symbol)))
-			f[i].name = display_name(symbol_index_namer(&mod->symbols, mod->mod),
-						 f[i].symbol);
+		} else {
+			char *placed = i == n ? proc_placed(s, mod, daddr, f[i].symbol) : NULL;
+			const char *by = placed ? placed : f[i].symbol;
+
+			if (!(f[i].name = proc_name(s, by)))
+				f[i].name = display_name(symbol_index_namer(&mod->symbols, mod->mod),
+							 by);
+			if (f[i].name == placed)
+				placed = NULL;
+			free(placed);
+		}
 		f[i].resolved = true;
 		/* the innermost runs at addr; each outer one at its call site */
 		if (i == 0) {
