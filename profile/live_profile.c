@@ -451,21 +451,15 @@ static bool period_covered(const struct live_totals *now, const struct live_tota
 	return !now->duty || now->bytes.in > (before ? before->bytes.in : 0);
 }
 
-/* A profile, or a pushed window (returning its totals: NULL when, not
- * the last, no duty window covered it and nothing was written). */
-static struct live_totals *render_pprof(struct live_profile *lp, const struct live_totals *before,
-					bool heap, bool window, bool last, struct outbuf *o)
+void live_profile_pprof(struct live_profile *lp, const struct live_totals *before, bool heap,
+			struct outbuf *o)
 {
 	struct output_options opt = { .live_view = heap };
 	struct live_totals *now;
 	struct model m;
 
 	now = begin_render(lp, true);
-	if (window && !last && !period_covered(now, before)) {
-		end_render(lp, NULL, now);
-		return NULL;
-	}
-	render_model(lp, &m, now, before, window);
+	render_model(lp, &m, now, before, false);
 	/* a delta covers [before, now]; else the trace's start to now */
 	if (before) {
 		opt.time_unix_ns = before->unix_ns;
@@ -474,20 +468,59 @@ static struct live_totals *render_pprof(struct live_profile *lp, const struct li
 		opt.duration_ns = now->unix_ns - lp->view.hdr.start_unix_ns;
 	}
 	write_pprof(&m, o, &opt);
-	end_render(lp, &m, window ? NULL : now);
-	return window ? now : NULL;
+	end_render(lp, &m, now);
 }
 
-void live_profile_pprof(struct live_profile *lp, const struct live_totals *before, bool heap,
-			struct outbuf *o)
+/* One of a window's profiles within lim: the samples halved until it
+ * fits (or one is left: the "[other stacks]" sum). */
+static struct pprof_counts encode_within(struct model *m, struct output_options *opt,
+					 const struct window_limits *lim, struct outbuf *o)
 {
-	render_pprof(lp, before, heap, false, false, o);
+	size_t start = o->len;
+	struct pprof_counts c;
+
+	opt->max_samples = lim->max_samples;
+	for (;;) {
+		pprof_encode(m, o, opt, &c);
+		if (!lim->max_bytes || c.bytes <= lim->max_bytes || opt->max_samples == 1)
+			return c;
+		o->len = start;
+		if (!opt->max_samples || opt->max_samples > m->nr_buckets)
+			opt->max_samples = (uint32_t)(m->nr_buckets < UINT32_MAX ? m->nr_buckets :
+									  UINT32_MAX);
+		opt->max_samples = opt->max_samples > 2 ? opt->max_samples / 2 : 1;
+	}
 }
 
 struct live_totals *live_profile_window(struct live_profile *lp, const struct live_totals *before,
-				       bool last, struct outbuf *o)
+				       bool last, const struct window_limits *lim,
+				       struct window_profiles *out)
 {
-	return render_pprof(lp, before, false, true, last, o);
+	struct output_options opt = { .pprof_values = PPROF_ALLOC };
+	struct live_totals *now;
+	struct pprof_counts alloc, inuse;
+	struct model m;
+
+	now = begin_render(lp, true);
+	if (!last && !period_covered(now, before)) {
+		end_render(lp, NULL, now);
+		return NULL;
+	}
+	render_model(lp, &m, now, before, true);
+	out->start_unix_ns = before ? before->unix_ns : lp->view.hdr.start_unix_ns;
+	out->end_unix_ns = now->unix_ns;
+	opt.time_unix_ns = out->start_unix_ns;
+	opt.duration_ns = out->end_unix_ns > out->start_unix_ns ?
+			  out->end_unix_ns - out->start_unix_ns : 1;
+	alloc = encode_within(&m, &opt, lim, &out->alloc);
+	opt = (struct output_options){ .pprof_values = PPROF_INUSE, .live_view = true,
+				       .time_unix_ns = out->end_unix_ns, .instant = true };
+	inuse = encode_within(&m, &opt, lim, &out->inuse);
+	out->samples_cut = (uint32_t)(alloc.merged > inuse.merged ? alloc.merged : inuse.merged);
+	out->alloc_samples = alloc.samples;
+	out->inuse_samples = inuse.samples;
+	end_render(lp, &m, NULL);
+	return now;
 }
 
 static int by_live_bytes(const void *a, const void *b)

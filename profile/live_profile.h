@@ -55,13 +55,28 @@ void live_totals_free(struct live_totals *tot);
  * profiles), as gzipped pprof; heap: inuse_space first. */
 void live_profile_pprof(struct live_profile *lp, const struct live_totals *before, bool heap,
 			struct outbuf *o);
-/* A pushed window (agent/pusher.h): alloc_* over [before, now] (before
- * NULL: since the start), inuse_* at now, as gzipped pprof. Returns the
- * totals at now, the next window's before; or NULL, with nothing written,
- * when no --duty window saw the period (unless last): it then belongs to
- * the next, so that windows stay unbiased. */
+/* A pushed window (agent/pusher.h), as two gzipped pprofs: alloc, its
+ * allocations over [start, end] (before NULL: since the trace's start),
+ * stamped start with a duration; inuse, what is in use at end, stamped end
+ * without one (a server takes a profile with a duration for a delta).
+ * Each within max_samples samples and max_bytes before compression (0: no
+ * limit), the smallest stacks added up as "[other stacks]". */
+struct window_profiles {
+	struct outbuf alloc, inuse;	/* initialized by the caller */
+	uint64_t start_unix_ns, end_unix_ns;
+	uint32_t samples_cut;		/* stacks added up into "[other stacks]" */
+	size_t alloc_samples, inuse_samples;	/* 0: nothing to send */
+};
+struct window_limits {
+	uint32_t max_samples;
+	size_t max_bytes;
+};
+/* Returns the totals at end, the next window's before; or NULL, with
+ * nothing written, when no --duty window saw the period (unless last): it
+ * then belongs to the next, so that windows stay unbiased. */
 struct live_totals *live_profile_window(struct live_profile *lp, const struct live_totals *before,
-				       bool last, struct outbuf *o);
+				       bool last, const struct window_limits *lim,
+				       struct window_profiles *out);
 
 /* The top sites by live bytes, as --interval prints them: on the feeding
  * thread, after a flush. */

@@ -26,6 +26,12 @@ struct output_options {
 	/* pprof: when the profile starts and how long it covers (0: the
 	 * trace's start and length); the daemon's live ones */
 	uint64_t time_unix_ns, duration_ns;
+	/* pprof: which sample types (a pushed window's allocations and its
+	 * in-use snapshot go as two profiles), and at most this many samples
+	 * (0: all), the smallest stacks added up as one "[other stacks]" */
+	enum pprof_values { PPROF_ALL, PPROF_ALLOC, PPROF_INUSE } pprof_values;
+	uint32_t max_samples;
+	bool instant;			/* pprof: a moment, no duration at all */
 };
 
 #endif /* ALYS_OUTPUT_OPTIONS_H */

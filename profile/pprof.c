@@ -12,7 +12,9 @@
  * Tables: one Location per distinct (address, frame-0-or-return) pair the
  * symbolizer resolved, carrying its inlined calls as extra Lines (innermost
  * first, as profile.proto wants); one Function per distinct (name, file);
- * one Mapping per trace mapping that a location uses.
+ * one Mapping per trace mapping that a location uses. Each table's ids run
+ * 1..n in the order its entries are written: Parca refuses any other
+ * ("... id is not sequential", its normalizer), pprof takes any.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -164,29 +166,33 @@ static void hex(char *out, const uint8_t *id, size_t len)
 	out[2 * len] = '\0';
 }
 
+/* The used mappings, in the order of their ids (given on first use). */
 static void write_mappings(struct model *m, struct outbuf *msg, struct str_table *st,
-			   const uint8_t *used)
+			   const uint32_t *map_id, uint32_t nr_used)
 {
 	const struct trace *t = m->t;
+	uint32_t *by_id = xcalloc(nr_used + 1, sizeof(*by_id));
 	struct outbuf sub;
 
+	for (size_t i = 0; i < t->nr_maps; i++)
+		if (map_id[i])
+			by_id[map_id[i]] = (uint32_t)i;
 	outbuf_init(&sub, -1);
-	for (size_t i = 0; i < t->nr_maps; i++) {
+	for (uint32_t id = 1; id <= nr_used; id++) {
+		size_t i = by_id[id];
 		const struct trace_mapping *map = &t->maps[i];
-		char id[2 * 64 + 1] = "";
+		char bid[2 * 64 + 1] = "";
 		bool named;
 
-		if (!used[i])
-			continue;
 		if (map->build_id_len <= 64)
-			hex(id, map->build_id, map->build_id_len);
+			hex(bid, map->build_id, map->build_id_len);
 		named = symbolizer_mapping_resolved(m->sym, i);
-		put_uint(&sub, MAPPING_ID, i + 1);
+		put_uint(&sub, MAPPING_ID, id);
 		put_uint(&sub, MAPPING_MEMORY_START, map->start);
 		put_uint(&sub, MAPPING_MEMORY_LIMIT, map->end);
 		put_uint(&sub, MAPPING_FILE_OFFSET, map->offset);
 		put_uint(&sub, MAPPING_FILENAME, str_table_intern(st, map->path.ptr));
-		put_uint(&sub, MAPPING_BUILD_ID, str_table_intern(st, id));
+		put_uint(&sub, MAPPING_BUILD_ID, str_table_intern(st, bid));
 		put_uint(&sub, MAPPING_HAS_FUNCTIONS, named);
 		put_uint(&sub, MAPPING_HAS_FILENAMES, named);
 		put_uint(&sub, MAPPING_HAS_LINE_NUMBERS, named);
@@ -194,17 +200,23 @@ static void write_mappings(struct model *m, struct outbuf *msg, struct str_table
 		put_sub(msg, PROFILE_MAPPING, &sub);
 	}
 	outbuf_release(&sub);
+	free(by_id);
 }
 
+#define SYNTH_TRUNCATED (ALYS_KIND_REALLOC + 1)
+#define SYNTH_OTHER (ALYS_KIND_REALLOC + 2)
+
 /*
- * Location ids: symbolizer entry idx is idx + 1; the same address with its
- * innermost `skip` (plumbing) inlined frames left out is trim_base + idx.
- * Written on first use.
+ * Location ids, given on first use from one counter: symbolizer entry idx
+ * (id[idx]), the same address with its innermost `skip` (plumbing) inlined
+ * frames left out (id_trimmed[idx]), the synthetic ones (synth[kind]).
  */
 struct locations {
-	uint8_t *written, *written_trimmed;
-	uint64_t trim_base;
-	uint8_t *map_used;
+	uint64_t *id, *id_trimmed;
+	uint64_t synth[SYNTH_OTHER + 1];
+	uint64_t next;
+	uint32_t *map_id;	/* trace mapping index -> its id, 0: unused */
+	uint32_t nr_maps_used;
 };
 
 static uint64_t location_id(struct model *m, uint32_t idx, bool return_addr, uint32_t skip,
@@ -212,23 +224,25 @@ static uint64_t location_id(struct model *m, uint32_t idx, bool return_addr, uin
 			    struct outbuf *msg)
 {
 	const struct sym_entry *e = symbolizer_entry(m->sym, idx);
-	uint64_t id = skip ? loc->trim_base + idx : (uint64_t)idx + 1;
-	uint8_t *written = skip ? &loc->written_trimmed[idx] : &loc->written[idx];
+	uint64_t *id = skip ? &loc->id_trimmed[idx] : &loc->id[idx];
 	const struct trace_mapping *map;
 	struct outbuf sub, line;
 
-	if (*written)
-		return id;
-	*written = 1;
+	if (*id)
+		return *id;
+	*id = ++loc->next;
 	/* pprof symbolizes a location's address as is: give it the call
 	 * instruction, not the return address */
 	map = trace_find_mapping(m->t, return_addr ? e->ip - 1 : e->ip);
 	outbuf_init(&sub, -1);
 	outbuf_init(&line, -1);
-	put_uint(&sub, LOCATION_ID, id);
+	put_uint(&sub, LOCATION_ID, *id);
 	if (map) {
-		loc->map_used[mapping_index(m->t, map)] = 1;
-		put_uint(&sub, LOCATION_MAPPING_ID, mapping_index(m->t, map) + 1);
+		uint32_t *mid = &loc->map_id[mapping_index(m->t, map)];
+
+		if (!*mid)
+			*mid = ++loc->nr_maps_used;
+		put_uint(&sub, LOCATION_MAPPING_ID, *mid);
 	}
 	put_uint(&sub, LOCATION_ADDRESS, return_addr && e->ip ? e->ip - 1 : e->ip);
 	for (uint32_t k = skip; k < e->nr_frames; k++) {
@@ -239,7 +253,7 @@ static uint64_t location_id(struct model *m, uint32_t idx, bool return_addr, uin
 	put_sub(msg, PROFILE_LOCATION, &sub);
 	outbuf_release(&line);
 	outbuf_release(&sub);
-	return id;
+	return *id;
 }
 
 static void put_value_type(struct outbuf *o, unsigned int field, struct str_table *st,
@@ -286,41 +300,115 @@ static void gzip_into(struct outbuf *o, const struct outbuf *src)
 	}
 }
 
-/* Synthetic locations, after the resolved ones: a lost stack's GC function
- * (by kind), "[stack lost]" (0), and the "[truncated]" root of a stack cut
- * at max_frames. */
-#define SYNTH_TRUNCATED (ALYS_KIND_REALLOC + 1)
-
-static uint64_t synthetic_location(uint64_t first_free_id, unsigned int kind,
-				   bool *written, struct functions *fn, struct str_table *st,
-				   struct outbuf *msg)
+/* Synthetic locations: a lost stack's GC function (by kind), "[stack
+ * lost]" (0), the "[truncated]" root of a stack cut at max_frames, and
+ * the stacks left out by max_samples. */
+static uint64_t synthetic_location(struct locations *loc, unsigned int kind,
+				   struct functions *fn, struct str_table *st, struct outbuf *msg)
 {
-	uint64_t id = first_free_id + kind;
-	const char *name = kind == SYNTH_TRUNCATED ? "[truncated]" : kind ? kind_function(kind) :
+	const char *name = kind == SYNTH_OTHER ? "[other stacks]" :
+			   kind == SYNTH_TRUNCATED ? "[truncated]" : kind ? kind_function(kind) :
 			   "[stack lost]";
 	struct sym_frame f = { .name = name, .symbol = name };
 	struct outbuf sub, line;
 
-	if (written[kind])
-		return id;
-	written[kind] = true;
+	if (loc->synth[kind])
+		return loc->synth[kind];
+	loc->synth[kind] = ++loc->next;
 	outbuf_init(&sub, -1);
 	outbuf_init(&line, -1);
-	put_uint(&sub, LOCATION_ID, id);
+	put_uint(&sub, LOCATION_ID, loc->synth[kind]);
 	put_uint(&line, LINE_FUNCTION_ID, function_id(fn, st, &f));
 	put_sub(&sub, LOCATION_LINE, &line);
 	put_sub(msg, PROFILE_LOCATION, &sub);
 	outbuf_release(&line);
 	outbuf_release(&sub);
-	return id;
+	return loc->synth[kind];
 }
 
 static bool bucket_shown(const struct model *m, size_t b, const struct output_options *opt)
 {
 	const struct alloc_stats *s = &m->buckets[b].s;
 
-	/* a delta (the daemon's ?seconds=) may have frees and no allocation */
-	return (s->alloc_objects || s->inuse_objects) && s->alloc_space >= opt->min_bytes;
+	/* no sample whose values are all zero (Pyroscope drops it, Parca
+	 * each zero); a delta (the daemon's ?seconds=) may have frees and no
+	 * allocation */
+	switch (opt->pprof_values) {
+	case PPROF_ALLOC:
+		return s->alloc_objects && s->alloc_space >= opt->min_bytes;
+	case PPROF_INUSE:
+		return s->inuse_objects && s->inuse_space >= opt->min_bytes;
+	default:
+		return (s->alloc_objects || s->inuse_objects) && s->alloc_space >= opt->min_bytes;
+	}
+}
+
+/* What ranks a bucket for max_samples: the bytes the profile shows. */
+static uint64_t bucket_weight(const struct model *m, size_t b, const struct output_options *opt)
+{
+	const struct alloc_stats *s = &m->buckets[b].s;
+
+	return opt->pprof_values == PPROF_ALLOC ? s->alloc_space :
+	       opt->pprof_values == PPROF_INUSE ? s->inuse_space : s->alloc_space + s->inuse_space;
+}
+
+struct ranked {
+	uint64_t weight;
+	size_t b;
+};
+
+static int by_weight_desc(const void *x, const void *y)
+{
+	const struct ranked *a = x, *b = y;
+
+	if (a->weight != b->weight)
+		return a->weight < b->weight ? 1 : -1;
+	return a->b < b->b ? -1 : a->b > b->b;
+}
+
+/* The buckets shown as samples of their own (1) and those added up as
+ * "[other stacks]" (2), 0 for not shown: the max_samples - 1 heaviest keep
+ * their stacks. NULL: every shown bucket its own sample. */
+static uint8_t *rank_buckets(const struct model *m, const struct output_options *opt,
+			     size_t *merged)
+{
+	struct ranked *r;
+	uint8_t *keep;
+	size_t n = 0;
+
+	*merged = 0;
+	if (!opt->max_samples)
+		return NULL;
+	r = xcalloc(m->nr_buckets, sizeof(*r));
+	for (size_t b = 1; b < m->nr_buckets; b++)
+		if (bucket_shown(m, b, opt))
+			r[n++] = (struct ranked){ bucket_weight(m, b, opt), b };
+	if (n <= opt->max_samples) {
+		free(r);
+		return NULL;
+	}
+	qsort(r, n, sizeof(*r), by_weight_desc);
+	keep = xcalloc(m->nr_buckets, 1);
+	for (size_t i = 0; i < n; i++)
+		keep[r[i].b] = i + 1 < opt->max_samples ? 1 : 2;
+	*merged = n - (opt->max_samples - 1);
+	free(r);
+	return keep;
+}
+
+static void put_sample_values(struct outbuf *sub, struct outbuf *scratch,
+			      const struct alloc_stats *s, const struct output_options *opt)
+{
+	if (opt->pprof_values != PPROF_INUSE) {
+		put_varint(scratch, s->alloc_objects);
+		put_varint(scratch, s->alloc_space);
+	}
+	if (opt->pprof_values != PPROF_ALLOC) {
+		put_varint(scratch, s->inuse_objects);
+		put_varint(scratch, s->inuse_space);
+	}
+	put_bytes(sub, SAMPLE_VALUE, scratch->buf, scratch->len);
+	scratch->len = 0;
 }
 
 static uint32_t bucket_depth(const struct model *m, size_t b)
@@ -332,12 +420,21 @@ static uint32_t bucket_depth(const struct model *m, size_t b)
 
 void write_pprof(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
+	struct pprof_counts counts;
+
+	pprof_encode(m, o, opt, &counts);
+}
+
+void pprof_encode(struct model *m, struct outbuf *o, const struct output_options *opt,
+		  struct pprof_counts *out)
+{
 	const struct trace *t = m->t;
 	struct outbuf msg, sub, ids;
+	struct alloc_stats other = { 0 };
 	struct functions fn;
-	bool synth_written[SYNTH_TRUNCATED + 1] = { false };
-	struct locations loc;
-	uint64_t first_free_id;
+	uint8_t *keep;
+	struct locations loc = { .next = 0 };
+	size_t nr_entries;
 	struct str_table st;
 	char comment[256];
 
@@ -349,34 +446,41 @@ void write_pprof(struct model *m, struct outbuf *o, const struct output_options 
 	outbuf_init(&ids, -1);
 	fn.msg = &msg;
 
-	put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "alloc_objects", "count");
-	put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "alloc_space", "bytes");
-	put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "inuse_objects", "count");
-	put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "inuse_space", "bytes");
+	if (opt->pprof_values != PPROF_INUSE) {
+		put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "alloc_objects", "count");
+		put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "alloc_space", "bytes");
+	}
+	if (opt->pprof_values != PPROF_ALLOC) {
+		put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "inuse_objects", "count");
+		put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "inuse_space", "bytes");
+	}
+	*out = (struct pprof_counts){ .bytes = 0 };
+	keep = rank_buckets(m, opt, &out->merged);
 
 	/* resolve every address first: the entry count sizes the tables */
 	for (size_t b = 1; b <= t->nr_stacks; b++) {
 		struct frame_iter it;
 		uint64_t ip;
 
-		if (!bucket_shown(m, b, opt))
+		if (keep ? keep[b] != 1 : !bucket_shown(m, b, opt))
 			continue;
 		frames_begin(&it, t, &t->stacks[b - 1], bucket_depth(m, b));
 		for (uint32_t i = 0; frames_next(&it, &ip); i++)
 			symbolizer_resolve(m->sym, ip, i);
 	}
-	first_free_id = (uint64_t)symbolizer_nr_entries(m->sym) + 1;
-	loc.written = xcalloc(first_free_id, 1);
-	loc.written_trimmed = xcalloc(first_free_id, 1);
-	loc.trim_base = first_free_id + SYNTH_TRUNCATED + 1;
-	loc.map_used = xcalloc(t->nr_maps ? t->nr_maps : 1, 1);
+	nr_entries = symbolizer_nr_entries(m->sym) + 1;
+	loc.id = xcalloc(nr_entries, sizeof(*loc.id));
+	loc.id_trimmed = xcalloc(nr_entries, sizeof(*loc.id_trimmed));
+	loc.map_id = xcalloc(t->nr_maps ? t->nr_maps : 1, sizeof(*loc.map_id));
 
 	/* Profile fields may come in any order: samples, locations and
 	 * functions are interleaved, each written when first needed. */
 	for (size_t b = 1; b < m->nr_buckets; b++) {
 		const struct alloc_stats *s = &m->buckets[b].s;
 
-		if (!bucket_shown(m, b, opt))
+		if (keep && keep[b] == 2)
+			alloc_stats_add(&other, s);
+		if (keep ? keep[b] != 1 : !bucket_shown(m, b, opt))
 			continue;
 		if (b <= t->nr_stacks) {
 			const struct trace_stack *stk = &t->stacks[b - 1];
@@ -398,27 +502,29 @@ void write_pprof(struct model *m, struct outbuf *o, const struct output_options 
 				skip = 0;
 			}
 			if (model_truncated(m, b))
-				put_varint(&ids, synthetic_location(first_free_id, SYNTH_TRUNCATED,
-								    synth_written, &fn, &st, &msg));
+				put_varint(&ids, synthetic_location(&loc, SYNTH_TRUNCATED, &fn, &st,
+								    &msg));
 		} else {
 			unsigned int kind = (unsigned int)(b - t->nr_stacks);
 
-			put_varint(&ids, synthetic_location(first_free_id, kind, synth_written,
-							    &fn, &st, &msg));
-			put_varint(&ids, synthetic_location(first_free_id, 0, synth_written,
-							    &fn, &st, &msg));
+			put_varint(&ids, synthetic_location(&loc, kind, &fn, &st, &msg));
+			put_varint(&ids, synthetic_location(&loc, 0, &fn, &st, &msg));
 		}
 		put_bytes(&sub, SAMPLE_LOCATION_ID, ids.buf, ids.len);	/* packed */
 		ids.len = 0;
-		put_varint(&ids, s->alloc_objects);
-		put_varint(&ids, s->alloc_space);
-		put_varint(&ids, s->inuse_objects);
-		put_varint(&ids, s->inuse_space);
-		put_bytes(&sub, SAMPLE_VALUE, ids.buf, ids.len);
-		ids.len = 0;
+		put_sample_values(&sub, &ids, s, opt);
 		put_sub(&msg, PROFILE_SAMPLE, &sub);
+		out->samples++;
 	}
-	write_mappings(m, &msg, &st, loc.map_used);
+	if (keep) {
+		put_varint(&ids, synthetic_location(&loc, SYNTH_OTHER, &fn, &st, &msg));
+		put_bytes(&sub, SAMPLE_LOCATION_ID, ids.buf, ids.len);
+		ids.len = 0;
+		put_sample_values(&sub, &ids, &other, opt);
+		put_sub(&msg, PROFILE_SAMPLE, &sub);
+		out->samples++;
+	}
+	write_mappings(m, &msg, &st, loc.map_id, loc.nr_maps_used);
 
 	if (opt->time_unix_ns)
 		put_uint(&msg, PROFILE_TIME_NANOS, opt->time_unix_ns);
@@ -426,7 +532,7 @@ void write_pprof(struct model *m, struct outbuf *o, const struct output_options 
 		put_uint(&msg, PROFILE_TIME_NANOS, t->hdr.start_unix_ns);
 	if (opt->duration_ns)
 		put_uint(&msg, PROFILE_DURATION_NANOS, opt->duration_ns);
-	else if (t->has_end && (t->end.present & END_STOP_NS) && t->end.stop_ns > t->hdr.start_ns)
+	else if (!opt->instant && t->has_end && (t->end.present & END_STOP_NS) && t->end.stop_ns > t->hdr.start_ns)
 		put_uint(&msg, PROFILE_DURATION_NANOS, t->end.stop_ns - t->hdr.start_ns);
 	put_value_type(&msg, PROFILE_PERIOD_TYPE, &st, "space", "bytes");
 	/* values are already scaled by each event's weight */
@@ -441,14 +547,18 @@ void write_pprof(struct model *m, struct outbuf *o, const struct output_options 
 		 "in -focus, -list and search regexps write them as . (String:.:Builder)"));
 	/* what viewers open first: allocations, or what is live at --at */
 	put_uint(&msg, PROFILE_DEFAULT_SAMPLE_TYPE,
-		 str_table_intern(&st, opt->live_view ? "inuse_space" : "alloc_space"));
+		 str_table_intern(&st, opt->pprof_values == PPROF_INUSE ||
+					(opt->live_view && opt->pprof_values == PPROF_ALL) ?
+				       "inuse_space" : "alloc_space"));
 	for (size_t i = 0; i < st.nr; i++)
 		put_bytes(&msg, PROFILE_STRING_TABLE, st.str[i], strlen(st.str[i]));
 
 	gzip_into(o, &msg);
-	free(loc.written);
-	free(loc.written_trimmed);
-	free(loc.map_used);
+	out->bytes = msg.len;
+	free(keep);
+	free(loc.id);
+	free(loc.id_trimmed);
+	free(loc.map_id);
 	outbuf_release(&ids);
 	outbuf_release(&sub);
 	outbuf_release(&msg);

@@ -302,9 +302,57 @@ off_pct() {
 # profile.proto, as Debian ships it with google/pprof
 PROTO_DIR=/usr/share/gocode/src/github.com/google/pprof/proto
 
+# pprof_check_bin: tests/pprof_check built (once, under a lock: the two
+# builds' suites run at once) with Debian's Go and google/pprof.
+pprof_check_bin() {
+	local out=$ALYS_ROOT/tests/build/pprof_check src=$ALYS_ROOT/tests/pprof_check/main.go
+	mkdir -p "$ALYS_ROOT/tests/build"
+	(
+		flock 9
+		[[ -x $out && $out -nt $src ]] && exit 0
+		GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
+			GOCACHE="$ALYS_ROOT/tests/build/.go-cache" go build -o "$out.new" "$src" &&
+			mv "$out.new" "$out"
+	) 9>"$ALYS_ROOT/tests/build/.pprof_check.lock" >&2 || return 1
+	echo "$out"
+}
+
+# pprof_valid FILE...: google/pprof's own parser and CheckValid, and ids
+# 1..n in order (what Parca needs): its words on stdout, status 0 if valid.
+pprof_valid() {
+	local bin
+	bin=$(pprof_check_bin) || { echo "cannot build tests/pprof_check (go, golang-github-google-pprof-dev)"; return 1; }
+	"$bin" "$@" 2>&1
+}
+
+# check_pprof_valid LABEL FILE...: a check that each FILE is a valid pprof.
+check_pprof_valid() {
+	local label=$1 out
+	shift
+	if out=$(pprof_valid "$@"); then
+		ok "$label: google/pprof's parser and CheckValid accept it, ids in order"
+	else
+		fail "$label: google/pprof's parser and CheckValid accept it, ids in order" \
+			"$(printf '%s\n' "$out" | grep -v ': ok (' | head -3)"
+	fi
+}
+
+# check_all_pprof_valid DIR: every .pb.gz under DIR (what a test wrote,
+# fetched or received) valid, and at least one there.
+check_all_pprof_valid() {
+	local files
+	mapfile -t files < <(find "$1" -name '*.pb.gz' | sort)
+	check_ge "pprof files written by this test" "${#files[@]}" 1
+	((${#files[@]})) && check_pprof_valid "all ${#files[@]} of them" "${files[@]}"
+}
+
 # pprof_query FILE.pb.gz EXPR: decode with protoc (an independent decoder), evaluate EXPR over the
-# parsed message (p: dict of repeated fields; helpers below).
+# parsed message (p: dict of repeated fields; helpers below). A profile
+# google/pprof's CheckValid refuses (pprof_valid) is an answer no query
+# gets.
 pprof_query() {
+	local invalid
+	invalid=$(pprof_valid "$1") || { echo "invalid pprof: $invalid"; return 1; }
 	gzip -dc "$1" | protoc --decode=perftools.profiles.Profile -I "$PROTO_DIR" \
 		"$PROTO_DIR/profile.proto" >"$1.txt" || { echo "protoc failed"; return 1; }
 	ALYS_ROOT="$ALYS_ROOT" "$ALYS_PYTHON" - "$1.txt" "$2" <<'PY'

@@ -494,6 +494,11 @@ static void agent_metrics(void *ctx, struct outbuf *o)
 		    "Profiles the server refused with a 4xx status (not retried).", ps.rejected);
 	http_metric(o, "alys_push_dropped_total", "counter",
 		    "Profiles dropped: the queue was full, or they were left at exit.", ps.dropped);
+	http_metric(o, "alys_push_expired_total", "counter",
+		    "Profiles dropped unsent, older than the servers take.", ps.expired);
+	http_metric(o, "alys_push_windows_cut_total", "counter",
+		    "Windows whose smallest stacks went as one \"[other stacks]\" sample.",
+		    ps.windows_cut);
 	http_metric(o, "alys_push_queued", "gauge", "Profiles waiting to be sent.", ps.queued);
 	http_metric(o, "alys_push_queued_bytes", "gauge", "Bytes of requests waiting.",
 		    ps.queued_bytes);

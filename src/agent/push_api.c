@@ -69,38 +69,46 @@ static void uuid4(char out[37])
 /* api/push/v1/push.proto: PushRequest{series: [RawProfileSeries{labels:
  * [LabelPair], samples: [RawSample{raw_profile, ID}]}]} */
 static void pyroscope_body(struct outbuf *o, const struct push_label *l, size_t n,
-			   const void *pprof, size_t len)
+			   const struct push_raw *raw, size_t nr_raw)
 {
-	char id[37];
-
-	uuid4(id);
 	outbuf_str(o, "{\"series\":[{\"labels\":");
 	label_list(o, l, n);
-	outbuf_str(o, ",\"samples\":[{\"ID\":\"");
-	outbuf_str(o, id);
-	outbuf_str(o, "\",\"rawProfile\":\"");
-	base64_encode(o, pprof, len);
-	outbuf_str(o, "\"}]}]}");
+	outbuf_str(o, ",\"samples\":[");
+	for (size_t i = 0; i < nr_raw; i++) {
+		char id[37];
+
+		uuid4(id);
+		outbuf_str(o, i ? ",{\"ID\":\"" : "{\"ID\":\"");
+		outbuf_str(o, id);
+		outbuf_str(o, "\",\"rawProfile\":\"");
+		base64_encode(o, raw[i].data, raw[i].len);
+		outbuf_str(o, "\"}");
+	}
+	outbuf_str(o, "]}]}");
 }
 
 /* parca profilestore/v1alpha1: WriteRawRequest{series: [RawProfileSeries{
  * labels: LabelSet{labels: [Label]}, samples: [RawSample{raw_profile}]}]} */
 static void parca_body(struct outbuf *o, const struct push_label *l, size_t n,
-		       const void *pprof, size_t len)
+		       const struct push_raw *raw, size_t nr_raw)
 {
 	outbuf_str(o, "{\"series\":[{\"labels\":{\"labels\":");
 	label_list(o, l, n);
-	outbuf_str(o, "},\"samples\":[{\"rawProfile\":\"");
-	base64_encode(o, pprof, len);
-	outbuf_str(o, "\"}]}]}");
+	outbuf_str(o, "},\"samples\":[");
+	for (size_t i = 0; i < nr_raw; i++) {
+		outbuf_str(o, i ? ",{\"rawProfile\":\"" : "{\"rawProfile\":\"");
+		base64_encode(o, raw[i].data, raw[i].len);
+		outbuf_str(o, "\"}");
+	}
+	outbuf_str(o, "]}]}");
 }
 
 /* The first is the default. */
 static const struct push_api apis[] = {
-	{ "pyroscope", "/push.v1.PusherService/Push", pyroscope_body },
+	{ "pyroscope", "/push.v1.PusherService/Push", true, pyroscope_body },
 	/* its HTTP/JSON gateway is mounted under /api (parca
 	 * pkg/server/server.go); /profiles/writeraw is its web UI's */
-	{ "parca", "/api/profiles/writeraw", parca_body },
+	{ "parca", "/api/profiles/writeraw", false, parca_body },
 };
 
 const struct push_api *push_api_find(const char *name)

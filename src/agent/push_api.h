@@ -9,6 +9,7 @@
 #ifndef ALYS_PUSH_API_H
 #define ALYS_PUSH_API_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "outbuf.h"
@@ -17,11 +18,22 @@ struct push_label {
 	const char *name, *value;
 };
 
+/* A gzipped pprof. */
+struct push_raw {
+	const void *data;
+	size_t len;
+};
+
 struct push_api {
 	const char *name;	/* as --push-api takes it */
-	const char *path;	/* appended to the URL */
+	const char *path;	/* appended to the URL's own path */
+	/* __delta__="false": the values are the window's own. Pyroscope 1.x
+	 * otherwise diffs memory's alloc_* against the series' last push
+	 * itself, and stores nothing of its first. */
+	bool delta_label;
+	/* one series: the labels, and the profiles as its samples */
 	void (*body)(struct outbuf *o, const struct push_label *labels, size_t n,
-		     const void *pprof, size_t len);
+		     const struct push_raw *raw, size_t nr_raw);
 };
 
 /* name NULL: the default (pyroscope). NULL: no such API. */

@@ -20,6 +20,13 @@
 #define CONNECT_TIMEOUT_MS 5000
 #define BACKOFF_MAX_S 30
 #define ANSWER_KEEP 300		/* bytes of a server's answer kept for messages */
+/* Pyroscope's defaults (pkg/validation/limits.go, pkg/distributor): at
+ * most 16000 samples a profile; its ingestion rate limit's 2 MiB burst
+ * refuses any one profile bigger than that before compression, labels
+ * included, with a 429 that no retry passes. */
+#define MAX_SAMPLES 16000
+#define MAX_PROFILE_BYTES (2000u * 1000u)
+#define MAX_LABEL_VALUE 2048
 
 struct push_source {
 	struct push_source *next;
@@ -44,6 +51,7 @@ static void free_source(struct push_source *src)
 struct request {
 	struct request *next;
 	struct outbuf body;
+	uint64_t stamp_unix_ns;	/* its oldest profile's time */
 };
 
 struct pusher {
@@ -61,7 +69,9 @@ struct pusher {
 	uint64_t stop_wait_ns;		/* stopping: how long the sender may go on */
 	uint64_t deadline_ns;		/* from the last windows: when it gives up */
 	bool failing;			/* since the last success */
-	uint64_t dropped_said;
+	uint64_t dropped_said, expired_said, cut_said;
+	uint64_t max_age_ns;		/* PUSH_MAX_AGE_S */
+	struct window_limits lim;	/* MAX_SAMPLES, MAX_PROFILE_BYTES */
 	struct push_stats st;
 };
 
@@ -131,41 +141,94 @@ static void enqueue(struct pusher *p, struct request *r)
 	pthread_cond_broadcast(&p->wake);
 }
 
+/* The labels as the servers take them: none with an empty value (Pyroscope
+ * drops it, and an empty service_name refuses the profile), values cut to
+ * MAX_LABEL_VALUE bytes at a character's start (it refuses longer ones). */
+static size_t usable_labels(struct push_label *l, size_t n, char cut[][MAX_LABEL_VALUE + 1])
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(l[i].value);
+
+		if (!len)
+			continue;
+		l[kept] = l[i];
+		if (len > MAX_LABEL_VALUE) {
+			len = MAX_LABEL_VALUE;
+			while (len && ((unsigned char)l[i].value[len] & 0xc0) == 0x80)
+				len--;
+			memcpy(cut[kept], l[i].value, len);
+			cut[kept][len] = 0;
+			l[kept].value = cut[kept];
+		}
+		kept++;
+	}
+	return kept;
+}
+
 static void render_window(struct pusher *p, struct push_source *src, bool last)
 {
-	struct outbuf pprof;
+	struct window_profiles w = { .samples_cut = 0 };
 	struct request *r;
 	char pid[16];
 	struct push_label labels[5 + PUSH_MAX_EXTRA_LABELS] = {
 		{ "__name__", "memory" },
-		{ "service_name", src->service },
+		{ "service_name", src->service[0] ? src->service : "unknown_service" },
 		{ "hostname", p->hostname },
 		{ "pid", pid },
-		{ "__delta__", "false" },
 	};
-	size_t nr_labels = 5;
+	static char cut[5 + PUSH_MAX_EXTRA_LABELS][MAX_LABEL_VALUE + 1];	/* the renderer's */
+	size_t nr_labels = 4;
 	struct live_totals *now;
 
+	if (p->api->delta_label)
+		labels[nr_labels++] = (struct push_label){ "__delta__", "false" };
 	for (size_t i = 0; i < src->nr_extra; i++)
 		labels[nr_labels++] = src->extra[i];
-	outbuf_init(&pprof, -1);
-	now = live_profile_window(src->lp, src->before, last, &pprof);
+	snprintf(pid, sizeof(pid), "%d", src->pid);
+	nr_labels = usable_labels(labels, nr_labels, cut);
+	outbuf_init(&w.alloc, -1);
+	outbuf_init(&w.inuse, -1);
+	now = live_profile_window(src->lp, src->before, last, &p->lim, &w);
 	if (!now) {		/* the duty windows missed it: the next one's */
-		outbuf_release(&pprof);
+		outbuf_release(&w.alloc);
+		outbuf_release(&w.inuse);
 		return;
 	}
 	live_totals_free(src->before);
 	src->before = now;
-	r = calloc(1, sizeof(*r));
+	/* a profile without samples stores nothing: not sent */
+	r = w.alloc_samples || w.inuse_samples ? calloc(1, sizeof(*r)) : NULL;
 	if (r) {
-		snprintf(pid, sizeof(pid), "%d", src->pid);
+		struct push_raw raw[2];
+		size_t nr_raw = 0;
+
+		if (w.alloc_samples)
+			raw[nr_raw++] = (struct push_raw){ w.alloc.buf, w.alloc.len };
+		if (w.inuse_samples)
+			raw[nr_raw++] = (struct push_raw){ w.inuse.buf, w.inuse.len };
+		r->stamp_unix_ns = w.alloc_samples && w.start_unix_ns ? w.start_unix_ns :
+				   w.end_unix_ns;
 		outbuf_init(&r->body, -1);
-		p->api->body(&r->body, labels, nr_labels, pprof.buf, pprof.len);
+		p->api->body(&r->body, labels, nr_labels, raw, nr_raw);
 		pthread_mutex_lock(&p->lock);
+		if (w.samples_cut) {
+			p->st.windows_cut++;
+			if (p->st.windows_cut >= p->cut_said * 2 + 1) {
+				say(p, "pid %d: a window held more stacks than a server takes in one "
+				    "profile (%u samples, %zu bytes): the smallest %u went as one "
+				    "\"[other stacks]\" sample (%llu windows so far)\n", src->pid,
+				    p->lim.max_samples, p->lim.max_bytes, w.samples_cut,
+				    (unsigned long long)p->st.windows_cut);
+				p->cut_said = p->st.windows_cut;
+			}
+		}
 		enqueue(p, r);
 		pthread_mutex_unlock(&p->lock);
 	}
-	outbuf_release(&pprof);
+	outbuf_release(&w.alloc);
+	outbuf_release(&w.inuse);
 }
 
 /* Each window, every source's profile; a source that ended has its last
@@ -296,7 +359,9 @@ static enum outcome post(CURL *c, const struct request *r, char *why,
 			 "the server's own URL", status, to ? to : "another URL");
 		return REJECTED;
 	}
-	snprintf(why, whylen, "HTTP %ld%s%s", status, a.len ? ": " : "", a.text);
+	snprintf(why, whylen, "HTTP %ld%s%s%s", status, a.len ? ": " : "", a.text,
+		 strstr(a.text, "ingestion window") ? " (the server's clock and this host's "
+		 "differ by more than it allows: check both are set, e.g. by NTP)" : "");
 	return status >= 400 && status < 500 && status != 408 && status != 429 ? REJECTED
 										 : FAILED;
 }
@@ -341,7 +406,7 @@ static void *sender_main(void *arg)
 	struct pusher *p = arg;
 	CURL *c = new_handle(p);
 	unsigned backoff_s = 0;
-	char why[ANSWER_KEEP + 64];
+	char why[ANSWER_KEEP + 256];
 
 	if (!c) {
 		say(p, "cannot start libcurl: nothing will be sent\n");
@@ -358,7 +423,21 @@ static void *sender_main(void *arg)
 			break;
 		if (p->rendered_last && clock_ns(CLOCK_MONOTONIC) >= p->deadline_ns)
 			break;
-		r = p->in_flight = p->head;
+		r = p->head;
+		if (clock_ns(CLOCK_REALTIME) > r->stamp_unix_ns + p->max_age_ns) {
+			unlink_request(p, r);
+			free_request(r);
+			p->st.expired++;
+			if (p->st.expired >= p->expired_said * 2 + 1) {
+				say(p, "%llu profiles older than %llu s dropped unsent: servers refuse "
+				    "them (Pyroscope: outside of the ingestion window); %s has not "
+				    "taken any for that long\n", (unsigned long long)p->st.expired,
+				    (unsigned long long)(p->max_age_ns / 1000000000ull), p->url);
+				p->expired_said = p->st.expired;
+			}
+			continue;
+		}
+		p->in_flight = r;
 		pthread_mutex_unlock(&p->lock);
 		out = post(c, r, why, sizeof(why));
 		pthread_mutex_lock(&p->lock);
@@ -452,6 +531,13 @@ struct pusher *pusher_start(const struct push_opts *o, char *err, size_t errlen)
 		return NULL;
 	}
 	p->o = *o;
+	p->max_age_ns = PUSH_MAX_AGE_S * 1000000000ull;
+	p->lim = (struct window_limits){ MAX_SAMPLES, MAX_PROFILE_BYTES };
+	/* tests: an hour's wait in seconds, a big program's stacks in a few */
+	if (getenv("ALYS_PUSH_MAX_AGE_S"))
+		p->max_age_ns = strtoull(getenv("ALYS_PUSH_MAX_AGE_S"), NULL, 10) * 1000000000ull;
+	if (getenv("ALYS_PUSH_MAX_SAMPLES"))
+		p->lim.max_samples = (uint32_t)strtoul(getenv("ALYS_PUSH_MAX_SAMPLES"), NULL, 10);
 	p->api = push_api_find(o->api);
 	if (!p->api) {
 		snprintf(err, errlen, "--push-api takes %s, not '%s'", push_api_names(), o->api);
@@ -460,6 +546,12 @@ struct pusher *pusher_start(const struct push_opts *o, char *err, size_t errlen)
 	if (strncmp(o->url, "http://", 7) && strncmp(o->url, "https://", 8)) {
 		snprintf(err, errlen, "--push takes the server's http:// or https:// URL (e.g. "
 			 "http://pyroscope:4040), not '%s'", o->url);
+		goto fail;
+	}
+	if (strpbrk(o->url, "?#")) {
+		snprintf(err, errlen, "--push takes the server's URL without a query or fragment "
+			 "(the API's path is appended to it: e.g. http://parca:7070 or "
+			 "https://proxy/parca), not '%s'", o->url);
 		goto fail;
 	}
 	ulen = strlen(o->url);
@@ -579,10 +671,11 @@ void pusher_stop(struct pusher *p, unsigned wait_s)
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->renderer, NULL);
 	pthread_join(p->sender, NULL);
-	if (p->st.dropped || p->st.rejected)
+	if (p->st.dropped || p->st.rejected || p->st.expired)
 		say(p, "%llu profiles sent, %llu dropped (queue full or left at exit), %llu "
-		    "refused\n", (unsigned long long)p->st.sent, (unsigned long long)p->st.dropped,
-		    (unsigned long long)p->st.rejected);
+		    "refused, %llu too old to send\n", (unsigned long long)p->st.sent,
+		    (unsigned long long)p->st.dropped, (unsigned long long)p->st.rejected,
+		    (unsigned long long)p->st.expired);
 	else if (p->o.verbose)
 		say(p, "%llu profiles sent\n", (unsigned long long)p->st.sent);
 	curl_slist_free_all(p->headers);

@@ -139,15 +139,28 @@ def at(hb, t):  # the program's own count at unix ns t, interpolated
             return b0 + (b1 - b0) * (t - t0) / (t1 - t0)
     return None
 svc = dict(A="sleeper", B="sleeper-static", C="sleeper-release")
+ALLOC = ["memory:alloc_objects:count:space:bytes", "memory:alloc_space:bytes:space:bytes"]
+INUSE = ["memory:inuse_objects:count:space:bytes", "memory:inuse_space:bytes:space:bytes"]
 for k in "ABC":
     rs = [r for r in recs if r["labels"].get("pid") == pids[k]]
     print("ok_%s %d" % (k, len(rs)))
     print("svc_%s %d" % (k, all(r["labels"]["service_name"] == svc[k] for r in rs)))
+    # as Pyroscope stores them: __delta__ taken, not kept
     print("labels_%s %d" % (k, all(r["labels"].get("__name__") == "memory" and
-          r["labels"].get("__delta__") == "false" and r["labels"].get("hostname") for r in rs)))
-    print("types_%s %d" % (k, all(sorted(r["totals"]) == ["alloc_objects", "alloc_space",
-          "inuse_objects", "inuse_space"] and r["period_type"] == ["space", "bytes"] for r in rs)))
+          "__delta__" not in r["labels"] and r["labels"].get("hostname") for r in rs)))
+    # a window: its allocations with a duration, what is in use at its end
+    # without one; every series stored as sent (no server-side delta)
+    allocs = [r for r in rs if sorted(r["series"]) == ALLOC and r["duration_nanos"] > 0]
+    inuse = [r for r in rs if sorted(r["series"]) == INUSE and not r["duration_nanos"]]
+    print("types_%s %d" % (k, len(allocs) + len(inuse) == len(rs) and allocs and inuse and
+          all(r["period_type"] == ["space", "bytes"] for r in rs)))
+    print("typecounts_%s %d/%d/%d/%s" % (k, len(allocs), len(inuse), len(rs),
+          ",".join(sorted({"%s:%d" % (" ".join(sorted(r["series"])), bool(r["duration_nanos"]))
+                           for r in rs if r not in allocs and r not in inuse}))))
+    print("stored_%s %d" % (k, all(all(r.get("stored", {}).get(s, True) for s in r["series"])
+          for r in rs)))
     hb, est, own = beats(k), 0, 0
+    rs = allocs
     for r in rs:
         a, b = at(hb, r["time_nanos"]), at(hb, r["time_nanos"] + r["duration_nanos"])
         if a is None or b is None:
@@ -167,8 +180,11 @@ for k in A B C; do
 	name=$(case $k in A) echo "sleeper (started before)";; B) echo "sleeper-static (before, libgc static)";; C) echo "sleeper-release (after)";; esac)
 	check_ge "$name: profiles arrived" "$(val ok_$k)" 3
 	check_eq "$name: its own service_name" "$(val svc_$k)" 1
-	check_eq "$name: labels __name__, hostname, __delta__" "$(val labels_$k)" 1
-	check_eq "$name: the four sample types, period space/bytes" "$(val types_$k)" 1
+	check_eq "$name: labels __name__, hostname (__delta__ taken by the server)" "$(val labels_$k)" 1
+	check_eq "$name: each window two profiles: allocations (with a duration), in use (without) ($(val typecounts_$k))" \
+		"$(val types_$k)" 1
+	check_eq "$name: every series stored as sent (__delta__=false: no server-side delta)" \
+		"$(val stored_$k)" 1
 	check_ge "$name: bytes over the windows counted" "$(val own_$k)" 100000
 	check_le "$name: pushed bytes within 10% of its own count ($(val est_$k) vs $(val own_$k))" \
 		"$(off_pct "$(val est_$k)" "$(val own_$k)")" 1000
@@ -179,4 +195,5 @@ check_eq "--exclude-comm: the excluded program sent nothing" "$(val ok_X)" 0
 check_ge "profiles made while the backend was down arrived once it came back" \
 	"$(val queued_late)" 1
 
+check_all_pprof_valid "$T/rx"
 summary

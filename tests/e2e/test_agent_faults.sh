@@ -39,6 +39,7 @@ check_eq "--push-every without --push: usage error" "$?" 2
 check_match "--push-every without --push: says what it goes with" "$out" 'go with --push URL'
 
 # --- the receiver: rejects what the servers reject -----------------------
+# (each rule with its message: tests/unit/test_push_receiver.sh)
 start_receiver "$T/rx0"
 R0=http://127.0.0.1:$(cat "$T/rx0/port")
 head -c 2000 /dev/urandom | gzip >"$T/junk.pb.gz"
@@ -46,19 +47,28 @@ post() {	# PATH BODY-FILE: the status
 	curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
 		--data-binary @"$2" "$R0$1"
 }
-"$BIN/alys_converter" -q -f pprof -o "$T/ok.pb.gz" "$ALYS_ROOT/tests/fuzz/corpus/real-sleeper-attach.alys" 2>/dev/null ||
+# a profile stamped now (an older one is outside Pyroscope's window)
+"$BIN/alys_converter" -q -f pprof -o "$T/old.pb.gz" "$ALYS_ROOT/tests/fuzz/corpus/real-sleeper-attach.alys" 2>/dev/null ||
 	fail "a profile to send" "alys_converter failed"
+gzip -dc "$T/old.pb.gz" | protoc --decode=perftools.profiles.Profile -I "$PROTO_DIR" \
+	"$PROTO_DIR/profile.proto" | sed "s/^time_nanos: .*/time_nanos: $(date +%s%N)/" |
+	protoc --encode=perftools.profiles.Profile -I "$PROTO_DIR" "$PROTO_DIR/profile.proto" |
+	gzip >"$T/ok.pb.gz"
 b64=$(base64 -w0 "$T/ok.pb.gz")
 mk() { printf '{"series":[{"labels":[%s],"samples":[{"ID":"1","rawProfile":"%s"}]}]}' "$1" "$2" >"$3"; }
-mk '{"name":"service_name","value":"t"}' "$b64" "$T/ok.json"
-mk '{"name":"__name__","value":"memory"}' "$b64" "$T/nosvc.json"
-mk '{"name":"service_name","value":"t"}' "not*base64" "$T/b64.json"
-mk '{"name":"service_name","value":"t"}' "$(base64 -w0 "$T/junk.pb.gz")" "$T/junk.json"
+name='{"name":"__name__","value":"memory"}'
+mk "$name,"'{"name":"service_name","value":"t"}' "$b64" "$T/ok.json"
+mk '{"name":"service_name","value":"t"}' "$b64" "$T/noname.json"
+mk "$name,"'{"name":"service_name","value":"t"}' "$(base64 -w0 "$T/old.pb.gz")" "$T/old.json"
+mk "$name,"'{"name":"service_name","value":"t"}' "not*base64" "$T/b64.json"
+mk "$name,"'{"name":"service_name","value":"t"}' "$(base64 -w0 "$T/junk.pb.gz")" "$T/junk.json"
 check_eq "receiver: a good push is taken" "$(post /push.v1.PusherService/Push "$T/ok.json")" 200
-check_eq "receiver: no service_name: 400" "$(post /push.v1.PusherService/Push "$T/nosvc.json")" 400
+check_eq "receiver: no __name__: 400" "$(post /push.v1.PusherService/Push "$T/noname.json")" 400
+check_eq "receiver: a profile stamped days ago: 400 (outside the ingestion window)" \
+	"$(post /push.v1.PusherService/Push "$T/old.json")" 400
 check_eq "receiver: bad base64: 400" "$(post /push.v1.PusherService/Push "$T/b64.json")" 400
-check_eq "receiver: a profile pprof cannot read: 400" \
-	"$(post /push.v1.PusherService/Push "$T/junk.json")" 400
+check_eq "receiver: a profile that does not parse: 500, as Pyroscope answers" \
+	"$(post /push.v1.PusherService/Push "$T/junk.json")" 500
 check_eq "receiver: Parca wants its nested labels: 400" \
 	"$(post /api/profiles/writeraw "$T/ok.json")" 400
 kill $RX
@@ -70,6 +80,7 @@ on_exit "kill $F 2>/dev/null"
 # fault_run NAME [AGENT-OPTIONS... --] RECEIVER-ARGS...: the agent for a
 # few windows against the receiver; its /metrics at the end in NAME.metrics,
 # its exit status in FAULT_RC.
+# FAULT_PATH: what --push's URL adds after the port (a path prefix).
 fault_run() {
 	local name=$1 opts=() m ag
 	shift
@@ -78,7 +89,8 @@ fault_run() {
 		shift
 	fi
 	start_receiver "$T/rx-$name" "$@"
-	"$BIN/alys-bpf" --all --only-comm sleeper --push "http://127.0.0.1:$(cat "$T/rx-$name/port")" \
+	"$BIN/alys-bpf" --all --only-comm sleeper \
+		--push "http://127.0.0.1:$(cat "$T/rx-$name/port")${FAULT_PATH:-}" \
 		--push-every 1 --http 0 "${opts[@]}" 2>"$T/$name.err" &
 	ag=$!
 	wait_for_line "$T/$name.err" "^alys-bpf: tracing pid $F " 60 ||
@@ -115,6 +127,81 @@ check_match "an HTML page: says it is not the push API and what to check" "$(cat
 	'HTTP 200 with an HTML page, not the push API.s answer: the URL reaches a web UI'
 check_match "an empty 200: says so" "$(cat "$T/empty.err")" 'HTTP 200 with an empty answer'
 check_match "a redirect: says where to" "$(cat "$T/redirect.err")" 'HTTP 302: redirected to http://[^ ]*/login'
+
+# --- the servers' rules (push_receiver.py: as their code checks) ---------
+# Both APIs, each behind a path prefix (a reverse proxy, Parca's
+# --path-prefix): every push taken, nothing refused.
+for api in pyroscope parca; do
+	FAULT_PATH=/$api/ fault_run prefix-$api --push-api $api -- --prefix /$api
+	check_ge "$api behind /$api/: profiles sent" "$(fm prefix-$api alys_push_sent_total)" 2
+	check_eq "$api behind /$api/: none refused" "$(fm prefix-$api alys_push_rejected_total)" 0
+	check_eq "$api behind /$api/: every request at the prefixed API path" \
+		"$(grep -vc "\"path\": \"/$api/$( [ $api = parca ] && echo api/profiles/writeraw ||
+			echo push.v1.PusherService/Push)\"" "$T/rx-prefix-$api/requests.jsonl")" 0
+done
+# what Parca stores: the allocations as a delta (a duration), what is in
+# use without one (else it would be summed over time as a delta too)
+check_eq "parca: profile types memory:alloc_*:delta and memory:inuse_* (no :delta)" \
+	"$("$ALYS_PYTHON" - "$T/rx-prefix-parca/index.jsonl" <<'PY'
+import json, sys
+types = set()
+for l in open(sys.argv[1]):
+    types.update(json.loads(l)["series"])
+print(" ".join(sorted(types)))
+PY
+)" "memory:alloc_objects:count:space:bytes:delta memory:alloc_space:bytes:space:bytes:delta memory:inuse_objects:count:space:bytes memory:inuse_space:bytes:space:bytes"
+# The URL without its prefix, or pointing at a web UI: never "sent".
+fault_run noprefix -- --prefix /pyroscope
+check_ge "the API under a prefix the URL lacks: 404 refused, counted" \
+	"$(fm noprefix alys_push_rejected_total)" 2
+check_eq "... nothing counted as sent" "$(fm noprefix alys_push_sent_total)" 0
+# (a Parca without a path prefix, the URL with one: its UI takes every
+# path outside /api)
+FAULT_PATH=/parca fault_run oldpath --push-api parca -- --ui
+check_ge "Parca's web UI at the URL (200, HTML): refused, counted" \
+	"$(fm oldpath alys_push_rejected_total)" 2
+check_eq "... nothing counted as sent" "$(fm oldpath alys_push_sent_total)" 0
+check_match "... says the URL reaches a web UI" "$(cat "$T/oldpath.err")" \
+	'HTTP 200 with an HTML page, not the push API.s answer'
+# A server whose clock is 2 h ahead: our profiles are "older than 1 h".
+fault_run clock -- --clock-offset 7200
+check_ge "a server 2 h ahead: refused, counted" "$(fm clock alys_push_rejected_total)" 2
+check_eq "... nothing counted as sent" "$(fm clock alys_push_sent_total)" 0
+check_match "... with the server's words and what to check" "$(cat "$T/clock.err")" \
+	'outside of ingestion window.*check both are set'
+# Windows queued past the servers' window (an hour, here 2 s) while the
+# server fails: dropped unsent and counted, not retried forever.
+ALYS_PUSH_MAX_AGE_S=2 fault_run expired -- --mode status:503
+check_ge "windows older than the servers take: dropped, counted" \
+	"$(fm expired alys_push_expired_total)" 1
+check_match "... said" "$(cat "$T/expired.err")" 'profiles older than 2 s dropped unsent'
+# A window with more stacks than a server takes (Pyroscope: 16000 samples;
+# here 1, the sleeper allocates from 2 or 3): the heaviest would keep
+# theirs, the others go as one "[other stacks]" sample, nothing lost.
+ALYS_PUSH_MAX_SAMPLES=1 fault_run cut
+check_ge "a window cut to 1 sample: sent" "$(fm cut alys_push_sent_total)" 2
+check_ge "... counted" "$(fm cut alys_push_windows_cut_total)" 1
+check_match "... said" "$(cat "$T/cut.err")" 'the smallest [0-9]+ went as one "\[other stacks\]" sample'
+check_eq "... every profile one sample at most, and some [other stacks]" \
+	"$(ALYS_ROOT=$ALYS_ROOT "$ALYS_PYTHON" - "$T/rx-cut" <<'PY'
+import json, os, sys
+sys.path.insert(0, os.environ["ALYS_ROOT"] + "/tests")
+from pprof_text import decode
+d, bad, cut = sys.argv[1], 0, 0
+for l in open(d + "/index.jsonl"):
+    p = decode(open("%s/%d.pb.gz" % (d, json.loads(l)["n"]), "rb").read())
+    st = p["string_table"]
+    names = {f["id"][0]: st[f["name"][0]] for f in p.get("function", [])}
+    locs = {l["id"][0]: names[l["line"][0]["function_id"][0]] for l in p.get("location", [])}
+    samples = p.get("sample", [])
+    bad += len(samples) > 1
+    cut += any(locs[s["location_id"][0]] == "[other stacks]" for s in samples)
+print(bad, int(cut > 0))
+PY
+)" "0 1"
+for d in prefix-pyroscope prefix-parca cut; do
+	check_all_pprof_valid "$T/rx-$d"
+done
 
 
 # A slow server, and a program that starts after the agent (its exec seen).

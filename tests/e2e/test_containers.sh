@@ -118,7 +118,7 @@ for k, pid in (("c", cpid), ("h", hpid)):
     print(k + "_ns", int(all(r["labels"].get("ns_pid") == "1" for r in mine)))
     print(k + "_none", int(not any(l in r["labels"] for r in mine
                                    for l in ("container_id", "cgroup", "ns_pid", "pod_uid"))))
-    best = max(mine, key=lambda r: r["totals"]["alloc_space"], default=None)
+    best = max(mine, key=lambda r: r["totals"].get("alloc_space", 0), default=None)
     if best:
         shutil.copy("%s/%d.pb.gz" % (d, best["n"]), "%s/best-%s.pb.gz" % (d, k))
 PY
@@ -335,4 +335,5 @@ check_eq "launch inside a container: every frame named" \
 check_ge "launch inside a container: names sample_sites' sites" \
 	"$(pprof_query "$A/trace.pb.gz" 'sum(1 for l in locs.values() for f, _ in l if f[0].startswith("site_"))')" 1
 
+check_all_pprof_valid "$T"
 summary

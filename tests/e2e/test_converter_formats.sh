@@ -349,4 +349,5 @@ check_eq "-q silences notes" "$(wc -c <"$T/quiet.err")" 0
 check_eq "--no-symbols: same total" "$(awk '{ s += $NF } END { print s }' "$T/nosym.folded")" "$ao"
 check_match "--no-symbols: frames as [file+0xoffset]" "$(head -1 "$T/nosym.folded")" '^\[[^]]+\+0x[0-9a-f]+\]'
 
+check_all_pprof_valid "$T"
 summary

@@ -274,4 +274,5 @@ for mode in all bytes:4K refill; do
 		"$(ls "$T/cwd" | wc -l)" 0
 done
 
+check_all_pprof_valid "$T"
 summary

@@ -201,4 +201,5 @@ check_eq "jit: anonymous and memfd mappings recorded as anonymous" \
 	'["//anon", "/memfd:alys-jit (deleted)"]'
 check_eq "jit: no frame outside a known mapping" "$(counter "$T/jit.alys" unmapped_ip)" 0
 
+check_all_pprof_valid "$T"
 summary

@@ -111,4 +111,5 @@ for vr in ${ALYS_THREAD_VARIANTS:-http_json-mt:20 http_json-d13mt:5}; do
 	server "${vr%:*}" "${ALYS_THREAD_RUNS:-${vr#*:}}"
 done
 
+check_all_pprof_valid "$T"
 summary

@@ -95,11 +95,12 @@ import json, sys
 d, pid, svc = sys.argv[1], sys.argv[2], sys.argv[3]
 rs = [json.loads(l) for l in open(d + "/index.jsonl")]
 rs = [r for r in rs if r["labels"].get("pid") == pid and r["labels"].get("service_name") == svc]
-print(len(rs), sum(r["totals"]["alloc_space"] for r in rs))
+print(len(rs), sum(r["totals"].get("alloc_space", 0) for r in rs))
 PY
 )
 	check_ge "$v: --all: profiles pushed for the process (${pushed% *})" "${pushed% *}" 1
 	check_ge "$v: --all: they count its allocations (${pushed#* } bytes)" "${pushed#* }" 1
 done
 
+check_all_pprof_valid "$T"
 summary

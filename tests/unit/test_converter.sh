@@ -836,6 +836,8 @@ for fmt in pprof flamegraph report; do
 done
 [ -s "$W/named.pb.gz" ] && [ -s "$W/named.svg" ] && [ -s "$W/named.txt" ]
 check_status "default output names: .pb.gz, .svg, .txt" $?
+check_pprof_valid "pprof: full, --at, --time, default-named" "$W/full.pb.gz" "$W/at.pb.gz" \
+	"$W/late.pb.gz" "$W/named.pb.gz"
 
 # ---- a real Crystal binary --------------------------------------------------
 # Crystal names (*Foo(T)::new<Int32>:Foo(Int32)) pass through untouched, and
