@@ -115,6 +115,13 @@ $(BUILD)/tests/test_stack_table: tests/unit/unit_check.h tests/unit/test_stack_t
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
 
+# crystal_qualify reads sources: Debian's standard library and a fixture.
+$(BUILD)/tests/test_inline_names: tests/unit/unit_check.h tests/unit/test_inline_names.c \
+		profile/crystal_source.c profile/util.c lib/crystal_display.c lib/crystal_names.c \
+		lib/str_table.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
+
 $(BUILD)/tests/test_container_info: tests/unit/unit_check.h tests/unit/test_container_info.c \
 		src/core/container_info.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -129,7 +136,7 @@ $(BUILD)/tests/test_refill_windows: tests/unit/unit_check.h tests/unit/test_refi
 unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names \
 	$(BUILD)/tests/test_u64_table $(BUILD)/tests/test_stack_table \
 	$(BUILD)/tests/test_refill_windows $(BUILD)/tests/test_converter_gen \
-	$(BUILD)/tests/test_container_info
+	$(BUILD)/tests/test_container_info $(BUILD)/tests/test_inline_names
 
 check:
 	tests/run-all.sh

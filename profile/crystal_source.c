@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "crystal_source.h"
 
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +181,11 @@ static bool owner_of(const struct source_file *f, uint32_t n, char *out, size_t 
 	if (!s)
 		return false;
 	threshold = indent_of(s, len);
+	/* the type's own line: where a `new` the compiler generates for it
+	 * (no initialize written) is declared */
+	if (threshold < len && (part_len[0] = type_decl(s + threshold, len - threshold,
+							&parts[0])))
+		nparts = 1;
 	while (threshold > 0 && --n > 0 && nparts < 16) {
 		size_t ind, nlen;
 		const char *name;
@@ -220,27 +226,264 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-char *crystal_qualify(struct source_cache *sc, const char *name,
-		      const char *decl_file, uint32_t decl_line)
+/* "Hash(K, V)" -> "Hash(?, ?)": the declaring type's parameters, which
+ * are not the instantiation's; what they were is not in the binary. */
+static void unknown_params(const char *owner, char *out, size_t outlen)
 {
-	char owner[MAX_NAME];
-	const struct source_file *f;
-	const char *s, *def, *sep = "#";
-	size_t len;
-	char *out;
+	size_t o = 0;
+	int depth = 0;
 
-	if (!decl_file || !decl_line || !ends_with(decl_file, ".cr"))
+	for (const char *p = owner; *p && o + 4 < outlen; p++) {
+		if (*p == '(' && depth++ == 0) {
+			out[o++] = '(';
+			out[o++] = '?';
+		} else if (*p == ')' && --depth == 0) {
+			out[o++] = ')';
+		} else if (*p == ',' && depth == 1) {
+			out[o++] = ',';
+			out[o++] = ' ';
+			out[o++] = '?';
+		} else if (depth == 0) {
+			out[o++] = *p;
+		}
+	}
+	out[o] = 0;
+}
+
+/* A class method by its name: `new` (generated from `def initialize`),
+ * `new_*` (JSON::Serializable's new_from_json_pull_parser), `allocate`;
+ * the named-argument expansion ("new:id:name") counts as its method. */
+static bool class_method_name(const char *name)
+{
+	size_t base = strcspn(name, ":");
+
+	return (base == 3 && !strncmp(name, "new", 3)) || !strncmp(name, "new_", 4) ||
+	       (base == 8 && !strncmp(name, "allocate", 8));
+}
+
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '?' || c == '!';
+}
+
+/* A type written in source: Foo, Foo::Bar, Foo(A, B(C)) (its length, 0 if
+ * none); *free: a parameter is a type variable (one capital: T, K, V). */
+static size_t type_literal(const char *s, size_t len, bool *free)
+{
+	size_t n = 0;
+
+	*free = false;
+	for (;;) {
+		if (n >= len || s[n] < 'A' || s[n] > 'Z')
+			return 0;
+		while (n < len && ident_char(s[n]) && s[n] != '?' && s[n] != '!')
+			n++;
+		if (n + 2 < len && s[n] == ':' && s[n + 1] == ':') {
+			n += 2;
+			continue;
+		}
+		break;
+	}
+	if (n < len && s[n] == '(') {
+		int depth = 0;
+		size_t tok = 0;
+
+		for (; n < len; n++) {
+			char c = s[n];
+
+			if (c == '(' || c == ')' || c == ',' || c == '|' || c == ' ') {
+				/* the token that just ended: one capital letter */
+				if (tok == 1 && s[n - 1] >= 'A' && s[n - 1] <= 'Z')
+					*free = true;
+				tok = 0;
+			} else {
+				tok++;
+			}
+			if (c == '(')
+				depth++;
+			else if (c == ')' && --depth == 0)
+				return n + 1;
+		}
+		return 0;
+	}
+	return n;
+}
+
+/* The method `base` of n bytes at s[0], a whole word. */
+static bool word_at(const char *s, size_t len, const char *base, size_t n)
+{
+	return len >= n && !memcmp(s, base, n) && (len == n || !ident_char(s[n]));
+}
+
+/*
+ * What the text at the call's column says of the receiver (the column is
+ * where the call expression starts, receiver included): a type written
+ * there ("Array(Item).new", "[] of String", "{} of String => Int32") into
+ * out, 1; the method itself, with no receiver (implicit self, or the `def
+ * initialize` a generated `new` calls), 2; else 0.
+ */
+enum { RECEIVER_UNKNOWN, RECEIVER_TYPE, RECEIVER_SELF };
+
+static int call_receiver(struct source_cache *sc, const struct crystal_inline_site *site,
+			 const char *base, size_t base_len, char *out, size_t outlen)
+{
+	const struct source_file *f;
+	const char *s;
+	size_t len, n;
+	bool free;
+
+	if (!site->call_file || !site->call_line || !site->call_column ||
+	    !ends_with(site->call_file, ".cr"))
+		return RECEIVER_UNKNOWN;
+	f = get_file(sc, site->call_file);
+	s = f->data ? line_at(f, site->call_line, &len) : NULL;
+	if (!s || site->call_column > len)
+		return RECEIVER_UNKNOWN;
+	s += site->call_column - 1;
+	len -= site->call_column - 1;
+	if (word_at(s, len, base, base_len) || (len > 4 && !strncmp(s, "def ", 4)))
+		return RECEIVER_SELF;
+	/* [] of T, {} of K => V: Array(T).new, Hash(K, V).new */
+	if (base_len == 3 && !strncmp(base, "new", 3) && len > 6 &&
+	    (!strncmp(s, "[] of ", 6) || !strncmp(s, "{} of ", 6))) {
+		bool hash = s[0] == '{';
+		size_t k = type_literal(s + 6, len - 6, &free), v = 0;
+		bool vfree = false;
+
+		if (!k || free)
+			return RECEIVER_UNKNOWN;
+		if (hash) {
+			if (len < 6 + k + 4 || strncmp(s + 6 + k, " => ", 4))
+				return RECEIVER_UNKNOWN;
+			v = type_literal(s + 6 + k + 4, len - 6 - k - 4, &vfree);
+			if (!v || vfree)
+				return RECEIVER_UNKNOWN;
+			snprintf(out, outlen, "Hash(%.*s, %.*s)", (int)k, s + 6, (int)v, s + 10 + k);
+		} else {
+			snprintf(out, outlen, "Array(%.*s)", (int)k, s + 6);
+		}
+		return RECEIVER_TYPE;
+	}
+	n = type_literal(s, len, &free);
+	if (!n || free || n + 1 + base_len > len || s[n] != '.' ||
+	    !word_at(s + n + 1, len - n - 1, base, base_len))
+		return RECEIVER_UNKNOWN;
+	snprintf(out, outlen, "%.*s", (int)n, s);
+	return RECEIVER_TYPE;
+}
+
+/* The receiver's type in a function's symbol ("*Foo(Int32)@Bar#baz<...>"
+ * -> "Foo(Int32)"), 0 when it has none (a top-level function). */
+static bool symbol_owner(const char *symbol, char *out, size_t outlen)
+{
+	int depth = 0;
+	const char *p;
+
+	if (!symbol || symbol[0] != '*')
+		return false;
+	for (p = ++symbol; *p; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth--;
+		else if (!depth && (*p == '@' || *p == '#' || *p == '<' ||
+				    (p[0] == ':' && p[1] == ':' && p[2] >= 'a' && p[2] <= 'z')))
+			break;
+	}
+	if (!*p || *p == '<' || p == symbol || (size_t)(p - symbol) >= outlen)
+		return false;
+	memcpy(out, symbol, (size_t)(p - symbol));
+	out[p - symbol] = 0;
+	return out[0] >= 'A' && out[0] <= 'Z';
+}
+
+/* The last "::"-separated part of a type, without its parameters. */
+static size_t base_of(const char *type, const char **start)
+{
+	const char *last = type;
+
+	for (const char *p = type; *p && *p != '('; p++)
+		if (p[0] == ':' && p[1] == ':')
+			last = p + 2;
+	*start = last;
+	return strcspn(last, "(");
+}
+
+/* `def Array.new(...)` at a file's top level: the type it reopens. */
+static bool def_on_type(const char *s, size_t len, char *out, size_t outlen)
+{
+	const char *def = s ? memmem(s, len, "def ", 4) : NULL;
+	size_t n;
+	bool free;
+
+	if (!def)
+		return false;
+	len -= (size_t)(def + 4 - s);
+	s = def + 4;
+	n = type_literal(s, len, &free);
+	if (!n || n >= len || s[n] != '.' || n >= outlen)
+		return false;
+	memcpy(out, s, n);
+	out[n] = 0;
+	return true;
+}
+
+char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site *site)
+{
+	char owner[MAX_NAME], shown[MAX_NAME + 8], recv[MAX_NAME];
+	const char *name = site->name, *s = NULL, *def, *sep = "#", *a, *b;
+	const struct source_file *f;
+	size_t len = 0, base_len = strcspn(name, ":");
+	bool have_owner;
+	char *out;
+	int r;
+
+	if (!site->decl_file || !site->decl_line || !ends_with(site->decl_file, ".cr"))
 		return NULL;
-	f = get_file(sc, decl_file);
-	if (!f->data || !owner_of(f, decl_line, owner, sizeof(owner)))
+	/* a proc literal, by its place, as its symbol names it */
+	if (!strcmp(name, "->"))
+		return asprintf(&out, "~procProc@%s:%" PRIu32, site->decl_file,
+				site->decl_line) < 0 ? NULL : out;
+	/* a constant's initializer, a fun: already its symbol */
+	if (name[0] == '~' || !strncmp(name, "__crystal", 9))
 		return NULL;
-	s = line_at(f, decl_line, &len);
+	f = get_file(sc, site->decl_file);
+	if (f->data)
+		s = line_at(f, site->decl_line, &len);
+	have_owner = f->data && (owner_of(f, site->decl_line, owner, sizeof(owner)) ||
+				 def_on_type(s, len, owner, sizeof(owner)));
 	def = s ? memmem(s, len, "def ", 4) : NULL;
-	/* `new` is generated from `def initialize`; `def self.x` is a class method */
-	if (!strcmp(name, "new") || (def && (size_t)(s + len - def) > 9 &&
-					 !strncmp(def + 4, "self.", 5)))
+	/* `def self.x`, `def Type.x`: a class method */
+	if (class_method_name(name) ||
+	    (def && (size_t)(s + len - def) > 9 && !strncmp(def + 4, "self.", 5)) ||
+	    (def && def_on_type(s, len, recv, sizeof(recv))))
 		sep = "::";
-	if (asprintf(&out, "%s%s%s", owner, sep, name) < 0)
+	r = call_receiver(sc, site, name, base_len, recv, sizeof(recv));
+	if (r == RECEIVER_TYPE) {
+		/* written where it is called: the instantiation; a name relative
+		 * to the caller's namespace ("Parser" for JSON::Parser) by the
+		 * declaring type's */
+		size_t na = base_of(recv, &a), nb = have_owner ? base_of(owner, &b) : 0;
+
+		if (have_owner && !strchr(recv, ':') && na == nb && !strncmp(a, b, na))
+			snprintf(shown, sizeof(shown), "%.*s%s", (int)(b - owner), owner, recv);
+		else
+			snprintf(shown, sizeof(shown), "%s", recv);
+		sep = "::";	/* Type.method */
+	} else if (r == RECEIVER_SELF && site->caller_file &&
+		   !strcmp(site->caller_file, site->call_file) &&
+		   symbol_owner(site->caller_symbol, recv, sizeof(recv))) {
+		/* implicit self: the caller's receiver, whose method this is */
+		snprintf(shown, sizeof(shown), "%s", recv);
+	} else if (have_owner) {
+		unknown_params(owner, shown, sizeof(shown));
+	} else {
+		return NULL;
+	}
+	/* '*' as a function's symbol starts: the display rule drops a named
+	 * argument expansion (":id:name") as it does for those */
+	if (asprintf(&out, "*%s%s%s", shown, sep, name) < 0)
 		return NULL;
 	return out;
 }

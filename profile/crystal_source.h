@@ -32,13 +32,41 @@ struct source_cache {
  * executable's directory), after the current directory. */
 void source_cache_set_base(struct source_cache *sc, const char *dir);
 
+/* An inlined call, as DWARF tells it (inline_index.h), and the symbol of
+ * the frame it was inlined into, as the symbolizer named it. */
+struct crystal_inline_site {
+	const char *name;		/* the method: "new", "push", "new:id:name" */
+	const char *decl_file;
+	uint32_t decl_line;
+	const char *call_file;
+	uint32_t call_line, call_column;
+	const char *caller_symbol;	/* "*Foo@Bar#baz<...>", or NULL */
+	const char *caller_file;	/* where the caller is defined, or NULL */
+};
+
 /*
- * "Owner::name" (class methods, new) or "Owner#name" (instance methods), or
- * NULL when the file is not Crystal, cannot be read, or the method is at top
- * level. The result is malloc'd.
+ * An inlined function's symbol, as the compiler would have written it
+ * without the argument and return types ("*Array(Item)::new",
+ * "*Item#label"): Crystal's DWARF names only the method. Its owner, first
+ * found wins:
+ *   - a type written where it is called ("Array(Item).new", "[] of Item",
+ *     "{} of String => Int32"; a name relative to the declaring type's
+ *     namespace, "Parser", completed by it), a class method;
+ *   - called without a receiver (implicit self, or the `def initialize` a
+ *     generated `new` calls) from the caller's own file: the caller's
+ *     receiver (a block the compiler inlined, as String.build's, has no
+ *     frame of its own: its code is in another file);
+ *   - the type whose body declares it, its parameters unknown
+ *     ("*Hash(?, ?)::new"), or the type a top-level `def Array.new`
+ *     reopens.
+ * Class methods (new, new_*, allocate, def self., def Type.) take "::",
+ * others "#"; a named-argument expansion is kept ("*Item::new:id:name",
+ * which the display rule drops). A proc literal ("->") is named by its
+ * place as its symbol would be. NULL when the file is not Crystal, cannot
+ * be read, or the method is at top level. The result is malloc'd.
  */
-char *crystal_qualify(struct source_cache *sc, const char *name,
-		      const char *decl_file, uint32_t decl_line);
+char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site *site);
+
 /*
  * The method whose body holds line of file, as a symbol names it:
  * "Owner#name", "Owner::name" (def self.name), or "name" at top level;

@@ -13,6 +13,19 @@ struct subprog_range {
 	Dwarf_Off die;		/* the DW_TAG_subprogram */
 };
 
+/* A concrete subprogram that is an out-of-line copy of an abstract one. */
+struct outline_copy {
+	Dwarf_Off origin;
+	uint64_t addr;		/* its low_pc, in the Dwfl address space */
+};
+
+static int by_origin(const void *a, const void *b)
+{
+	const struct outline_copy *x = a, *y = b;
+
+	return x->origin < y->origin ? -1 : x->origin > y->origin;
+}
+
 static int by_low(const void *a, const void *b)
 {
 	const struct subprog_range *x = a, *y = b;
@@ -42,7 +55,29 @@ static void add_ranges(struct inline_index *ix, size_t *cap, Dwarf_Die *die,
 }
 
 /* Subprograms are children of the CU, or of namespaces and classes (C++). */
-static void scan_children(struct inline_index *ix, size_t *cap, Dwarf_Die *parent,
+/* The abstract origin a DIE names, or 0. */
+static Dwarf_Off origin_of(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+
+	if (!dwarf_attr(die, DW_AT_abstract_origin, &attr) || !dwarf_formref_die(&attr, &origin))
+		return 0;
+	return dwarf_dieoffset(&origin);
+}
+
+static void add_outline(struct inline_index *ix, size_t *cap, Dwarf_Die *die, Dwarf_Addr bias)
+{
+	Dwarf_Off origin = origin_of(die);
+	Dwarf_Addr low;
+
+	if (!origin || dwarf_lowpc(die, &low))
+		return;
+	ix->outlines = grow_array(ix->outlines, cap, ix->nr_outlines + 1, sizeof(*ix->outlines));
+	ix->outlines[ix->nr_outlines++] = (struct outline_copy){ origin, low + bias };
+}
+
+static void scan_children(struct inline_index *ix, size_t *cap, size_t *ocap, Dwarf_Die *parent,
 			  Dwarf_Addr bias, int level)
 {
 	Dwarf_Die child;
@@ -53,12 +88,13 @@ static void scan_children(struct inline_index *ix, size_t *cap, Dwarf_Die *paren
 		switch (dwarf_tag(&child)) {
 		case DW_TAG_subprogram:
 			add_ranges(ix, cap, &child, bias);
+			add_outline(ix, ocap, &child, bias);
 			break;
 		case DW_TAG_namespace:
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_module:
-			scan_children(ix, cap, &child, bias, level + 1);
+			scan_children(ix, cap, ocap, &child, bias, level + 1);
 			break;
 		}
 	} while (!dwarf_siblingof(&child, &child));
@@ -69,7 +105,7 @@ static void build(struct inline_index *ix, Dwfl_Module *mod)
 	Dwarf_Addr bias;
 	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
 	Dwarf_Off off = 0, next;
-	size_t header_size, cap = 0;
+	size_t header_size, cap = 0, ocap = 0;
 
 	ix->built = 1;
 	if (!dw)
@@ -78,11 +114,30 @@ static void build(struct inline_index *ix, Dwfl_Module *mod)
 		Dwarf_Die cu;
 
 		if (dwarf_offdie(dw, off + header_size, &cu))
-			scan_children(ix, &cap, &cu, bias, 0);
+			scan_children(ix, &cap, &ocap, &cu, bias, 0);
 		off = next;
 	}
 	if (ix->nr > 1)	/* ranges is NULL when there are none */
 		qsort(ix->ranges, ix->nr, sizeof(*ix->ranges), by_low);
+	if (ix->nr_outlines > 1)
+		qsort(ix->outlines, ix->nr_outlines, sizeof(*ix->outlines), by_origin);
+}
+
+static uint64_t outline_of(const struct inline_index *ix, Dwarf_Off origin)
+{
+	size_t lo = 0, hi = ix->nr_outlines;
+
+	while (origin && lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->outlines[mid].origin == origin)
+			return ix->outlines[mid].addr;
+		if (ix->outlines[mid].origin < origin)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
 }
 
 static const struct subprog_range *find(const struct inline_index *ix, uint64_t addr)
@@ -174,6 +229,8 @@ int inline_index_lookup(struct inline_index *ix, Dwfl_Module *mod, uint64_t addr
 				c->decl_line = udata_of(&child, DW_AT_decl_line);
 				c->call_file = file_of(&child, DW_AT_call_file);
 				c->call_line = udata_of(&child, DW_AT_call_line);
+				c->call_column = udata_of(&child, DW_AT_call_column);
+				c->outline_addr = outline_of(ix, origin_of(&child));
 			}
 			scope = child;
 			found = true;
@@ -190,7 +247,10 @@ int inline_index_lookup(struct inline_index *ix, Dwfl_Module *mod, uint64_t addr
 void inline_index_free(struct inline_index *ix)
 {
 	free(ix->ranges);
+	free(ix->outlines);
 	ix->ranges = NULL;
+	ix->outlines = NULL;
 	ix->nr = 0;
+	ix->nr_outlines = 0;
 	ix->built = 0;
 }

@@ -17,9 +17,13 @@
 
 struct subprog_range;
 
+struct outline_copy;
+
 struct inline_index {
 	struct subprog_range *ranges;
 	size_t nr;
+	struct outline_copy *outlines;	/* by origin */
+	size_t nr_outlines;
 	int built;
 };
 
@@ -30,6 +34,13 @@ struct inline_call {
 	uint32_t decl_line;
 	const char *call_file;	/* where it was called from (in its caller), or NULL */
 	uint32_t call_line;
+	uint32_t call_column;	/* where the call expression starts, receiver included */
+	/* Where the same function (the same abstract origin: one
+	 * instantiation) also has a copy of its own, whose symbol names it
+	 * whole (Crystal's DWARF names an inlined function by its bare
+	 * method name, "push"): its entry in the Dwfl address space, 0 if
+	 * none. */
+	uint64_t outline_addr;
 };
 
 #define INLINE_MAX_DEPTH 32

@@ -480,6 +480,20 @@ static char *proc_name(struct symbolizer *s, const char *symbol)
 	return out;
 }
 
+/* Where the function holding daddr starts, by the line table: the file
+ * that defines it. */
+static const char *function_file(struct sym_module *mod, uint64_t daddr)
+{
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *file = NULL;
+	uint32_t line = 0;
+
+	if (dwfl_module_addrinfo(mod->mod, daddr, &off, &sym, NULL, NULL, NULL))
+		lookup_line(mod, daddr - off, &file, &line);
+	return file;
+}
+
 /* Crystal 1.6 names a proc literal's function with its place
  * ("~procProc(Nil)@/app/src/app.cr:50"), 1.21 without: then the place is
  * where its code starts, from the line table ("~procProc(Nil)@FILE:LINE"
@@ -544,10 +558,27 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 					INLINE_MAX_DEPTH);
 	}
 	f = *frames = xcalloc((size_t)n + 1, sizeof(*f));
-	for (int i = 0; i <= n; i++) {
+	/* outermost first: an inlined call's owner may be its caller's */
+	for (int i = n; i >= 0; i--) {
 		if (i < n) {
-			f[i].symbol = crystal_qualify(&s->sources, calls[i].name,
-						      calls[i].decl_file, calls[i].decl_line);
+			/* an out-of-line copy's symbol names the instantiation */
+			const char *copy = calls[i].outline_addr ?
+				symbol_index_lookup(&mod->symbols, mod->mod, calls[i].outline_addr) :
+				NULL;
+			const struct crystal_inline_site site = {
+				.name = calls[i].name,
+				.decl_file = calls[i].decl_file,
+				.decl_line = calls[i].decl_line,
+				.call_file = calls[i].call_file,
+				.call_line = calls[i].call_line,
+				.call_column = calls[i].call_column,
+				.caller_symbol = f[i + 1].symbol,
+				.caller_file = i + 1 < n ? calls[i + 1].decl_file :
+					       function_file(mod, daddr),
+			};
+
+			f[i].symbol = copy && copy[0] == '*' ? xmemdup_str(copy, strlen(copy)) :
+				crystal_qualify(&s->sources, &site);
 			if (!f[i].symbol)
 				f[i].symbol = xmemdup_str(calls[i].name, strlen(calls[i].name));
 		} else {

@@ -195,8 +195,8 @@ static bool find_store(struct scan *s, uint64_t ret, uint32_t *id, uint64_t *at)
 	return false;
 }
 
-/* "Hash(K, V)": a generic type as its source declares it, not the
- * instantiation being built. */
+/* "Hash(K, V)", "Hash(?, ?)": a generic type as its source declares it,
+ * or with its parameters unknown, not the instantiation being built. */
 static bool generic_form(const char *type)
 {
 	const char *p = strchr(type, '(');
@@ -206,7 +206,7 @@ static bool generic_form(const char *type)
 	for (p++; *p && *p != ')'; p++) {
 		while (*p == ' ')
 			p++;
-		if (*p < 'A' || *p > 'Z' || (p[1] != ',' && p[1] != ')'))
+		if (((*p < 'A' || *p > 'Z') && *p != '?') || (p[1] != ',' && p[1] != ')'))
 			return false;
 		p++;
 		if (*p == ')')

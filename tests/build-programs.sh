@@ -79,7 +79,7 @@ GC_SRC=${ALYS_GC_SRC:-/var/cache/alys-bpf/libgc-src}
 D13_ROOT=${ALYS_D13_ROOT:-/var/cache/alys-bpf/trixie}
 D13_LIB=$D13_ROOT/usr/lib/x86_64-linux-gnu
 MT_PROGRAMS="faults"
-RELEASE_PROGRAMS="callchain census deep_stacks sample_sites sleeper"
+RELEASE_PROGRAMS="callchain census deep_stacks http_names sample_sites sleeper"
 RELEASE_ONLY="deep_stacks"
 
 # is_mt NAME: NAME is built multi-threaded only.

@@ -277,7 +277,7 @@ check_match "ak: flamegraph names make_points" "$(grep -c 'make_points' "$T/ak.s
 # --- inlined frames in the --release build ------------------------------------
 cline=$(grep -n '^    leaves << Leaf.new(i.to_i64)$' "$ALYS_ROOT/tests/programs/callchain.cr" | cut -d: -f1)
 check_eq "ccr: every Leaf allocation shows the inlined Leaf.new right above chain_c" \
-	"$(json_query "$T/ccr.json" "sum(1 for e in select(kind='malloc_atomic', size=40) if any(a['name'] == 'Leaf.new' and a.get('symbol') == 'Leaf::new' and a.get('inlined') and 'chain_c' in b['name'] and a['ip'] == b['ip'] and b.get('line') == $cline for a, b in zip(e['stack'], e['stack'][1:])))")" $N
+	"$(json_query "$T/ccr.json" "sum(1 for e in select(kind='malloc_atomic', size=40) if any(a['name'] == 'Leaf.new' and a.get('symbol') == '*Leaf::new' and a.get('inlined') and 'chain_c' in b['name'] and a['ip'] == b['ip'] and b.get('line') == $cline for a, b in zip(e['stack'], e['stack'][1:])))")" $N
 check_eq "ccr: pprof location carries Leaf.new as an inlined Line" \
 	"$(pprof_query "$T/ccr.pb.gz" "multi_line_with('Leaf.new')")" 1
 check_match "ccr: folded stack has chain_c;Leaf.new, the allocator's frames trimmed" \

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Inlined frames of --release binaries, named as their physical copies are
+ * (profile/crystal_source.c crystal_qualify, then the display rule). Each
+ * case is a DW_TAG_inlined_subroutine read from a real binary: Debian's
+ * Crystal 1.6 building fixtures/inline_names.cr and
+ * bench/workloads/http_json.cr with --release (DWARF names the method
+ * alone, its declaration, the call's file, line and column); the expected
+ * name is what the symbol of the same instantiation shows, or "?" for the
+ * type parameters the binary does not hold. The standard library's source
+ * is Debian's (/usr/lib/crystal/lib, the package's).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crystal_display.h"
+#include "crystal_source.h"
+#include "unit_check.h"
+
+#define STD "/usr/lib/crystal/lib/"
+#define FIX "tests/unit/fixtures/inline_names.cr"
+
+struct inline_case {
+	const char *what;
+	struct crystal_inline_site site;
+	const char *want;	/* displayed; NULL: qualify gives nothing */
+};
+
+static const struct inline_case cases[] = {
+	{ "a type written at the call: Array(Item).new",
+	  { "new", STD "array.cr", 94, FIX, 32, 11, "*run<Int32>:Nil", FIX }, "Array(Item).new" },
+	{ "the initialize a generated new calls: the new's owner",
+	  { "initialize", STD "array.cr", 94, STD "array.cr", 94, 3, "*Array(Item)::new",
+	    STD "array.cr" }, "Array(Item)#initialize" },
+	{ "Array(String).new", { "new", STD "array.cr", 94, FIX, 33, 13, "*run<Int32>:Nil", FIX },
+	  "Array(String).new" },
+	{ "Hash(String, Int32).new",
+	  { "new", STD "hash.cr", 197, FIX, 34, 12, "*run<Int32>:Nil", FIX },
+	  "Hash(String, Int32).new" },
+	{ "Hash's initialize", { "initialize", STD "hash.cr", 197, STD "hash.cr", 197, 3,
+				 "*Hash(String, Int32)::new", STD "hash.cr" },
+	  "Hash(String, Int32)#initialize" },
+	{ "[] of Point: Array(Point).new",
+	  { "new", STD "array.cr", 94, FIX, 35, 12, "*run<Int32>:Nil", FIX }, "Array(Point).new" },
+	{ "an array literal: the instantiation unknown, a class method",
+	  { "unsafe_build", STD "array.cr", 192, FIX, 37, 78, "*run<Int32>:Nil", FIX },
+	  "Array(?).unsafe_build" },
+	{ "Array(T).new in the standard library: T is not a type",
+	  { "new", STD "array.cr", 112, STD "array.cr", 193, 11, "*Array(?)::unsafe_build",
+	    STD "array.cr" }, "Array(?).new" },
+	{ "named arguments: Item.new, the expansion dropped",
+	  { "new:id:name:email:tags", FIX, 10, FIX, 37, 10, "*run<Int32>:Nil", FIX }, "Item.new" },
+	{ "... its initialize", { "initialize", FIX, 10, FIX, 10, 3,
+				  "*Item::new:id:name:email:tags", FIX }, "Item#initialize" },
+	{ "items << it: a local's type is not in the binary",
+	  { "<<", STD "array.cr", 415, FIX, 38, 5, "*run<Int32>:Nil", FIX }, "Array(?)#<<" },
+	{ "def self.make: Item.make", { "make", FIX, 13, FIX, 39, 16, "*run<Int32>:Nil", FIX },
+	  "Item.make" },
+	{ "an instance method of a plain class", { "label", FIX, 17, FIX, 40, 16, "*run<Int32>:Nil",
+						   FIX }, "Item#label" },
+	{ "new in a block String.build inlined (no frame of its own): not the caller's",
+	  { "new", STD "string/builder.cr", 11, STD "string/builder.cr", 26, 15, "*Item#label",
+	    FIX }, "String::Builder.new" },
+	{ "push(value) from Array#<<: the caller's instantiation",
+	  { "push", STD "array.cr", 1358, STD "array.cr", 416, 5,
+	    "*Array(String)@Array(T)#<<<String>:Array(String)", STD "array.cr" },
+	  "Array(String)#push" },
+	{ "Array(Item).from_json, defined as def Object.from_json",
+	  { "from_json", STD "json/from_json.cr", 11, FIX, 46, 10, "*run<Int32>:Nil", FIX },
+	  "Array(Item).from_json" },
+	{ "... the new it calls, defined as def Array.new at top level",
+	  { "new", STD "json/from_json.cr", 199, STD "json/from_json.cr", 13, 3,
+	    "*Array(Item)::from_json", STD "json/from_json.cr" }, "Array(Item).new" },
+	{ "new_from_json_pull_parser: declared at the include, a class method",
+	  { "new_from_json_pull_parser", FIX, 4, FIX, 4, 3, "*Array(Item)::new", STD
+	    "json/from_json.cr" }, "Item.new_from_json_pull_parser" },
+	{ "JSON.parse", { "parse", STD "json.cr", 134, FIX, 47, 9, "*run<Int32>:Nil", FIX },
+	  "JSON.parse" },
+	{ "Parser.new written in JSON's namespace: JSON::Parser.new",
+	  { "new", STD "json/parser.cr", 6, STD "json.cr", 135, 5, "*JSON::parse", STD "json.cr" },
+	  "JSON::Parser.new" },
+	{ "Hash(String, Int32).from_json",
+	  { "from_json", STD "json/from_json.cr", 11, FIX, 48, 7, "*run<Int32>:Nil", FIX },
+	  "Hash(String, Int32).from_json" },
+	{ "new:internal from HTTP::Request.from_io: a class method of the caller's type",
+	  { "new:internal", STD "http/request.cr", 64, STD "http/request.cr", 137, 17,
+	    "*HTTP::Request::from_io:max_request_line_size:max_headers_size<IO, Int32, Int32>:"
+	    "(HTTP::Request | HTTP::Status | Nil)", STD "http/request.cr" }, "HTTP::Request.new" },
+	{ "upsert from the physical Hash#[]=",
+	  { "upsert", STD "hash.cr", 332, STD "hash.cr", 1000, 5,
+	    "*Hash(String, Int32)@Hash(K, V)#[]=<String, Int32>:Int32", STD "hash.cr" },
+	  "Hash(String, Int32)#upsert" },
+	{ "Hash(Thread, T).new: T unknown", { "new", STD "hash.cr", 197,
+					       STD "crystal/thread_local_value.cr", 3, 13,
+					       "*Crystal::ThreadLocalValue(?)::new",
+					       STD "crystal/thread_local_value.cr" },
+	  "Hash(?, ?).new" },
+	{ "a proc literal: by its place",
+	  { "->", STD "log/dispatch.cr", 51, STD "log/dispatch.cr", 51, 7, NULL, NULL },
+	  "proc@dispatch.cr:51" },
+	{ "a constant's initializer is its own symbol",
+	  { "~STDOUT:read", STD "kernel.cr", 70, NULL, 0, 0, NULL, NULL }, NULL },
+	{ "a fun is its own symbol",
+	  { "__crystal_malloc64", STD "gc.cr", 17, NULL, 0, 0, NULL, NULL }, NULL },
+	{ "a top-level method has no owner", { "run", FIX, 31, FIX, 55, 1, NULL, NULL }, NULL },
+};
+
+int main(void)
+{
+	struct source_cache sc = { 0 };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct inline_case *c = &cases[i];
+		char *symbol = crystal_qualify(&sc, &c->site);
+		char shown[512] = "(null)";
+		char what[600];
+
+		if (symbol)
+			crystal_display(symbol, CRYSTAL_SHORT, shown, sizeof(shown));
+		snprintf(what, sizeof(what), "%s: %s (symbol %s)", c->what, c->want ? c->want : "none",
+			 symbol ? symbol : "none");
+		check(what, c->want ? symbol && !strcmp(shown, c->want) : !symbol);
+		if (c->want && (!symbol || strcmp(shown, c->want)))
+			printf("#   shown: %s\n", shown);
+		free(symbol);
+	}
+	source_cache_free(&sc);
+	return unit_summary();
+}
