@@ -171,8 +171,29 @@ static size_t type_decl(const char *s, size_t len, const char **name)
 	return 0;
 }
 
-/* Enclosing types of line n, outermost first, joined by "::" into out. */
-static bool owner_of(const struct source_file *f, uint32_t n, char *out, size_t outlen)
+/*
+ * Whether a type declared on line s (past its indent) is only ever a
+ * receiver's ancestor: a module, an abstract type, or a root every value
+ * descends from (reopened without `abstract`: `class Object`, `struct
+ * Int`). A method it declares runs on some type below it.
+ */
+static bool virtual_decl(const char *s, size_t len, const char *name, size_t nlen)
+{
+	static const char *const roots[] = { "Object", "Reference", "Value", "Struct",
+					     "Number", "Int", "Float" };
+
+	if ((len > 9 && !strncmp(s, "abstract ", 9)) || starts_word(s, len, "module"))
+		return true;
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+		if (nlen == strlen(roots[i]) && !strncmp(name, roots[i], nlen))
+			return true;
+	return false;
+}
+
+/* Enclosing types of line n, outermost first, joined by "::" into out;
+ * *virt (if given): the innermost is virtual_decl. */
+static bool owner_of(const struct source_file *f, uint32_t n, char *out, size_t outlen,
+		     bool *virt)
 {
 	const char *parts[16];
 	size_t part_len[16], nparts = 0, len, threshold, pos = 0;
@@ -184,8 +205,11 @@ static bool owner_of(const struct source_file *f, uint32_t n, char *out, size_t 
 	/* the type's own line: where a `new` the compiler generates for it
 	 * (no initialize written) is declared */
 	if (threshold < len && (part_len[0] = type_decl(s + threshold, len - threshold,
-							&parts[0])))
+							&parts[0]))) {
 		nparts = 1;
+		if (virt)
+			*virt = virtual_decl(s + threshold, len - threshold, parts[0], part_len[0]);
+	}
 	while (threshold > 0 && --n > 0 && nparts < 16) {
 		size_t ind, nlen;
 		const char *name;
@@ -197,6 +221,8 @@ static bool owner_of(const struct source_file *f, uint32_t n, char *out, size_t 
 		threshold = ind;
 		nlen = type_decl(s + ind, len - ind, &name);
 		if (nlen) {
+			if (!nparts && virt)
+				*virt = virtual_decl(s + ind, len - ind, name, nlen);
 			parts[nparts] = name;
 			part_len[nparts++] = nlen;
 		} else if (len - ind >= 3 && !strncmp(s + ind, "end", 3)) {
@@ -435,7 +461,7 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 	const char *name = site->name, *s = NULL, *def, *sep = "#", *a, *b;
 	const struct source_file *f;
 	size_t len = 0, base_len = strcspn(name, ":");
-	bool have_owner;
+	bool have_owner, virt = false;
 	char *out;
 	int r;
 
@@ -451,7 +477,7 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 	f = get_file(sc, site->decl_file);
 	if (f->data)
 		s = line_at(f, site->decl_line, &len);
-	have_owner = f->data && (owner_of(f, site->decl_line, owner, sizeof(owner)) ||
+	have_owner = f->data && (owner_of(f, site->decl_line, owner, sizeof(owner), &virt) ||
 				 def_on_type(s, len, owner, sizeof(owner)));
 	def = s ? memmem(s, len, "def ", 4) : NULL;
 	/* `def self.x`, `def Type.x`: a class method */
@@ -478,6 +504,11 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 		snprintf(shown, sizeof(shown), "%s", recv);
 	} else if (have_owner) {
 		unknown_params(owner, shown, sizeof(shown));
+		/* an instance method of a module or an abstract type runs on a
+		 * type below it, which one the binary does not say: "IO+", as
+		 * Crystal writes such a receiver */
+		if (virt && !strcmp(sep, "#") && strlen(shown) + 1 < sizeof(shown))
+			strcat(shown, "+");
 	} else {
 		return NULL;
 	}
@@ -527,7 +558,7 @@ char *crystal_enclosing_def(struct source_cache *sc, const char *file, uint32_t 
 			;
 		if (!n)
 			return NULL;
-		if (owner_of(f, k, owner, sizeof(owner)))
+		if (owner_of(f, k, owner, sizeof(owner), NULL))
 			return xasprintf("%s%s%.*s", owner, sep, (int)n, name);
 		return xasprintf("%.*s", (int)n, name);
 	}

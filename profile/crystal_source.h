@@ -58,7 +58,8 @@ struct crystal_inline_site {
  *     frame of its own: its code is in another file);
  *   - the type whose body declares it, its parameters unknown
  *     ("*Hash(?, ?)::new"), or the type a top-level `def Array.new`
- *     reopens.
+ *     reopens; a module's, an abstract type's or a root's instance method
+ *     runs on a type below it: "*IO+#<<".
  * Class methods (new, new_*, allocate, def self., def Type.) take "::",
  * others "#"; a named-argument expansion is kept ("*Item::new:id:name",
  * which the display rule drops). A proc literal ("->") is named by its
