@@ -56,7 +56,8 @@ PACKAGES=(
 	wrk
 	# profile.proto (/usr/share/gocode/src/github.com/google/pprof/proto),
 	# for decoding the converter's pprof output with protoc in the tests;
-	# go tool pprof, to open it as users do
+	# google/pprof's own parser and CheckValid (tests/pprof_check, built
+	# against it); go tool pprof, to open it as users do
 	golang-github-google-pprof-dev golang-go
 	# the flamegraph and timeline SVGs opened in a real browser, driven as
 	# a user would (click, search): tests/e2e/svg_in_browser.py

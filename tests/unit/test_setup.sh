@@ -132,7 +132,8 @@ check_eq "fresh machine: every library linked has its package installed" "${miss
 # Tools the tests run by path, not found on a fresh machine without them.
 for tool_pkg in /usr/bin/time:time /usr/bin/protoc:protobuf-compiler /usr/bin/xmllint:libxml2-utils \
 	/usr/bin/dot:graphviz /usr/bin/chromium:chromium /usr/bin/curl:curl /usr/bin/wrk:wrk \
-	/usr/bin/go:golang-go; do
+	/usr/bin/go:golang-go \
+	/usr/share/gocode/src/github.com/google/pprof/profile:golang-github-google-pprof-dev; do
 	check "fresh machine: ${tool_pkg%%:*} (package ${tool_pkg#*:}) installed" \
 		grep -qx "${tool_pkg#*:}" "$STATE/installed"
 done
