@@ -277,13 +277,16 @@ static void unknown_params(const char *owner, char *out, size_t outlen)
 }
 
 /* A class method by its name: `new` (generated from `def initialize`),
- * `new_*` (JSON::Serializable's new_from_json_pull_parser), `allocate`;
- * the named-argument expansion ("new:id:name") counts as its method. */
-static bool class_method_name(const char *name)
+ * `allocate`, and a `new_*` a macro wrote (declared where the macro is
+ * used, not on a def line: JSON::Serializable's new_from_json_pull_parser;
+ * a written `def new_event` is an instance method); the named-argument
+ * expansion ("new:id:name") counts as its method. */
+static bool class_method_name(const char *name, bool on_def_line)
 {
 	size_t base = strcspn(name, ":");
 
-	return (base == 3 && !strncmp(name, "new", 3)) || !strncmp(name, "new_", 4) ||
+	return (base == 3 && !strncmp(name, "new", 3)) ||
+	       (!on_def_line && !strncmp(name, "new_", 4)) ||
 	       (base == 8 && !strncmp(name, "allocate", 8));
 }
 
@@ -368,7 +371,11 @@ static int call_receiver(struct source_cache *sc, const struct crystal_inline_si
 		return RECEIVER_UNKNOWN;
 	s += site->call_column - 1;
 	len -= site->call_column - 1;
-	if (word_at(s, len, base, base_len) || (len > 4 && !strncmp(s, "def ", 4)))
+	/* a method named by a word (not an operator: "-(1 << n)" is no call
+	 * of - on self), or the `def initialize` a generated new calls */
+	if ((ident_char(base[0]) && word_at(s, len, base, base_len)) ||
+	    (base_len == 10 && !strncmp(base, "initialize", 10) && len >= 4 &&
+	     !strncmp(s, "def ", 4) && word_at(s + 4, len - 4, base, base_len)))
 		return RECEIVER_SELF;
 	/* [] of T, {} of K => V: Array(T).new, Hash(K, V).new */
 	if (base_len == 3 && !strncmp(base, "new", 3) && len > 6 &&
@@ -394,6 +401,9 @@ static int call_receiver(struct source_cache *sc, const struct crystal_inline_si
 	n = type_literal(s, len, &free);
 	if (!n || free || n + 1 + base_len > len || s[n] != '.' ||
 	    !word_at(s + n + 1, len - n - 1, base, base_len))
+		return RECEIVER_UNKNOWN;
+	/* a lib's type is an alias of another (LibC::SizeT is UInt64) */
+	if (!strncmp(s, "Lib", 3))
 		return RECEIVER_UNKNOWN;
 	snprintf(out, outlen, "%.*s", (int)n, s);
 	return RECEIVER_TYPE;
@@ -481,7 +491,7 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 				 def_on_type(s, len, owner, sizeof(owner)));
 	def = s ? memmem(s, len, "def ", 4) : NULL;
 	/* `def self.x`, `def Type.x`: a class method */
-	if (class_method_name(name) ||
+	if (class_method_name(name, def != NULL) ||
 	    (def && (size_t)(s + len - def) > 9 && !strncmp(def + 4, "self.", 5)) ||
 	    (def && def_on_type(s, len, recv, sizeof(recv))))
 		sep = "::";
