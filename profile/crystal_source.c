@@ -349,7 +349,7 @@ static bool word_at(const char *s, size_t len, const char *base, size_t n)
  * What the text at the call's column says of the receiver (the column is
  * where the call expression starts, receiver included): a type written
  * there ("Array(Item).new", "[] of String", "{} of String => Int32") into
- * out, 1; the method itself, with no receiver (implicit self, or the `def
+ * out, 1; the method itself, with no receiver or `self.` (implicit self, or the `def
  * initialize` a generated `new` calls), 2; else 0.
  */
 enum { RECEIVER_UNKNOWN, RECEIVER_TYPE, RECEIVER_SELF };
@@ -374,6 +374,7 @@ static int call_receiver(struct source_cache *sc, const struct crystal_inline_si
 	/* a method named by a word (not an operator: "-(1 << n)" is no call
 	 * of - on self), or the `def initialize` a generated new calls */
 	if ((ident_char(base[0]) && word_at(s, len, base, base_len)) ||
+	    (len > 5 && !strncmp(s, "self.", 5) && word_at(s + 5, len - 5, base, base_len)) ||
 	    (base_len == 10 && !strncmp(base, "initialize", 10) && len >= 4 &&
 	     !strncmp(s, "def ", 4) && word_at(s + 4, len - 4, base, base_len)))
 		return RECEIVER_SELF;
@@ -491,7 +492,9 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 				 def_on_type(s, len, owner, sizeof(owner)));
 	def = s ? memmem(s, len, "def ", 4) : NULL;
 	/* `def self.x`, `def Type.x`: a class method */
+	/* a module extended for its class methods (the ClassMethods idiom) */
 	if (class_method_name(name, def != NULL) ||
+	    (have_owner && ends_with(owner, "ClassMethods")) ||
 	    (def && (size_t)(s + len - def) > 9 && !strncmp(def + 4, "self.", 5)) ||
 	    (def && def_on_type(s, len, recv, sizeof(recv))))
 		sep = "::";
