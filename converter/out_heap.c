@@ -9,8 +9,8 @@
  * first word names no type is counted as a block that holds pointers or
  * not.
  */
-#include <limits.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,22 +212,37 @@ static void type_rows(const struct model *m, const struct heap *h, struct block_
 	free(done);
 }
 
-/* A source file of Crystal's standard library (Debian's /usr/lib/crystal,
- * the tarballs' share/crystal/src), not the program's. */
-/* The standard library: where packages and the official tarballs put it
- * (.../crystal/src/), or any SRC/ holding prelude.cr (a compiler built
- * from its source tree, whose DWARF names that tree). */
+/* A source file of Crystal's standard library, not the program's: where
+ * packages and the official tarballs put it (Debian's /usr/lib/crystal/lib,
+ * the tarballs' share/crystal/src), or any SRC/ holding prelude.cr (a
+ * compiler built from its source tree, whose DWARF names that tree). The
+ * last SRC/ looked at is remembered: a stack's frames share a few. */
 static bool stdlib_file(const char *file)
 {
+	static char last_src[PATH_MAX];
+	static bool last_is_std;
 	const char *src = strstr(file, "/src/");
 	char prelude[PATH_MAX];
 
 	if (strstr(file, "/crystal/lib/") || strstr(file, "/crystal/src/"))
 		return true;
-	for (; src; src = strstr(src + 1, "/src/"))
-		if (snprintf(prelude, sizeof(prelude), "%.*s/src/prelude.cr", (int)(src - file),
-			     file) < (int)sizeof(prelude) && !access(prelude, F_OK))
+	for (; src; src = strstr(src + 1, "/src/")) {
+		int n = snprintf(prelude, sizeof(prelude), "%.*s/src/prelude.cr", (int)(src - file),
+				 file);
+		bool is_std;
+
+		if (n < 0 || n >= (int)sizeof(prelude))
+			continue;
+		if (!strcmp(prelude, last_src)) {
+			is_std = last_is_std;
+		} else {
+			is_std = !access(prelude, F_OK);
+			memcpy(last_src, prelude, (size_t)n + 1);
+			last_is_std = is_std;
+		}
+		if (is_std)
 			return true;
+	}
 	return false;
 }
 

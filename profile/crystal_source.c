@@ -468,11 +468,11 @@ static bool def_on_type(const char *s, size_t len, char *out, size_t outlen)
 
 char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site *site)
 {
-	char owner[MAX_NAME], shown[MAX_NAME + 8], recv[MAX_NAME];
+	char owner[MAX_NAME], shown[MAX_NAME + 8], recv[MAX_NAME], reopened[MAX_NAME];
 	const char *name = site->name, *s = NULL, *def, *sep = "#", *a, *b;
 	const struct source_file *f;
 	size_t len = 0, base_len = strcspn(name, ":");
-	bool have_owner, virt = false;
+	bool have_owner, on_type, virt = false;
 	char *out;
 	int r;
 
@@ -488,15 +488,18 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 	f = get_file(sc, site->decl_file);
 	if (f->data)
 		s = line_at(f, site->decl_line, &len);
-	have_owner = f->data && (owner_of(f, site->decl_line, owner, sizeof(owner), &virt) ||
-				 def_on_type(s, len, owner, sizeof(owner)));
+	on_type = def_on_type(s, len, reopened, sizeof(reopened));
+	have_owner = f->data && owner_of(f, site->decl_line, owner, sizeof(owner), &virt);
+	if (!have_owner && on_type) {
+		memcpy(owner, reopened, sizeof(owner));
+		have_owner = true;
+	}
 	def = s ? memmem(s, len, "def ", 4) : NULL;
-	/* `def self.x`, `def Type.x`: a class method */
-	/* a module extended for its class methods (the ClassMethods idiom) */
-	if (class_method_name(name, def != NULL) ||
+	/* class methods: `def self.x`, `def Type.x`, and a module extended for
+	 * them (the ClassMethods idiom) */
+	if (class_method_name(name, def != NULL) || on_type ||
 	    (have_owner && ends_with(owner, "ClassMethods")) ||
-	    (def && (size_t)(s + len - def) > 9 && !strncmp(def + 4, "self.", 5)) ||
-	    (def && def_on_type(s, len, recv, sizeof(recv))))
+	    (def && (size_t)(s + len - def) > 9 && !strncmp(def + 4, "self.", 5)))
 		sep = "::";
 	r = call_receiver(sc, site, name, base_len, recv, sizeof(recv));
 	if (r == RECEIVER_TYPE) {

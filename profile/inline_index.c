@@ -54,7 +54,6 @@ static void add_ranges(struct inline_index *ix, size_t *cap, Dwarf_Die *die,
 	}
 }
 
-/* Subprograms are children of the CU, or of namespaces and classes (C++). */
 /* The abstract origin a DIE names, or 0. */
 static Dwarf_Off origin_of(Dwarf_Die *die)
 {
@@ -77,6 +76,7 @@ static void add_outline(struct inline_index *ix, size_t *cap, Dwarf_Die *die, Dw
 	ix->outlines[ix->nr_outlines++] = (struct outline_copy){ origin, low + bias };
 }
 
+/* Subprograms are children of the CU, or of namespaces and classes (C++). */
 static void scan_children(struct inline_index *ix, size_t *cap, size_t *ocap, Dwarf_Die *parent,
 			  Dwarf_Addr bias, int level)
 {

@@ -480,37 +480,27 @@ static char *proc_name(struct symbolizer *s, const char *symbol)
 	return out;
 }
 
-/* Where the function holding daddr starts, by the line table: the file
- * that defines it. */
-static const char *function_file(struct sym_module *mod, uint64_t daddr)
+/* Where the function holding daddr starts, by the line table: the place
+ * that defines it (file NULL when unknown). */
+static void function_start(struct sym_module *mod, uint64_t daddr, const char **file,
+			   uint32_t *line)
 {
 	GElf_Off off = 0;
 	GElf_Sym sym;
-	const char *file = NULL;
-	uint32_t line = 0;
 
+	*file = NULL;
+	*line = 0;
 	if (dwfl_module_addrinfo(mod->mod, daddr, &off, &sym, NULL, NULL, NULL))
-		lookup_line(mod, daddr - off, &file, &line);
-	return file;
+		lookup_line(mod, daddr - off, file, line);
 }
 
 /* Crystal 1.6 names a proc literal's function with its place
  * ("~procProc(Nil)@/app/src/app.cr:50"), 1.21 without: then the place is
- * where its code starts, from the line table ("~procProc(Nil)@FILE:LINE"
- * for the namers; the symbol itself is kept). NULL: not such a proc. */
-static char *proc_placed(struct symbolizer *s, struct sym_module *mod, uint64_t daddr,
-			 const char *symbol)
+ * where its code starts ("~procProc(Nil)@FILE:LINE" for the namers; the
+ * symbol itself is kept). NULL: not such a proc, or no place known. */
+static char *proc_placed(const char *symbol, const char *file, uint32_t line)
 {
-	GElf_Off off = 0;
-	GElf_Sym sym;
-	const char *file = NULL;
-	uint32_t line = 0;
-
-	if (!s->opt.want_dwarf || strncmp(symbol, "~proc", 5) || strchr(symbol, '@') ||
-	    !dwfl_module_addrinfo(mod->mod, daddr, &off, &sym, NULL, NULL, NULL))
-		return NULL;
-	lookup_line(mod, daddr - off, &file, &line);
-	if (!file || !line)
+	if (strncmp(symbol, "~proc", 5) || strchr(symbol, '@') || !file || !line)
 		return NULL;
 	return xasprintf("%s@%s:%" PRIu32, symbol, file, line);
 }
@@ -525,10 +515,10 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 	uint64_t addr = return_addr ? ip - 1 : ip;
 	const struct trace_mapping *m = trace_find_mapping(s->t, addr);
 	struct inline_call calls[INLINE_MAX_DEPTH];
-	const char *name, *file = NULL;
+	const char *name, *file = NULL, *start_file = NULL;
 	struct sym_module *mod;
 	struct sym_frame *f;
-	uint32_t line = 0;
+	uint32_t line = 0, start_line = 0;
 	uint64_t daddr;
 	int n = 0;
 
@@ -557,6 +547,10 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 		n = inline_index_lookup(&mod->inlines, mod->mod, daddr, calls,
 					INLINE_MAX_DEPTH);
 	}
+	/* the function's own place, where needed: the file its inlined
+	 * calls' caller is defined in, a 1.21 proc's name */
+	if (s->opt.want_dwarf && (n || (!strncmp(name, "~proc", 5) && !strchr(name, '@'))))
+		function_start(mod, daddr, &start_file, &start_line);
 	f = *frames = xcalloc((size_t)n + 1, sizeof(*f));
 	/* outermost first: an inlined call's owner may be its caller's */
 	for (int i = n; i >= 0; i--) {
@@ -573,8 +567,7 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 				.call_line = calls[i].call_line,
 				.call_column = calls[i].call_column,
 				.caller_symbol = f[i + 1].symbol,
-				.caller_file = i + 1 < n ? calls[i + 1].decl_file :
-					       function_file(mod, daddr),
+				.caller_file = i + 1 < n ? calls[i + 1].decl_file : start_file,
 			};
 
 			f[i].symbol = copy && copy[0] == '*' ? xmemdup_str(copy, strlen(copy)) :
@@ -587,7 +580,8 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 		if (s->opt.full_names) {
 			f[i].name = f[i].symbol;
 		} else {
-			char *placed = i == n ? proc_placed(s, mod, daddr, f[i].symbol) : NULL;
+			char *placed = i == n ? proc_placed(f[i].symbol, start_file, start_line) :
+					 NULL;
 			const char *by = placed ? placed : f[i].symbol;
 
 			if (!(f[i].name = proc_name(s, by)))

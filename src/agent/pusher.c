@@ -94,6 +94,16 @@ static void free_request(struct request *r)
 	free(r);
 }
 
+/* Whether a count said on stderr is due again: at 1, then each time it
+ * has doubled since it was last said (a failing server is not a flood). */
+static bool say_due(uint64_t count, uint64_t *said)
+{
+	if (count < *said * 2 + 1)
+		return false;
+	*said = count;
+	return true;
+}
+
 /* Under p->lock. */
 static void unlink_request(struct pusher *p, struct request *r)
 {
@@ -123,11 +133,9 @@ static void enqueue(struct pusher *p, struct request *r)
 			free_request(old);
 			p->st.dropped++;
 		}
-		if (p->st.dropped >= p->dropped_said * 2 + 1) {
+		if (say_due(p->st.dropped, &p->dropped_said))
 			say(p, "the queue is full (--push-queue %u): %llu profiles dropped so far\n",
 			    p->o.queue, (unsigned long long)p->st.dropped);
-			p->dropped_said = p->st.dropped;
-		}
 	}
 	r->next = NULL;
 	if (p->tail)
@@ -215,14 +223,12 @@ static void render_window(struct pusher *p, struct push_source *src, bool last)
 		pthread_mutex_lock(&p->lock);
 		if (w.samples_cut) {
 			p->st.windows_cut++;
-			if (p->st.windows_cut >= p->cut_said * 2 + 1) {
+			if (say_due(p->st.windows_cut, &p->cut_said))
 				say(p, "pid %d: a window held more stacks than a server takes in one "
 				    "profile (%u samples, %zu bytes): the smallest %u went as one "
 				    "\"[other stacks]\" sample (%llu windows so far)\n", src->pid,
 				    p->lim.max_samples, p->lim.max_bytes, w.samples_cut,
 				    (unsigned long long)p->st.windows_cut);
-				p->cut_said = p->st.windows_cut;
-			}
 		}
 		enqueue(p, r);
 		pthread_mutex_unlock(&p->lock);
@@ -428,13 +434,11 @@ static void *sender_main(void *arg)
 			unlink_request(p, r);
 			free_request(r);
 			p->st.expired++;
-			if (p->st.expired >= p->expired_said * 2 + 1) {
+			if (say_due(p->st.expired, &p->expired_said))
 				say(p, "%llu profiles older than %llu s dropped unsent: servers refuse "
 				    "them (Pyroscope: outside of the ingestion window); %s has not "
 				    "taken any for that long\n", (unsigned long long)p->st.expired,
 				    (unsigned long long)(p->max_age_ns / 1000000000ull), p->url);
-				p->expired_said = p->st.expired;
-			}
 			continue;
 		}
 		p->in_flight = r;
