@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crystal_names.h"
 #include "util.h"
 
 /* Sources larger than this are not Crystal programs we should scan. */
@@ -171,29 +172,38 @@ static size_t type_decl(const char *s, size_t len, const char **name)
 	return 0;
 }
 
+/* What a declaring type says of the receiver: it is that type, or a type
+ * below an abstract one or a root, or (an instance method) an includer of
+ * a module. */
+enum { VIRT_NONE, VIRT_TYPE, VIRT_MODULE };
+
 /*
  * Whether a type declared on line s (past its indent) is only ever a
  * receiver's ancestor: a module, an abstract type, or a root every value
  * descends from (reopened without `abstract`: `class Object`, `struct
  * Int`). A method it declares runs on some type below it.
  */
-static bool virtual_decl(const char *s, size_t len, const char *name, size_t nlen)
+static int virtual_decl(const char *s, size_t len, const char *name, size_t nlen)
 {
+	/* concrete in source, but what runs is a type below them: an enum's
+	 * own type, an Exception's subclass */
 	static const char *const roots[] = { "Object", "Reference", "Value", "Struct",
-					     "Number", "Int", "Float" };
+					     "Number", "Int", "Float", "Enum", "Exception" };
 
-	if ((len > 9 && !strncmp(s, "abstract ", 9)) || starts_word(s, len, "module"))
-		return true;
+	if (starts_word(s, len, "module"))
+		return VIRT_MODULE;
+	if (len > 9 && !strncmp(s, "abstract ", 9))
+		return VIRT_TYPE;
 	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
 		if (nlen == strlen(roots[i]) && !strncmp(name, roots[i], nlen))
-			return true;
-	return false;
+			return VIRT_TYPE;
+	return VIRT_NONE;
 }
 
 /* Enclosing types of line n, outermost first, joined by "::" into out;
  * *virt (if given): the innermost is virtual_decl. */
 static bool owner_of(const struct source_file *f, uint32_t n, char *out, size_t outlen,
-		     bool *virt)
+		     int *virt)
 {
 	const char *parts[16];
 	size_t part_len[16], nparts = 0, len, threshold, pos = 0;
@@ -258,6 +268,12 @@ static void unknown_params(const char *owner, char *out, size_t outlen)
 {
 	size_t o = 0;
 	int depth = 0;
+
+	/* generic, with parameters the compiler declares, not the source */
+	if (!strcmp(owner, "Tuple") || !strcmp(owner, "NamedTuple") || !strcmp(owner, "Proc")) {
+		snprintf(out, outlen, "%s(?)", owner);
+		return;
+	}
 
 	for (const char *p = owner; *p && o + 4 < outlen; p++) {
 		if (*p == '(' && depth++ == 0) {
@@ -339,6 +355,131 @@ static size_t type_literal(const char *s, size_t len, bool *free)
 	return n;
 }
 
+static bool spell_union(const char **p, const char *end, char *out, size_t outlen, int depth);
+
+/* One type of a written type, as Crystal spells it in symbols: {A, B} is
+ * Tuple(A, B), A* Pointer(A), Bytes Slice(UInt8). */
+static bool spell_one(const char **p, const char *end, char *out, size_t outlen, int depth)
+{
+	char inner[MAX_NAME], wrapped[MAX_NAME];
+	const char *s = *p;
+	size_t n = 0;
+	int w;
+
+	if (depth > 8 || s >= end)
+		return false;
+	if (*s == '{') {
+		*p = s + 1;
+		if (!spell_union(p, end, inner, sizeof(inner), depth + 1) || *p >= end || **p != '}')
+			return false;
+		(*p)++;
+		w = snprintf(out, outlen, "Tuple(%s)", inner);
+	} else {
+		while (s + n < end && (ident_char(s[n]) || (s[n] == ':' && s + n + 1 < end &&
+							     s[n + 1] == ':'))) {
+			n += s[n] == ':' ? 2 : 1;
+		}
+		if (!n || s[0] < 'A' || s[0] > 'Z')
+			return false;
+		*p = s + n;
+		if (*p < end && **p == '(') {
+			(*p)++;
+			if (!spell_union(p, end, inner, sizeof(inner), depth + 1) || *p >= end ||
+			    **p != ')')
+				return false;
+			(*p)++;
+			w = snprintf(out, outlen, "%.*s(%s)", (int)n, s, inner);
+		} else if (n == 5 && !strncmp(s, "Bytes", 5)) {
+			w = snprintf(out, outlen, "Slice(UInt8)");
+		} else {
+			w = snprintf(out, outlen, "%.*s", (int)n, s);
+		}
+	}
+	if (w < 0 || (size_t)w >= outlen)
+		return false;
+	while (*p < end && **p == '*') {
+		(*p)++;
+		w = snprintf(wrapped, sizeof(wrapped), "Pointer(%s)", out);
+		if (w < 0 || (size_t)w >= outlen || (size_t)w >= sizeof(wrapped))
+			return false;
+		memcpy(out, wrapped, (size_t)w + 1);
+	}
+	return true;
+}
+
+/* Types separated by ", " or " | ", up to the bracket closing them. */
+static bool spell_union(const char **p, const char *end, char *out, size_t outlen, int depth)
+{
+	size_t o = 0;
+
+	for (;;) {
+		size_t k;
+
+		/* a named tuple's "key: " */
+		for (k = 0; *p + k < end && (ident_char((*p)[k]) && !((*p)[0] >= 'A' && (*p)[0] <= 'Z'));
+		     k++)
+			;
+		if (k && *p + k + 1 < end && (*p)[k] == ':' && (*p)[k + 1] == ' ') {
+			if (o + k + 2 >= outlen)
+				return false;
+			memcpy(out + o, *p, k + 2);
+			o += k + 2;
+			*p += k + 2;
+		}
+		if (!spell_one(p, end, out + o, outlen - o, depth))
+			return false;
+		o += strlen(out + o);
+		for (k = 0; *p + k < end && (*p)[k] == ' '; k++)
+			;
+		if (*p + k >= end || ((*p)[k] != ',' && (*p)[k] != '|'))
+			return true;
+		if (o + 4 >= outlen)
+			return false;
+		memcpy(out + o, (*p)[k] == ',' ? ", " : " | ", (*p)[k] == ',' ? 3 : 4);
+		o += (*p)[k] == ',' ? 2 : 3;
+		*p += k + 1;
+		while (*p < end && **p == ' ')
+			(*p)++;
+	}
+}
+
+/* A type written in source (n bytes at s) as its symbols spell it. */
+static bool spell_type(const char *s, size_t n, char *out, size_t outlen)
+{
+	const char *p = s;
+
+	return spell_union(&p, s + n, out, outlen, 0) && p == s + n;
+}
+
+/* type_literal, and also a tuple {A, B} and pointers (Void*): what may
+ * follow "[] of ". */
+static size_t written_type(const char *s, size_t len, bool *free)
+{
+	size_t n = 0;
+
+	*free = false;
+	if (len && s[0] == '{') {
+		int depth = 0;
+
+		for (; n < len; n++) {
+			if (s[n] == '{' || s[n] == '(')
+				depth++;
+			else if ((s[n] == '}' || s[n] == ')') && --depth == 0)
+				break;
+			else if (s[n] >= 'A' && s[n] <= 'Z' && (n + 1 == len || !ident_char(s[n + 1])) &&
+				 !ident_char(s[n - 1]))
+				*free = true;	/* {T, U} */
+		}
+		if (n++ >= len)
+			return 0;
+	} else {
+		n = type_literal(s, len, free);
+	}
+	while (n && n < len && s[n] == '*')
+		n++;
+	return n;
+}
+
 /* The method `base` of n bytes at s[0], a whole word. */
 static bool word_at(const char *s, size_t len, const char *base, size_t n)
 {
@@ -359,6 +500,7 @@ static int call_receiver(struct source_cache *sc, const struct crystal_inline_si
 {
 	const struct source_file *f;
 	const char *s;
+	char key[MAX_NAME], value[MAX_NAME];
 	size_t len, n;
 	bool free;
 
@@ -382,31 +524,33 @@ static int call_receiver(struct source_cache *sc, const struct crystal_inline_si
 	if (base_len == 3 && !strncmp(base, "new", 3) && len > 6 &&
 	    (!strncmp(s, "[] of ", 6) || !strncmp(s, "{} of ", 6))) {
 		bool hash = s[0] == '{';
-		size_t k = type_literal(s + 6, len - 6, &free), v = 0;
+		size_t k = written_type(s + 6, len - 6, &free), v = 0;
 		bool vfree = false;
+		int w;
 
 		if (!k || free)
+			return RECEIVER_UNKNOWN;
+		if (!spell_type(s + 6, k, key, sizeof(key)))
 			return RECEIVER_UNKNOWN;
 		if (hash) {
 			if (len < 6 + k + 4 || strncmp(s + 6 + k, " => ", 4))
 				return RECEIVER_UNKNOWN;
-			v = type_literal(s + 6 + k + 4, len - 6 - k - 4, &vfree);
-			if (!v || vfree)
+			v = written_type(s + 6 + k + 4, len - 6 - k - 4, &vfree);
+			if (!v || vfree || !spell_type(s + 10 + k, v, value, sizeof(value)))
 				return RECEIVER_UNKNOWN;
-			snprintf(out, outlen, "Hash(%.*s, %.*s)", (int)k, s + 6, (int)v, s + 10 + k);
+			w = snprintf(out, outlen, "Hash(%s, %s)", key, value);
 		} else {
-			snprintf(out, outlen, "Array(%.*s)", (int)k, s + 6);
+			w = snprintf(out, outlen, "Array(%s)", key);
 		}
-		return RECEIVER_TYPE;
+		return w > 0 && (size_t)w < outlen ? RECEIVER_TYPE : RECEIVER_UNKNOWN;
 	}
 	n = type_literal(s, len, &free);
 	if (!n || free || n + 1 + base_len > len || s[n] != '.' ||
 	    !word_at(s + n + 1, len - n - 1, base, base_len))
 		return RECEIVER_UNKNOWN;
 	/* a lib's type is an alias of another (LibC::SizeT is UInt64) */
-	if (!strncmp(s, "Lib", 3))
+	if (!strncmp(s, "Lib", 3) || !spell_type(s, n, out, outlen))
 		return RECEIVER_UNKNOWN;
-	snprintf(out, outlen, "%.*s", (int)n, s);
 	return RECEIVER_TYPE;
 }
 
@@ -447,6 +591,37 @@ static size_t base_of(const char *type, const char **start)
 	return strcspn(last, "(");
 }
 
+/* The receiver of the instance methods of the declaring type (named in
+ * full, parameters aside: "Array" for Array(T), or a module's "Indexable"
+ * its includers define from) that an inlined body calls out of line, when
+ * they agree on one: that body most likely runs on the same self. */
+static bool owner_from_callees(const struct crystal_inline_site *site, const char *owner,
+			       char *out, size_t outlen)
+{
+	size_t nb = strcspn(owner, "(");
+	bool found = false;
+
+	for (size_t i = 0; i < site->nr_callees; i++) {
+		struct crystal_sym s;
+		const char *by;
+		size_t nc;
+
+		if (!crystal_parse(site->callees[i], &s) || s.sep != '#' || !s.owner_len ||
+		    s.owner_len >= outlen)
+			continue;
+		by = s.definer_len ? s.definer : s.owner;
+		nc = s.definer_len ? s.definer_len : s.owner_len;
+		if (nc < nb || strncmp(by, owner, nb) || (nc > nb && by[nb] != '('))
+			continue;
+		if (found && (strlen(out) != s.owner_len || strncmp(out, s.owner, s.owner_len)))
+			return false;	/* two receivers: which one is self? */
+		memcpy(out, s.owner, s.owner_len);
+		out[s.owner_len] = 0;
+		found = true;
+	}
+	return found;
+}
+
 /* `def Array.new(...)` at a file's top level: the type it reopens. */
 static bool def_on_type(const char *s, size_t len, char *out, size_t outlen)
 {
@@ -472,7 +647,8 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 	const char *name = site->name, *s = NULL, *def, *sep = "#", *a, *b;
 	const struct source_file *f;
 	size_t len = 0, base_len = strcspn(name, ":");
-	bool have_owner, on_type, virt = false;
+	bool have_owner, on_type;
+	int virt = VIRT_NONE;
 	char *out;
 	int r;
 
@@ -502,13 +678,21 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 	    (def && (size_t)(s + len - def) > 9 && !strncmp(def + 4, "self.", 5)))
 		sep = "::";
 	r = call_receiver(sc, site, name, base_len, recv, sizeof(recv));
-	if (r == RECEIVER_TYPE) {
+	if (have_owner && !strcmp(sep, "#") &&
+	    owner_from_callees(site, owner, shown, sizeof(shown))) {
+		/* the receiver its body passes on */
+	} else if (r == RECEIVER_TYPE) {
 		/* written where it is called: the instantiation; a name relative
 		 * to the caller's namespace ("Parser" for JSON::Parser) by the
 		 * declaring type's */
 		size_t na = base_of(recv, &a), nb = have_owner ? base_of(owner, &b) : 0;
 
-		if (have_owner && !strchr(recv, ':') && na == nb && !strncmp(a, b, na))
+		if (have_owner && !strchr(recv, '(') && strchr(b, '(') && na == nb &&
+		    !strncmp(a, b, na))
+			/* a generic type without its arguments (Slice.new(n, 0_u8)):
+			 * the compiler infers them */
+			unknown_params(owner, shown, sizeof(shown));
+		else if (have_owner && !strchr(recv, ':') && na == nb && !strncmp(a, b, na))
 			snprintf(shown, sizeof(shown), "%.*s%s", (int)(b - owner), owner, recv);
 		else
 			snprintf(shown, sizeof(shown), "%s", recv);
@@ -523,7 +707,8 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 		/* an instance method of a module or an abstract type runs on a
 		 * type below it, which one the binary does not say: "IO+", as
 		 * Crystal writes such a receiver */
-		if (virt && !strcmp(sep, "#") && strlen(shown) + 1 < sizeof(shown))
+		if (((virt != VIRT_NONE && !strcmp(sep, "#")) || virt == VIRT_TYPE) &&
+		    strlen(shown) + 1 < sizeof(shown))
 			strcat(shown, "+");
 	} else {
 		return NULL;

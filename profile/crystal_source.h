@@ -42,6 +42,10 @@ struct crystal_inline_site {
 	uint32_t call_line, call_column;
 	const char *caller_symbol;	/* "*Foo@Bar#baz<...>", or NULL */
 	const char *caller_file;	/* where the caller is defined, or NULL */
+	/* the symbols of the functions its own code calls or jumps to out of
+	 * line (not its inlined callees'), "*Array(Item)@Array(T)#check_..." */
+	const char *const *callees;
+	size_t nr_callees;
 };
 
 /*
@@ -49,9 +53,13 @@ struct crystal_inline_site {
  * without the argument and return types ("*Array(Item)::new",
  * "*Item#label"): Crystal's DWARF names only the method. Its owner, first
  * found wins:
+ *   - an instance method of the same type that its body calls out of
+ *     line ("Array(T)#push" calls "*Array(Item)@Array(T)#check_needs_resize"):
+ *     one receiver among them, its receiver;
  *   - a type written where it is called ("Array(Item).new", "[] of Item",
  *     "{} of String => Int32"; a name relative to the declaring type's
- *     namespace, "Parser", completed by it), a class method;
+ *     namespace, "Parser", completed by it), spelled as symbols spell it
+ *     ("Void*" is "Pointer(Void)"), a class method;
  *   - called without a receiver (implicit self, or the `def initialize` a
  *     generated `new` calls) from the caller's own file: the caller's
  *     receiver (a block the compiler inlined, as String.build's, has no
@@ -59,7 +67,8 @@ struct crystal_inline_site {
  *   - the type whose body declares it, its parameters unknown
  *     ("*Hash(?, ?)::new"), or the type a top-level `def Array.new`
  *     reopens; a module's, an abstract type's or a root's instance method
- *     runs on a type below it: "*IO+#<<".
+ *     runs on a type below it: "*IO+#<<", "*Exception+#initialize" (and
+ *     a class method of the latter two: "*Int+::from_io").
  * Class methods (new, new_*, allocate, def self., def Type.) take "::",
  * others "#"; a named-argument expansion is kept ("*Item::new:id:name",
  * which the display rule drops). A proc literal ("->") is named by its

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "inline_index.h"
 
+#include <capstone/capstone.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -231,6 +234,7 @@ int inline_index_lookup(struct inline_index *ix, Dwfl_Module *mod, uint64_t addr
 				c->call_line = udata_of(&child, DW_AT_call_line);
 				c->call_column = udata_of(&child, DW_AT_call_column);
 				c->outline_addr = outline_of(ix, origin_of(&child));
+				c->die = dwarf_dieoffset(&child);
 			}
 			scope = child;
 			found = true;
@@ -244,8 +248,163 @@ int inline_index_lookup(struct inline_index *ix, Dwfl_Module *mod, uint64_t addr
 	return n;
 }
 
+struct span {
+	uint64_t low, high;
+};
+
+static int by_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->low < y->low ? -1 : x->low > y->low;
+}
+
+/* The code of the inlined calls below die (through lexical blocks), which
+ * is theirs, not die's own. */
+static void add_holes(Dwarf_Die *die, struct span **holes, size_t *nr, size_t *cap, int level)
+{
+	Dwarf_Die child;
+
+	if (level > INLINE_MAX_DEPTH || dwarf_child(die, &child))
+		return;
+	do {
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+
+		if (dwarf_tag(&child) == DW_TAG_lexical_block) {
+			add_holes(&child, holes, nr, cap, level + 1);
+			continue;
+		}
+		if (dwarf_tag(&child) != DW_TAG_inlined_subroutine)
+			continue;
+		while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0) {
+			*holes = grow_array(*holes, cap, *nr + 1, sizeof(**holes));
+			(*holes)[(*nr)++] = (struct span){ start, end };
+		}
+	} while (!dwarf_siblingof(&child, &child));
+}
+
+/* The bytes at ELF address a, and how many follow in its section. */
+static const uint8_t *code_at(Elf *elf, GElf_Addr a, size_t *avail)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || a < sh.sh_addr || a >= sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || a - sh.sh_addr >= d->d_size)
+			return NULL;
+		*avail = d->d_size - (size_t)(a - sh.sh_addr);
+		return (const uint8_t *)d->d_buf + (a - sh.sh_addr);
+	}
+	return NULL;
+}
+
+/* The targets of the direct calls and jumps (e8/e9 rel32) in [low, high) of
+ * the Dwfl address space, appended to ix->callees. */
+static void scan_calls(struct inline_index *ix, Dwfl_Module *mod, uint64_t low, uint64_t high,
+		       size_t first)
+{
+	GElf_Addr ebias;
+	Elf *elf = dwfl_module_getelf(mod, &ebias);
+	const uint8_t *code;
+	uint64_t addr = low - ebias;
+	size_t avail = 0, left;
+	cs_insn *in;
+
+	if (!elf || low < ebias || !(code = code_at(elf, addr, &avail)))
+		return;
+	left = high - low < avail ? (size_t)(high - low) : avail;
+	in = cs_malloc((csh)ix->cs);
+	if (!in)
+		return;
+	while (cs_disasm_iter((csh)ix->cs, &code, &left, &addr, in)) {
+		int32_t rel;
+		uint64_t target;
+		size_t k;
+
+		if (in->size != 5 || (in->bytes[0] != 0xe8 && in->bytes[0] != 0xe9))
+			continue;
+		memcpy(&rel, in->bytes + 1, 4);
+		target = in->address + 5 + (uint64_t)(int64_t)rel + ebias;
+		for (k = first; k < ix->nr_callees && ix->callees[k] != target; k++)
+			;
+		if (k < ix->nr_callees)
+			continue;
+		ix->callees = grow_array(ix->callees, &ix->cap_callees, ix->nr_callees + 1,
+					 sizeof(*ix->callees));
+		ix->callees[ix->nr_callees++] = target;
+	}
+	cs_free(in, 1);
+}
+
+size_t inline_index_callees(struct inline_index *ix, Dwfl_Module *mod,
+			    const struct inline_call *call, const uint64_t **targets)
+{
+	const struct u64_slot *hit = u64_table_get(&ix->calls_of, call->die + 1);
+	struct span *holes = NULL;
+	size_t nr_holes = 0, cap_holes = 0, first = ix->nr_callees;
+	Dwarf_Addr dbias, base, start, end;
+	Dwarf *dw;
+	Dwarf_Die die;
+	ptrdiff_t off = 0;
+
+	if (hit) {
+		*targets = ix->callees + hit->a;
+		return hit->b;
+	}
+	*targets = NULL;
+	if (!ix->cs && !ix->cs_failed) {
+		csh h;
+
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) == CS_ERR_OK)
+			ix->cs = (size_t)h;
+		else
+			ix->cs_failed = 1;
+	}
+	dw = dwfl_module_getdwarf(mod, &dbias);
+	if (ix->cs_failed || !dw || !dwarf_offdie(dw, call->die, &die))
+		return 0;
+	add_holes(&die, &holes, &nr_holes, &cap_holes, 0);
+	if (nr_holes > 1)
+		qsort(holes, nr_holes, sizeof(*holes), by_span);
+	while ((off = dwarf_ranges(&die, off, &base, &start, &end)) > 0) {
+		uint64_t at = start;	/* [start, end) less the holes in it */
+
+		for (size_t i = 0; i < nr_holes && at < end; i++) {
+			if (holes[i].high <= at || holes[i].low >= end)
+				continue;
+			if (holes[i].low > at)
+				scan_calls(ix, mod, at + dbias, holes[i].low + dbias, first);
+			at = holes[i].high;
+		}
+		if (at < end)
+			scan_calls(ix, mod, at + dbias, end + dbias, first);
+	}
+	free(holes);
+	u64_table_put(&ix->calls_of, call->die + 1, first, (uint32_t)(ix->nr_callees - first));
+	*targets = ix->callees + first;
+	return ix->nr_callees - first;
+}
+
 void inline_index_free(struct inline_index *ix)
 {
+	if (ix->cs) {
+		csh h = (csh)ix->cs;
+
+		cs_close(&h);
+	}
+	u64_table_free(&ix->calls_of);
+	free(ix->callees);
+	ix->callees = NULL;
+	ix->nr_callees = ix->cap_callees = 0;
+	ix->cs = 0;
+	ix->cs_failed = 0;
 	free(ix->ranges);
 	free(ix->outlines);
 	ix->ranges = NULL;

@@ -13,7 +13,10 @@
 #define ALYS_CONV_INLINE_INDEX_H
 
 #include <elfutils/libdwfl.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "u64_table.h"
 
 struct subprog_range;
 
@@ -25,6 +28,13 @@ struct inline_index {
 	struct outline_copy *outlines;	/* by origin */
 	size_t nr_outlines;
 	int built;
+	/* the out-of-line calls of each inlined call looked at: DIE + 1 ->
+	 * (first in callees, how many) */
+	struct u64_table calls_of;
+	uint64_t *callees;
+	size_t nr_callees, cap_callees;
+	size_t cs;		/* capstone's handle (a csh), 0 before the first */
+	int cs_failed;
 };
 
 /* One inlined call at an address. Strings are owned by libdw. */
@@ -41,6 +51,7 @@ struct inline_call {
 	 * method name, "push"): its entry in the Dwfl address space, 0 if
 	 * none. */
 	uint64_t outline_addr;
+	uint64_t die;		/* its DW_TAG_inlined_subroutine */
 };
 
 #define INLINE_MAX_DEPTH 32
@@ -52,6 +63,16 @@ struct inline_call {
  */
 int inline_index_lookup(struct inline_index *ix, Dwfl_Module *mod, uint64_t addr,
 			struct inline_call *calls, int max);
+
+/*
+ * The functions an inlined call's own code (not its inlined callees') calls
+ * or jumps to: their entry points in the Dwfl address space, in code order,
+ * each once; sets *targets to them (owned by ix, valid until the next call)
+ * and returns how many. An instance method it calls on the same type names
+ * the instantiation the DWARF leaves out.
+ */
+size_t inline_index_callees(struct inline_index *ix, Dwfl_Module *mod,
+			    const struct inline_call *call, const uint64_t **targets);
 void inline_index_free(struct inline_index *ix);
 
 #endif /* ALYS_CONV_INLINE_INDEX_H */

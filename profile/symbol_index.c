@@ -89,6 +89,24 @@ const char *symbol_index_lookup(struct symbol_index *ix, Dwfl_Module *mod, uint6
 	return NULL;
 }
 
+const char *symbol_index_at(struct symbol_index *ix, Dwfl_Module *mod, uint64_t addr)
+{
+	const char *name = symbol_index_lookup(ix, mod, addr);
+	size_t lo = 0, hi = ix->nr;
+
+	while (name && lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->syms[mid].start == addr)
+			return name;
+		if (ix->syms[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 void symbol_index_free(struct symbol_index *ix)
 {
 	free(ix->syms);

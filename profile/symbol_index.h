@@ -30,6 +30,8 @@ struct symbol_index {
  * libdwfl). The name is owned by libelf.
  */
 const char *symbol_index_lookup(struct symbol_index *ix, Dwfl_Module *mod, uint64_t addr);
+/* The function symbol starting exactly at addr (a call's target), or NULL. */
+const char *symbol_index_at(struct symbol_index *ix, Dwfl_Module *mod, uint64_t addr);
 void symbol_index_free(struct symbol_index *ix);
 
 /* The module's symbols' display names, told apart (lib/crystal_display.h). */

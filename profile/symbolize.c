@@ -482,6 +482,24 @@ static char *proc_name(struct symbolizer *s, const char *symbol)
 
 /* Where the function holding daddr starts, by the line table: the place
  * that defines it (file NULL when unknown). */
+#define MAX_CALLEES 32
+
+/* The symbols of the functions an inlined call's own code calls. */
+static size_t callee_symbols(struct sym_module *mod, const struct inline_call *call,
+			     const char *out[MAX_CALLEES])
+{
+	const uint64_t *targets;
+	size_t n = inline_index_callees(&mod->inlines, mod->mod, call, &targets), k = 0;
+
+	for (size_t i = 0; i < n && k < MAX_CALLEES; i++) {
+		const char *name = symbol_index_at(&mod->symbols, mod->mod, targets[i]);
+
+		if (name)
+			out[k++] = name;
+	}
+	return k;
+}
+
 static void function_start(struct sym_module *mod, uint64_t daddr, const char **file,
 			   uint32_t *line)
 {
@@ -559,6 +577,11 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 			const char *copy = calls[i].outline_addr ?
 				symbol_index_lookup(&mod->symbols, mod->mod, calls[i].outline_addr) :
 				NULL;
+			const char *callees[MAX_CALLEES];
+			size_t nr_callees = 0;
+
+			if (!copy || copy[0] != '*')
+				nr_callees = callee_symbols(mod, &calls[i], callees);
 			const struct crystal_inline_site site = {
 				.name = calls[i].name,
 				.decl_file = calls[i].decl_file,
@@ -568,6 +591,8 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 				.call_column = calls[i].call_column,
 				.caller_symbol = f[i + 1].symbol,
 				.caller_file = i + 1 < n ? calls[i + 1].decl_file : start_file,
+				.callees = callees,
+				.nr_callees = nr_callees,
 			};
 
 			f[i].symbol = copy && copy[0] == '*' ? xmemdup_str(copy, strlen(copy)) :
