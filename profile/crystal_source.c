@@ -493,7 +493,7 @@ static bool word_at(const char *s, size_t len, const char *base, size_t n)
  * out, 1; the method itself, with no receiver or `self.` (implicit self, or the `def
  * initialize` a generated `new` calls), 2; else 0.
  */
-enum { RECEIVER_UNKNOWN, RECEIVER_TYPE, RECEIVER_SELF };
+enum { RECEIVER_UNKNOWN, RECEIVER_TYPE, RECEIVER_SELF, RECEIVER_IVAR, RECEIVER_LOCAL };
 
 static int call_receiver(struct source_cache *sc, const struct crystal_inline_site *site,
 			 const char *base, size_t base_len, char *out, size_t outlen)
@@ -520,6 +520,25 @@ static int call_receiver(struct source_cache *sc, const struct crystal_inline_si
 	    (base_len == 10 && !strncmp(base, "initialize", 10) && len >= 4 &&
 	     !strncmp(s, "def ", 4) && word_at(s + 4, len - 4, base, base_len)))
 		return RECEIVER_SELF;
+	/* @ivar.m, @ivar[...], @ivar op x (or a local variable's, a
+	 * parameter's): the variable's name */
+	if (len > 1 && ((s[0] == '@' && s[1] != '@') || (s[0] >= 'a' && s[0] <= 'z') ||
+			s[0] == '_')) {
+		size_t at = s[0] == '@';
+
+		for (n = at; n < len && ident_char(s[n]) && s[n] != '?' && s[n] != '!'; n++)
+			;
+		if (n > at && n < outlen && (at || strncmp(s, "self", n)) &&
+		    ((n + 1 < len && s[n] == '.' && word_at(s + n + 1, len - n - 1, base, base_len)) ||
+		     (base[0] == '[' && s[n] == '[') ||
+		     (!ident_char(base[0]) && base[0] != '[' && n + 1 + base_len < len &&
+		      s[n] == ' ' && !strncmp(s + n + 1, base, base_len) &&
+		      s[n + 1 + base_len] == ' '))) {
+			memcpy(out, s + at, n - at);
+			out[n - at] = 0;
+			return at ? RECEIVER_IVAR : RECEIVER_LOCAL;
+		}
+	}
 	/* [] of T, {} of K => V: Array(T).new, Hash(K, V).new */
 	if (base_len == 3 && !strncmp(base, "new", 3) && len > 6 &&
 	    (!strncmp(s, "[] of ", 6) || !strncmp(s, "{} of ", 6))) {
@@ -622,6 +641,196 @@ static bool owner_from_callees(const struct crystal_inline_site *site, const cha
 	return found;
 }
 
+/* The type instance variable @name is declared with in f ("@buffer :
+ * Pointer(T)", "getter size : Int32", "def initialize(@io : IO)"), the
+ * first found, as symbols spell it. */
+static bool ivar_decl(const struct source_file *f, const char *name, char *out, size_t outlen)
+{
+	static const char *const before[] = { "@", "getter ", "getter! ", "getter? ",
+					      "property ", "property! ", "property? " };
+	size_t nlen = strlen(name);
+
+	for (const char *p = f->data; p && (p = strstr(p, name)); p += nlen) {
+		const char *t = p + nlen, *end = f->data + f->size, *eol;
+		size_t n;
+		bool free;
+
+		if (t + 3 > end || strncmp(t, " : ", 3) || (p > f->data && ident_char(p[-1]) &&
+							      p[-1] != '@'))
+			continue;
+		for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
+			size_t k = strlen(before[i]);
+
+			if ((size_t)(p - f->data) < k || strncmp(p - k, before[i], k) ||
+			    (k > 1 && p - k > f->data && ident_char(p[-k - 1])))
+				continue;
+			t += 3;
+			eol = memchr(t, '\n', (size_t)(end - t));
+			n = written_type(t, (size_t)((eol ? eol : end) - t), &free);
+			return n && spell_type(t, n, out, outlen);
+		}
+	}
+	return false;
+}
+
+/* A type the prelude defines at the top level, whose name nothing
+ * shadows in practice. */
+static bool builtin_type(const char *s, size_t n)
+{
+	static const char *const names[] = {
+		"Bool", "Char", "String", "Symbol", "Nil", "Void", "NoReturn", "Pointer", "Slice",
+		"Array", "Hash", "Tuple", "NamedTuple", "Proc", "StaticArray", "Deque", "Set",
+		"Int8", "Int16", "Int32", "Int64", "Int128", "UInt8", "UInt16", "UInt32", "UInt64",
+		"UInt128", "Float32", "Float64", "Fiber", "Thread" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && !strncmp(s, names[i], n))
+			return true;
+	return false;
+}
+
+/* The parameters of a generic type ("Hash(K, V)" -> K, V) or its
+ * arguments ("Hash(String, Array(Int32))"), split at its top-level
+ * commas; how many (at most max). */
+static size_t type_args(const char *type, const char *arg[], size_t arg_len[], size_t max)
+{
+	const char *p = strchr(type, '(');
+	size_t n = 0;
+	int depth = 0;
+
+	if (!p)
+		return 0;
+	for (const char *a = ++p; *p && n < max; p++) {
+		if (*p == '(' || *p == '{')
+			depth++;
+		else if ((*p == ')' || *p == '}') && depth)
+			depth--;
+		else if ((*p == ',' || *p == ')') && !depth) {
+			while (*a == ' ')
+				a++;
+			arg[n] = a;
+			arg_len[n++] = (size_t)(p - a);
+			if (*p == ')')
+				break;
+			a = p + 1;
+		}
+	}
+	return n;
+}
+
+/* decl, written in the body of generic ("Pointer(T)" in Array(T)), for
+ * the instance inst ("Array(String)"): "Pointer(String)". False when a
+ * type variable is left or inst is not generic's. */
+static bool substitute(const char *decl, const char *generic, const char *inst, char *out,
+		       size_t outlen)
+{
+	const char *par[8], *arg[8];
+	size_t par_len[8], arg_len[8], np, na, o = 0;
+
+	np = type_args(generic, par, par_len, 8);
+	na = type_args(inst, arg, arg_len, 8);
+	if (np != na || strcspn(generic, "(") != strcspn(inst, "(") ||
+	    strncmp(generic, inst, strcspn(generic, "(")))
+		return false;
+	for (const char *p = decl; *p;) {
+		size_t n = 0, i;
+
+		if (!ident_char(*p)) {
+			if (o + 1 >= outlen)
+				return false;
+			out[o++] = *p++;
+			continue;
+		}
+		while (ident_char(p[n]))
+			n++;
+		for (i = 0; i < np && (par_len[i] != n || strncmp(par[i], p, n)); i++)
+			;
+		if (i == np && n == 1 && *p >= 'A' && *p <= 'Z')
+			return false;	/* a type variable of something else */
+		/* a name written relative to the body's namespace (Entry for
+		 * Hash::Entry) or an alias (Handle): which type, the binary
+		 * does not say */
+		if (i == np && p != decl && *p >= 'A' && *p <= 'Z' && p[-1] != ':' &&
+		    p[n] != ':' && !builtin_type(p, n))
+			return false;
+		if (i < np) {
+			if (o + arg_len[i] >= outlen || memchr(arg[i], '?', arg_len[i]))
+				return false;
+			memcpy(out + o, arg[i], arg_len[i]);
+			o += arg_len[i];
+		} else {
+			if (o + n >= outlen)
+				return false;
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	out[o] = 0;
+	return true;
+}
+
+/* The restriction of parameter name on the def line s ("def m(slice :
+ * Bytes)" -> Slice(UInt8)), as symbols spell it. */
+static bool param_decl(const char *s, size_t len, const char *name, char *out, size_t outlen)
+{
+	const char *def = s ? memmem(s, len, "def ", 4) : NULL, *end = s + len;
+	size_t nlen = strlen(name);
+
+	for (const char *p = def; p && p + nlen + 3 < end;
+	     p = memmem(p + 1, (size_t)(end - p - 1), name, nlen)) {
+		const char *t = p + nlen + 3;
+		size_t n;
+		bool free;
+
+		if (p == def || strncmp(p, name, nlen) || strncmp(p + nlen, " : ", 3) ||
+		    (p[-1] != '(' && p[-1] != ' ' && p[-1] != '*'))
+			continue;
+		n = written_type(t, (size_t)(end - t), &free);
+		return n && spell_type(t, n, out, outlen);
+	}
+	return false;
+}
+
+/* The receiver of a call in the caller's body, an instance variable
+ * (@name) or a parameter of the caller: the type it is declared with
+ * there, the caller's type parameters filled in; only a generic instance
+ * (a plain "io : IO" is only a bound on what runs). */
+static bool variable_type(struct source_cache *sc, const struct crystal_inline_site *site,
+			  const char *name, bool ivar, char *out, size_t outlen)
+{
+	const struct source_file *f = get_file(sc, site->call_file);
+	char decl[MAX_NAME], generic[MAX_NAME], inst[MAX_NAME];
+	const struct source_file *cf;
+	const char *line;
+	size_t len;
+
+	if (!f->data)
+		return false;
+	if (ivar) {
+		if (!ivar_decl(f, name, decl, sizeof(decl)))
+			return false;
+	} else {
+		/* the caller's own def, holding the call */
+		if (!site->caller_file || !site->caller_line || strcmp(site->caller_file,
+								       site->call_file))
+			return false;
+		cf = get_file(sc, site->caller_file);
+		line = line_at(cf, site->caller_line, &len);
+		if (!param_decl(line, line ? len : 0, name, decl, sizeof(decl)))
+			return false;
+	}
+	if (!strchr(decl, '('))
+		return false;
+	if (!symbol_owner(site->caller_symbol, inst, sizeof(inst)) || strchr(inst, '?') ||
+	    !owner_of(f, site->call_line, generic, sizeof(generic), NULL))
+		return false;
+	if (!strchr(generic, '('))
+		return strcspn(generic, "(") == strcspn(inst, "(") &&
+		       !strcmp(generic, inst) && substitute(decl, "", "", out, outlen);
+	return substitute(decl, generic, inst, out, outlen);
+}
+
 /* `def Array.new(...)` at a file's top level: the type it reopens. */
 static bool def_on_type(const char *s, size_t len, char *out, size_t outlen)
 {
@@ -644,6 +853,7 @@ static bool def_on_type(const char *s, size_t len, char *out, size_t outlen)
 char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site *site)
 {
 	char owner[MAX_NAME], shown[MAX_NAME + 8], recv[MAX_NAME], reopened[MAX_NAME];
+	char ivar[MAX_NAME];
 	const char *name = site->name, *s = NULL, *def, *sep = "#", *a, *b;
 	const struct source_file *f;
 	size_t len = 0, base_len = strcspn(name, ":");
@@ -697,6 +907,12 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 		else
 			snprintf(shown, sizeof(shown), "%s", recv);
 		sep = "::";	/* Type.method */
+	} else if ((r == RECEIVER_IVAR || r == RECEIVER_LOCAL) && have_owner &&
+		   variable_type(sc, site, recv, r == RECEIVER_IVAR, ivar, sizeof(ivar)) &&
+		   (virt != VIRT_NONE || (base_of(ivar, &a) == base_of(owner, &b) &&
+					  !strncmp(a, b, base_of(owner, &b))))) {
+		/* an instance variable's or a parameter's declared type */
+		snprintf(shown, sizeof(shown), "%s", ivar);
 	} else if (r == RECEIVER_SELF && site->caller_file &&
 		   !strcmp(site->caller_file, site->call_file) &&
 		   symbol_owner(site->caller_symbol, recv, sizeof(recv))) {

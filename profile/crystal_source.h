@@ -46,6 +46,7 @@ struct crystal_inline_site {
 	 * line (not its inlined callees'), "*Array(Item)@Array(T)#check_..." */
 	const char *const *callees;
 	size_t nr_callees;
+	uint32_t caller_line;		/* the caller's def's line, or 0 */
 };
 
 /*

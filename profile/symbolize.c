@@ -593,6 +593,7 @@ static uint32_t lookup(struct symbolizer *s, uint64_t ip, bool return_addr,
 				.caller_file = i + 1 < n ? calls[i + 1].decl_file : start_file,
 				.callees = callees,
 				.nr_callees = nr_callees,
+				.caller_line = i + 1 < n ? calls[i + 1].decl_line : start_line,
 			};
 
 			f[i].symbol = copy && copy[0] == '*' ? xmemdup_str(copy, strlen(copy)) :
