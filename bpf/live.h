@@ -272,8 +272,12 @@ static __always_inline int is_marked_uncached(__u64 arrays, __u64 p)
  * from another scan is used. Mark bytes are one a granule, as the
  * collector's own code reads them (src/gc/gc_layout.c).
  */
-#define HBLK_CACHE_SLOTS 512
+#define HBLK_CACHE_MAX 16384	/* slots; the loader sizes the map (a power of 2) */
 #define HBLK_MARKS_MAX 256	/* 4 KiB hblks of 16-byte granules */
+
+/* The map's slots - 1: as many as the loader's memory budget allows per
+ * CPU, up to one for each 4 KiB block of a 64 MiB heap (src/core/session.c) */
+const volatile __u32 hblk_cache_mask = 511;
 
 struct hblk_marks {
 	__u64 hblk;		/* p >> log_hblk */
@@ -285,7 +289,7 @@ struct hblk_marks {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HBLK_CACHE_SLOTS);
+	__uint(max_entries, 512);
 	__type(key, __u32);
 	__type(value, struct hblk_marks);
 } hblk_cache SEC(".maps");
@@ -308,7 +312,7 @@ static __always_inline int is_marked(__u64 arrays, __u64 p, __u64 scan)
 {
 	__u64 hblk = p >> (log_hblk & 63), off = p & ((1ULL << (log_hblk & 63)) - 1);
 	__u64 g = off >> (granule_shift & 63);
-	__u32 slot = (__u32)hblk & (HBLK_CACHE_SLOTS - 1);
+	__u32 slot = (__u32)hblk & hblk_cache_mask & (HBLK_CACHE_MAX - 1);
 	struct hblk_marks *e;
 
 	/* a hblk with more granules than the cache holds: read directly */

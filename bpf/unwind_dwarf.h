@@ -531,6 +531,10 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 	bpf_loop(ALYS_MAX_FRAMES + 3, unwind_step, &c, 0);
 	if (c.w->reused)
 		count_n(st->slot, ALYS_CNT_FRAMES_REUSED, c.w->reused);
+	if (s->nr > c.w->reused)
+		count_n(st->slot, ALYS_CNT_FRAMES_WALKED, s->nr - c.w->reused);
+	if (st->pages_loaded)
+		count_n(st->slot, ALYS_CNT_STACK_PAGES_READ, __builtin_popcount(st->pages_loaded));
 	c.w->nr = s->nr;
 	c.w->flags = s->flags;
 	c.w->epoch = c.proc->epoch;

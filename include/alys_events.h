@@ -80,6 +80,8 @@ enum alys_counter {
 	ALYS_CNT_FRAMES_REUSED,	/* dwarf: frames taken from the thread's previous walk */
 	ALYS_CNT_REFILL_BAD_SIZE,	/* --sample refill: a refill's size implausible: dropped */
 	ALYS_CNT_RETURN_MISSED,	/* calls whose return probe never fired: dropped */
+	ALYS_CNT_FRAMES_WALKED,	/* dwarf: frames found by walking (not reused) */
+	ALYS_CNT_STACK_PAGES_READ,	/* dwarf: stack pages a walk copied whole */
 	ALYS_CNT_NR,
 };
 
