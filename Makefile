@@ -22,10 +22,11 @@ endif
 
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
-# src/: the daemon, by job: core/ (a session: target, trace, probes),
-# gc/ (the collector's machine code and data, read from outside), unwind/,
-# modes/ (what a session is asked to do) and agent/ (every process on a host).
-SRC_DIRS := src src/core src/gc src/unwind src/modes src/agent
+# src/: the daemon, by job: base/ (process plumbing below the rest),
+# core/ (a session: target, trace, probes), gc/ (the collector's machine
+# code and data, read from outside), unwind/, modes/ (what a session is
+# asked to do) and agent/ (every process on a host).
+SRC_DIRS := src src/base src/core src/gc src/unwind src/modes src/agent
 CPPFLAGS := -Iinclude -Ilib -Iprofile $(SRC_DIRS:%=-I%) -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 

@@ -5,7 +5,8 @@
 #     as named with its .c (X.h is X.c's public header); and every path or
 #     glob named there matches a file.
 #   - Layers: no file includes a header of a layer above its own. Bottom
-#     up: include/; lib/; profile/; src/unwind/, src/gc/ and converter/; src/core/;
+#     up: include/; lib/; profile/; src/base/; src/unwind/, src/gc/ and
+#     converter/; src/core/;
 #     src/modes/; src/agent/; src/main.c. bpf/ includes only include/. The
 #     includes that still go up are listed below, each to be taken out; one
 #     listed that no longer happens fails too, so that the list stays true.
@@ -21,19 +22,17 @@ check_tree() {
 import fnmatch, os, re, sys
 root = sys.argv[1]
 DIRS = ['bpf', 'include', 'lib', 'profile', 'converter', 'src']
-ORDER = {'include': 0, 'lib': 1, 'profile': 2, 'src/unwind': 3, 'src/gc': 3,
-         'converter': 3, 'src/core': 4, 'src/modes': 5, 'src/agent': 6, 'src': 7}
-# Upward includes not yet taken out (issue 39: a base layer below gc/ and
-# unwind/ for process plumbing; modes registering for their records).
+ORDER = {'include': 0, 'lib': 1, 'profile': 2, 'src/base': 3, 'src/unwind': 4, 'src/gc': 4,
+         'converter': 4, 'src/core': 5, 'src/modes': 6, 'src/agent': 7, 'src': 8}
+# Upward includes not yet taken out (issue 39: /proc/PID/maps's reader
+# into src/base/, apart from the trace writer's mapping records; modes
+# registering for their records).
 KNOWN_UP = {
     ('src/core/session.c', 'src/modes/census_session.h'),
     ('src/core/trace_writer.c', 'src/modes/census.h'),
     ('src/core/trace_writer.c', 'src/modes/heap_snapshot.h'),
     ('src/gc/gc_count.c', 'src/core/proc_maps.h'),
-    ('src/gc/gc_probes.c', 'src/core/ldso_list.h'),
     ('src/gc/gc_probes.c', 'src/core/proc_maps.h'),
-    ('src/gc/liveness_setup.c', 'src/core/messages.h'),
-    ('src/unwind/unwind_maps.c', 'src/core/clock_ns.h'),
 }
 files = []
 for d in DIRS:
