@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "file_keep.h"
+#include "maps_file.h"
 #include "trace_writer.h"
 
 struct mapping {
@@ -31,31 +32,7 @@ struct proc_maps {
 	struct file_keep_stats kept;
 };
 
-/* One line of /proc/PID/maps. path is the whole rest of the line (it may
- * hold spaces, and " (deleted)"); "" for an anonymous mapping. */
-struct maps_line {
-	uint64_t start, end, offset;
-	char perms[8];
-	const char *path;
-	/* Opens the very file mapped (NULL for anonymous memory):
-	 * /proc/PID/map_files/START-END, which the kernel follows into any
-	 * mount namespace or chroot, after a rename or a delete; where it
-	 * cannot be followed, /proc/PID/root/PATH. Never the host's PATH: in a
-	 * container that is some other file, or none. */
-	const char *file;
-};
-
-/* The one reader of /proc/PID/maps: calls fn for each line until fn returns
- * non-zero, and returns that value; 0 after the last line; -1 (errno set)
- * when the file cannot be read, -2 when it is empty (a zombie). */
-int proc_maps_each(pid_t pid, int (*fn)(const struct maps_line *l, void *arg), void *arg);
-/* An executable mapping of a file (not anonymous memory). */
-bool maps_line_is_exec_file(const struct maps_line *l);
 void proc_maps_init(struct proc_maps *pm, pid_t pid);
-/* Executable memory with no file behind it to read symbols or unwind rows
- * from: anonymous (JIT code), memfd, shared memory. Named "//anon" when the
- * kernel gives no name. */
-bool mapping_is_anon(const char *path);
 /* Records one mapping unless already known. build_id NULL: read from path
  * (not for anonymous memory, recorded as such). Returns 1 if it was new. */
 int proc_maps_add(struct proc_maps *pm, struct trace_writer *w, uint64_t start,

@@ -7,7 +7,7 @@
 #include <sys/uio.h>
 
 #include "gc_probes.h"
-#include "proc_maps.h"
+#include "maps_file.h"
 
 /* Load bias of the file holding libgc in the target: its executable
  * mapping of GC_malloc's probe. */

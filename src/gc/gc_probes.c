@@ -10,7 +10,7 @@
 #include "elf_file.h"
 #include "gc_vars.h"
 #include "ldso_list.h"
-#include "proc_maps.h"
+#include "maps_file.h"
 #include "util.h"
 
 static const struct {
