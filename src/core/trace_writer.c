@@ -9,9 +9,7 @@
 #include <zstd.h>
 
 #include "alys_records.h"
-#include "census.h"
 #include "container_info.h"
-#include "heap_snapshot.h"
 
 /* zstd's fastest level: the daemon shares the CPUs with its target, and
  * stronger levels gain little on these records (bench/RESULTS.md). */
@@ -409,26 +407,23 @@ void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collec
 }
 
 void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
-			 const struct census *c)
+			 uint64_t blocks, uint64_t unreadable, uint64_t walk_ns,
+			 const struct census_row *rows, size_t n)
 {
 	msgpack_packer *pk = record_head(w, ALYS_REC_CENSUS, 0);
 
 	msgpack_pack_uint64(pk, ts_ns);
 	msgpack_pack_uint32(pk, gc_no);
-	msgpack_pack_uint64(pk, c->blocks);
-	msgpack_pack_uint64(pk, c->unreadable);
-	msgpack_pack_uint64(pk, c->walk_ns);
-	msgpack_pack_array(pk, c->n);
-	for (size_t i = 0; i < c->cap; i++) {
-		const struct census_type *e = &c->v[i];
-
-		if (!e->objects)
-			continue;
+	msgpack_pack_uint64(pk, blocks);
+	msgpack_pack_uint64(pk, unreadable);
+	msgpack_pack_uint64(pk, walk_ns);
+	msgpack_pack_array(pk, n);
+	for (size_t i = 0; i < n; i++) {
 		msgpack_pack_array(pk, ALYS_CENSUS_TYPE_FIELDS);
-		msgpack_pack_uint32(pk, e->type_id);
-		msgpack_pack_uint64(pk, e->objects);
-		msgpack_pack_uint64(pk, e->bytes);
-		msgpack_pack_uint64(pk, e->example);
+		msgpack_pack_uint32(pk, rows[i].type_id);
+		msgpack_pack_uint64(pk, rows[i].objects);
+		msgpack_pack_uint64(pk, rows[i].bytes);
+		msgpack_pack_uint64(pk, rows[i].example);
 	}
 }
 
@@ -457,7 +452,7 @@ void trace_writer_root(struct trace_writer *w, unsigned kind, const char *name, 
 	msgpack_pack_bin_body(pk, bytes, len);
 }
 
-void trace_writer_snapshot(struct trace_writer *w, const struct heap_snapshot_stats *s)
+void trace_writer_snapshot(struct trace_writer *w, const struct snapshot_record *s)
 {
 	record_numbers(w, ALYS_REC_SNAPSHOT, (const uint64_t[]){
 		s->ts_ns, s->stop_ns, s->blocks, s->heap_bytes, s->roots,

@@ -80,16 +80,27 @@ void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d);
 void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collection *c);
 /* names[i] for counts[i]; written as one cumulative record. */
-struct census;
+/* --census (FORMAT.md record 8): the heap walk's totals, and a row for
+ * each type with live objects. */
+struct census_row {
+	uint32_t type_id;
+	uint64_t objects, bytes;	/* bytes: block-rounded sizes (hb_sz) */
+	uint64_t example;		/* the address of one such live object */
+};
 void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
-			 const struct census *c);
+			 uint64_t blocks, uint64_t unreadable, uint64_t walk_ns,
+			 const struct census_row *rows, size_t n);
 /* --heap-snapshot (FORMAT.md records 9-11). */
 void trace_writer_heap_block(struct trace_writer *w, uint64_t addr, uint64_t obj_size,
 			     unsigned kind, const void *bytes, size_t len);
 void trace_writer_root(struct trace_writer *w, unsigned kind, const char *name, uint64_t addr,
 		       const void *bytes, size_t len);
-struct heap_snapshot_stats;
-void trace_writer_snapshot(struct trace_writer *w, const struct heap_snapshot_stats *s);
+struct snapshot_record {
+	uint64_t ts_ns, stop_ns;	/* when the process stopped, for how long */
+	uint64_t blocks, heap_bytes, roots;
+	uint64_t all_interior_pointers, block_size;
+};
+void trace_writer_snapshot(struct trace_writer *w, const struct snapshot_record *s);
 void trace_writer_counters(struct trace_writer *w, const char *const *names,
 			   const uint64_t *counts, size_t n);
 void trace_writer_end(struct trace_writer *w, const char *reason, int exit_status,

@@ -119,6 +119,29 @@ int census_session_check(const struct gc_probes *gp, bool launched, char *err, s
 	return 0;
 }
 
+/* The census record: the walk's types with live objects, as rows. */
+static void write_census(struct census_session *cs, const struct alys_rb_census *c,
+			 const struct census *walk)
+{
+	struct census_row *rows = calloc(walk->n ? walk->n : 1, sizeof(*rows));
+	size_t n = 0;
+
+	if (!rows) {
+		fprintf(stderr, "alys-bpf: census: out of memory: not written\n");
+		return;
+	}
+	for (size_t i = 0; i < walk->cap && n < walk->n; i++) {
+		const struct census_type *e = &walk->v[i];
+
+		if (e->objects)
+			rows[n++] = (struct census_row){ e->type_id, e->objects, e->bytes,
+							 e->example };
+	}
+	trace_writer_census(cs->w, c->ts_ns, c->gc_no, walk->blocks, walk->unreadable,
+			    walk->walk_ns, rows, n);
+	free(rows);
+}
+
 void census_session_on_stop(struct census_session *cs, const struct alys_rb_census *c,
 			    bool exited)
 {
@@ -147,7 +170,7 @@ void census_session_on_stop(struct census_session *cs, const struct alys_rb_cens
 				cs->recorded_arg, err, sizeof(err)))
 			fprintf(stderr, "alys-bpf: census: %s\n", err);
 		else
-			trace_writer_census(cs->w, c->ts_ns, c->gc_no, &walk);
+			write_census(cs, c, &walk);
 		if (cs->verbose)
 			fprintf(stderr, "alys-bpf: census after collection %u: %zu types, %llu "
 				"blocks, %.1f ms\n", c->gc_no, walk.n,

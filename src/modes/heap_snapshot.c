@@ -499,7 +499,9 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 			gp->roots_why);
 	ret = take(&s, err, errlen);
 	if (!ret)
-		trace_writer_snapshot(w, &s.st);
+		trace_writer_snapshot(w, &(const struct snapshot_record){
+			s.st.ts_ns, s.st.stop_ns, s.st.blocks, s.st.heap_bytes, s.st.roots,
+			s.st.all_interior_pointers, s.st.block_size });
 	*st = s.st;
 	free(s.fibers);
 	free(s.threads);
