@@ -14,7 +14,8 @@
 # no-liveness the BPF programs' own run time per call (kernel.bpf_stats_enabled,
 # read by bpftool while the tracer is attached) and the stack nodes written.
 # ALYS_OLD_BIN=DIR adds the modes run with DIR/alys-bpf (e.g. a build of an
-# earlier commit) as old-full and old-no-liveness.
+# earlier commit) as old-full and old-no-liveness. DEEP_SHAPE=compiler
+# gives the stacks the compiler's frame sizes and locality (deep_stacks.cr).
 #   bench/deep_stacks.sh [PATHS] [DEPTH] [VISITS] [REPS]   (root, after make)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -78,7 +79,7 @@ PY
 MODES="untraced floor full no-liveness 16-frames"
 [ -n "${ALYS_OLD_BIN:-}" ] && MODES="$MODES old-full old-no-liveness"
 sysctl -qw kernel.bpf_stats_enabled=1
-echo "# bench/deep_stacks.sh $PATHS $DEPTH $VISITS, $(date -u +%F), $(uname -r), $(nproc) CPUs, best of $REPS rounds"
+echo "# bench/deep_stacks.sh $PATHS $DEPTH $VISITS${DEEP_SHAPE:+ (DEEP_SHAPE=$DEEP_SHAPE)}, $(date -u +%F), $(uname -r), $(nproc) CPUs, best of $REPS rounds"
 for i in $(seq "$REPS"); do
 	for mode in $MODES; do
 		run "$mode" >>"$W/runs.$mode"

@@ -21,6 +21,13 @@
 # OUT gets one line per path: its choices outermost first as digits 0-3
 # and the allocations under each of its two stacks ("D... nodes bufs").
 # Output (stdout): PATHS=<n> DEPTH=<d> ALLOCS=<total> elapsed_ms=<work>
+#
+# DEEP_SHAPE=compiler shapes the stacks as Debian's crystal compiler's
+# (bench/RESULTS.md, issue 38): frames of ~200 bytes (b0..b3, each with a
+# 160-byte array the compiler must keep in the frame), so that a stack of
+# ~100 frames spans 5 pages; and consecutive allocations sharing all but
+# their deepest frames (paths visited in order, their lowest digit chosen
+# deepest), so that a walk reuses most of the last one.
 
 class Node
   def initialize(@p : Int32)
@@ -44,12 +51,22 @@ def leaf(p : Int32) : Int32
   buf(p) &+ 1
 end
 
+COMPILER_SHAPE = ENV["DEEP_SHAPE"]? == "compiler"
+
 # Digit of p chosen at level: NDIGITS digits spread over DEPTH levels; the
 # level within a digit's run shifts the choice so runs are not one function.
+# The compiler's shape chooses the lowest digit deepest.
 @[AlwaysInline]
 def choice(p : Int32, level : Int32, depth : Int32, ndigits : Int32) : Int32
   d = (level.to_i64 * ndigits // depth).to_i32
+  d = ndigits - 1 - d if COMPILER_SHAPE
   ((p >> (2 * d)) &+ level) & 3
+end
+
+# Keeps a frame's array in memory: it escapes here.
+@[NoInline]
+def touch(pad : Int32*, level : Int32) : Nil
+  pad[level % 40] = level
 end
 
 {% for k in 0..3 %}
@@ -62,6 +79,22 @@ end
     when 2 then r2(p, level &+ 1, depth, ndigits) &+ {{k + 1}}
     else        r3(p, level &+ 1, depth, ndigits) &+ {{k + 1}}
     end
+  end
+{% end %}
+
+{% for k in 0..3 %}
+  @[NoInline]
+  def b{{k}}(p : Int32, level : Int32, depth : Int32, ndigits : Int32) : Int32
+    return leaf(p) &+ {{k + 1}} if level == depth
+    pad = StaticArray(Int32, 40).new(p)
+    touch(pointerof(pad).as(Int32*), level)
+    r = case choice(p, level, depth, ndigits)
+        when 0 then b0(p, level &+ 1, depth, ndigits)
+        when 1 then b1(p, level &+ 1, depth, ndigits)
+        when 2 then b2(p, level &+ 1, depth, ndigits)
+        else        b3(p, level &+ 1, depth, ndigits)
+        end
+    r &+ pad[(level &+ {{k}}) % 40] &+ {{k + 1}}
   end
 {% end %}
 
@@ -81,8 +114,12 @@ t0 = Time.monotonic
 sum = 0
 visits.times do
   paths.times do |i|
-    p = ((i.to_i64 * 0x9E3779B1_i64) % paths).to_i32
-    sum &+= r0(p, 0, depth, ndigits)
+    if COMPILER_SHAPE
+      sum &+= b0(i, 0, depth, ndigits)
+    else
+      p = ((i.to_i64 * 0x9E3779B1_i64) % paths).to_i32
+      sum &+= r0(p, 0, depth, ndigits)
+    end
   end
 end
 elapsed = (Time.monotonic - t0).total_milliseconds.to_i64
