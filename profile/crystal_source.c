@@ -825,9 +825,9 @@ static bool variable_type(struct source_cache *sc, const struct crystal_inline_s
 	if (!symbol_owner(site->caller_symbol, inst, sizeof(inst)) || strchr(inst, '?') ||
 	    !owner_of(f, site->call_line, generic, sizeof(generic), NULL))
 		return false;
+	/* a plain class: nothing to fill in, but a type variable is unknown */
 	if (!strchr(generic, '('))
-		return strcspn(generic, "(") == strcspn(inst, "(") &&
-		       !strcmp(generic, inst) && substitute(decl, "", "", out, outlen);
+		return !strcmp(generic, inst) && substitute(decl, "", "", out, outlen);
 	return substitute(decl, generic, inst, out, outlen);
 }
 

@@ -480,8 +480,6 @@ static char *proc_name(struct symbolizer *s, const char *symbol)
 	return out;
 }
 
-/* Where the function holding daddr starts, by the line table: the place
- * that defines it (file NULL when unknown). */
 #define MAX_CALLEES 32
 
 /* The symbols of the functions an inlined call's own code calls. */
@@ -500,6 +498,8 @@ static size_t callee_symbols(struct sym_module *mod, const struct inline_call *c
 	return k;
 }
 
+/* Where the function holding daddr starts, by the line table: the place
+ * that defines it (file NULL when unknown). */
 static void function_start(struct sym_module *mod, uint64_t daddr, const char **file,
 			   uint32_t *line)
 {
