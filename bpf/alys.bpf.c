@@ -173,7 +173,10 @@ struct pending_call {
  * in a collection) runs below it on the same stack, within this. */
 #define NEST_SPAN (8ull << 20)
 
-#define ALYS_STACK_PAGES 8
+/* Stack pages a walk copies whole, from its first sp up: 60 KiB, the most a
+ * task storage value holds (U16_MAX bytes). The compiler's deepest stacks
+ * span more than 32 KiB. */
+#define ALYS_STACK_PAGES 15
 
 /* A frame of a walk as the step that found it saw it (unwind_dwarf.h). */
 struct walk_frame {
@@ -214,11 +217,7 @@ struct thread_state {
 	 * per-task rather than per-CPU because uprobe programs can be
 	 * preempted. */
 	struct alys_rb_stack scratch;
-	/* The stack's pages from the walk's first sp up (unwind_dwarf.h),
-	 * copied whole on first use: one read for a page holds dozens of
-	 * frames' return addresses. */
-	__u8 stack_pages[ALYS_STACK_PAGES][4096];
-	__u32 pages_loaded, pages_bad;	/* of stack_pages: copied, unreadable */
+	__u32 pages_loaded, pages_bad;	/* of thread_pages: copied, unreadable */
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
 	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too */
 	__u32 walk;		/* walks[walk & 1]: this walk; the other: the last */
@@ -232,6 +231,21 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
+
+/* The stack's pages from a walk's first sp up (unwind_dwarf.h), copied
+ * whole on first use: one read for a page holds dozens of frames' return
+ * addresses. Apart from thread_state: a task storage value is at most
+ * U16_MAX bytes. */
+struct thread_pages {
+	__u8 p[ALYS_STACK_PAGES][4096];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_pages);
+} thread_pages SEC(".maps");
 
 /* slot: the session's */
 static __always_inline void count_n(__u32 slot, enum alys_counter c, __u64 n)

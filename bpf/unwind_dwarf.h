@@ -192,6 +192,7 @@ struct unwind_ctx {
 	struct alys_proc *proc;
 	struct thread_state *st;
 	struct walk_record *w, *old;	/* this walk's record, the last walk's */
+	struct thread_pages *pages;	/* NULL: every word read alone */
 	__u64 pc, sp, bp;
 	__u64 page0;		/* the first sp's page number */
 };
@@ -208,12 +209,16 @@ static __always_inline int stack_read(struct unwind_ctx *c, __u64 addr, __u64 *v
 	__u32 off = addr & 4095;
 	__u8 *page;
 
-	if (pg >= ALYS_STACK_PAGES || off > 4096 - 8 || (c->st->pages_bad & (1u << pg)))
+	if (pg >= ALYS_STACK_PAGES || off > 4096 - 8 || !c->pages ||
+	    (c->st->pages_bad & (1u << pg))) {
+		count(c->st->slot, ALYS_CNT_STACK_WORDS_READ);
 		return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
-	page = c->st->stack_pages[pg & (ALYS_STACK_PAGES - 1)];
+	}
+	page = c->pages->p[pg];
 	if (!(c->st->pages_loaded & (1u << pg))) {
 		if (bpf_probe_read_user(page, 4096, (void *)(addr & ~4095ULL))) {
 			c->st->pages_bad |= 1u << pg;
+			count(c->st->slot, ALYS_CNT_STACK_WORDS_READ);
 			return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
 		}
 		c->st->pages_loaded |= 1u << pg;
@@ -428,6 +433,7 @@ static __always_inline long walk_step(struct unwind_ctx *c)
 		count(c->st->slot, ALYS_CNT_UNWIND_NO_TABLE);
 		return 1;
 	}
+	count(c->st->slot, ALYS_CNT_UNWIND_SEARCHES);
 	row = find_row(m->row_first, m->row_count, (__u32)rel);
 	if (!row) {
 		count(c->st->slot, ALYS_CNT_UNWIND_NO_TABLE);
@@ -504,6 +510,8 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 	/* In the thread's state, not here: the verifier would track every
 	 * bit pattern of a mask on the stack through the loop. */
 	st->pages_loaded = st->pages_bad = 0;
+	c.pages = bpf_task_storage_get(&thread_pages, bpf_get_current_task_btf(), 0,
+				       BPF_LOCAL_STORAGE_GET_F_CREATE);
 
 	s->ips[0] = c.pc;
 	s->nr = 1;

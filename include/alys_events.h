@@ -82,6 +82,8 @@ enum alys_counter {
 	ALYS_CNT_RETURN_MISSED,	/* calls whose return probe never fired: dropped */
 	ALYS_CNT_FRAMES_WALKED,	/* dwarf: frames found by walking (not reused) */
 	ALYS_CNT_STACK_PAGES_READ,	/* dwarf: stack pages a walk copied whole */
+	ALYS_CNT_UNWIND_SEARCHES,	/* dwarf: rows not memoized: the tables searched */
+	ALYS_CNT_STACK_WORDS_READ,	/* dwarf: stack words read one by one, not by page */
 	ALYS_CNT_NR,
 };
 
