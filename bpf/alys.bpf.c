@@ -218,6 +218,7 @@ struct thread_state {
 	 * preempted. */
 	struct alys_rb_stack scratch;
 	__u32 pages_loaded, pages_bad;	/* of thread_pages: copied, unreadable */
+	__u32 words_read, searches;	/* this walk's, for the counters */
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
 	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too */
 	__u32 walk;		/* walks[walk & 1]: this walk; the other: the last */

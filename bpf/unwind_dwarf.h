@@ -192,7 +192,7 @@ struct unwind_ctx {
 	struct alys_proc *proc;
 	struct thread_state *st;
 	struct walk_record *w, *old;	/* this walk's record, the last walk's */
-	struct thread_pages *pages;	/* NULL: every word read alone */
+	struct thread_pages *pages;
 	__u64 pc, sp, bp;
 	__u64 page0;		/* the first sp's page number */
 };
@@ -209,16 +209,15 @@ static __always_inline int stack_read(struct unwind_ctx *c, __u64 addr, __u64 *v
 	__u32 off = addr & 4095;
 	__u8 *page;
 
-	if (pg >= ALYS_STACK_PAGES || off > 4096 - 8 || !c->pages ||
-	    (c->st->pages_bad & (1u << pg))) {
-		count(c->st->slot, ALYS_CNT_STACK_WORDS_READ);
+	if (pg >= ALYS_STACK_PAGES || off > 4096 - 8 || (c->st->pages_bad & (1u << pg))) {
+		c->st->words_read++;
 		return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
 	}
 	page = c->pages->p[pg];
 	if (!(c->st->pages_loaded & (1u << pg))) {
 		if (bpf_probe_read_user(page, 4096, (void *)(addr & ~4095ULL))) {
 			c->st->pages_bad |= 1u << pg;
-			count(c->st->slot, ALYS_CNT_STACK_WORDS_READ);
+			c->st->words_read++;
 			return bpf_probe_read_user(v, sizeof(*v), (void *)addr);
 		}
 		c->st->pages_loaded |= 1u << pg;
@@ -433,7 +432,7 @@ static __always_inline long walk_step(struct unwind_ctx *c)
 		count(c->st->slot, ALYS_CNT_UNWIND_NO_TABLE);
 		return 1;
 	}
-	count(c->st->slot, ALYS_CNT_UNWIND_SEARCHES);
+	c->st->searches++;
 	row = find_row(m->row_first, m->row_count, (__u32)rel);
 	if (!row) {
 		count(c->st->slot, ALYS_CNT_UNWIND_NO_TABLE);
@@ -510,11 +509,18 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 	/* In the thread's state, not here: the verifier would track every
 	 * bit pattern of a mask on the stack through the loop. */
 	st->pages_loaded = st->pages_bad = 0;
-	c.pages = bpf_task_storage_get(&thread_pages, bpf_get_current_task_btf(), 0,
-				       BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st->words_read = st->searches = 0;
 
 	s->ips[0] = c.pc;
 	s->nr = 1;
+	/* No walk without the pages: a pointer that may be NULL in the loop
+	 * doubles the states the verifier explores there. */
+	c.pages = bpf_task_storage_get(&thread_pages, bpf_get_current_task_btf(), 0,
+				       BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!c.pages) {
+		count(st->slot, ALYS_CNT_NO_THREAD_STATE);
+		return;
+	}
 	st->walk++;
 	c.w = &st->walks[st->walk & 1];
 	c.old = &st->walks[(st->walk + 1) & 1];
@@ -543,6 +549,12 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 		count_n(st->slot, ALYS_CNT_FRAMES_WALKED, s->nr - c.w->reused);
 	if (st->pages_loaded)
 		count_n(st->slot, ALYS_CNT_STACK_PAGES_READ, __builtin_popcount(st->pages_loaded));
+	/* counted in the thread's state as the walk goes: a counter's map
+	 * lookup in the loop would add a branch to every state */
+	if (st->words_read)
+		count_n(st->slot, ALYS_CNT_STACK_WORDS_READ, st->words_read);
+	if (st->searches)
+		count_n(st->slot, ALYS_CNT_UNWIND_SEARCHES, st->searches);
 	c.w->nr = s->nr;
 	c.w->flags = s->flags;
 	c.w->epoch = c.proc->epoch;
