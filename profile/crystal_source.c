@@ -610,6 +610,16 @@ static size_t base_of(const char *type, const char **start)
 	return strcspn(last, "(");
 }
 
+/* Whether two types have the same last name, parameters aside
+ * ("JSON::Parser" and "Parser", "Array(T)" and "Array(Item)"). */
+static bool same_base(const char *x, const char *y)
+{
+	const char *a, *b;
+	size_t n = base_of(x, &a);
+
+	return n == base_of(y, &b) && !strncmp(a, b, n);
+}
+
 /* The receiver of the instance methods of the declaring type (named in
  * full, parameters aside: "Array" for Array(T), or a module's "Indexable"
  * its includers define from) that an inlined body calls out of line, when
@@ -854,7 +864,7 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 {
 	char owner[MAX_NAME], shown[MAX_NAME + 8], recv[MAX_NAME], reopened[MAX_NAME];
 	char ivar[MAX_NAME];
-	const char *name = site->name, *s = NULL, *def, *sep = "#", *a, *b;
+	const char *name = site->name, *s = NULL, *def, *sep = "#", *b;
 	const struct source_file *f;
 	size_t len = 0, base_len = strcspn(name, ":");
 	bool have_owner, on_type;
@@ -895,22 +905,22 @@ char *crystal_qualify(struct source_cache *sc, const struct crystal_inline_site 
 		/* written where it is called: the instantiation; a name relative
 		 * to the caller's namespace ("Parser" for JSON::Parser) by the
 		 * declaring type's */
-		size_t na = base_of(recv, &a), nb = have_owner ? base_of(owner, &b) : 0;
+		bool same = have_owner && same_base(recv, owner);
 
-		if (have_owner && !strchr(recv, '(') && strchr(b, '(') && na == nb &&
-		    !strncmp(a, b, na))
+		if (same)
+			base_of(owner, &b);	/* b: its last name, after its namespace */
+		if (same && !strchr(recv, '(') && strchr(owner, '('))
 			/* a generic type without its arguments (Slice.new(n, 0_u8)):
 			 * the compiler infers them */
 			unknown_params(owner, shown, sizeof(shown));
-		else if (have_owner && !strchr(recv, ':') && na == nb && !strncmp(a, b, na))
+		else if (same && !strchr(recv, ':'))
 			snprintf(shown, sizeof(shown), "%.*s%s", (int)(b - owner), owner, recv);
 		else
 			snprintf(shown, sizeof(shown), "%s", recv);
 		sep = "::";	/* Type.method */
 	} else if ((r == RECEIVER_IVAR || r == RECEIVER_LOCAL) && have_owner &&
 		   variable_type(sc, site, recv, r == RECEIVER_IVAR, ivar, sizeof(ivar)) &&
-		   (virt != VIRT_NONE || (base_of(ivar, &a) == base_of(owner, &b) &&
-					  !strncmp(a, b, base_of(owner, &b))))) {
+		   (virt != VIRT_NONE || same_base(ivar, owner))) {
 		/* an instance variable's or a parameter's declared type */
 		snprintf(shown, sizeof(shown), "%s", ivar);
 	} else if (r == RECEIVER_SELF && site->caller_file &&

@@ -305,24 +305,27 @@ static const uint8_t *code_at(Elf *elf, GElf_Addr a, size_t *avail)
 	return NULL;
 }
 
+/* Where the code is read from: the module's ELF, and a scratch
+ * instruction. */
+struct code_reader {
+	Elf *elf;
+	GElf_Addr ebias;	/* Dwfl address - ELF address */
+	cs_insn *in;
+};
+
 /* The targets of the direct calls and jumps (e8/e9 rel32) in [low, high) of
  * the Dwfl address space, appended to ix->callees. */
-static void scan_calls(struct inline_index *ix, Dwfl_Module *mod, uint64_t low, uint64_t high,
-		       size_t first)
+static void scan_calls(struct inline_index *ix, const struct code_reader *r, uint64_t low,
+		       uint64_t high, size_t first)
 {
-	GElf_Addr ebias;
-	Elf *elf = dwfl_module_getelf(mod, &ebias);
+	uint64_t addr = low - r->ebias;
 	const uint8_t *code;
-	uint64_t addr = low - ebias;
 	size_t avail = 0, left;
-	cs_insn *in;
+	cs_insn *in = r->in;
 
-	if (!elf || low < ebias || !(code = code_at(elf, addr, &avail)))
+	if (low < r->ebias || !(code = code_at(r->elf, addr, &avail)))
 		return;
 	left = high - low < avail ? (size_t)(high - low) : avail;
-	in = cs_malloc((csh)ix->cs);
-	if (!in)
-		return;
 	while (cs_disasm_iter((csh)ix->cs, &code, &left, &addr, in)) {
 		int32_t rel;
 		uint64_t target;
@@ -331,7 +334,7 @@ static void scan_calls(struct inline_index *ix, Dwfl_Module *mod, uint64_t low, 
 		if (in->size != 5 || (in->bytes[0] != 0xe8 && in->bytes[0] != 0xe9))
 			continue;
 		memcpy(&rel, in->bytes + 1, 4);
-		target = in->address + 5 + (uint64_t)(int64_t)rel + ebias;
+		target = in->address + 5 + (uint64_t)(int64_t)rel + r->ebias;
 		for (k = first; k < ix->nr_callees && ix->callees[k] != target; k++)
 			;
 		if (k < ix->nr_callees)
@@ -340,7 +343,6 @@ static void scan_calls(struct inline_index *ix, Dwfl_Module *mod, uint64_t low, 
 					 sizeof(*ix->callees));
 		ix->callees[ix->nr_callees++] = target;
 	}
-	cs_free(in, 1);
 }
 
 size_t inline_index_callees(struct inline_index *ix, Dwfl_Module *mod,
@@ -348,6 +350,7 @@ size_t inline_index_callees(struct inline_index *ix, Dwfl_Module *mod,
 {
 	const struct u64_slot *hit = u64_table_get(&ix->calls_of, call->die + 1);
 	struct span *holes = NULL;
+	struct code_reader r;
 	size_t nr_holes = 0, cap_holes = 0, first = ix->nr_callees;
 	Dwarf_Addr dbias, base, start, end;
 	Dwarf *dw;
@@ -368,7 +371,9 @@ size_t inline_index_callees(struct inline_index *ix, Dwfl_Module *mod,
 			ix->cs_failed = 1;
 	}
 	dw = dwfl_module_getdwarf(mod, &dbias);
-	if (ix->cs_failed || !dw || !dwarf_offdie(dw, call->die, &die))
+	r.elf = dwfl_module_getelf(mod, &r.ebias);
+	if (ix->cs_failed || !dw || !r.elf || !dwarf_offdie(dw, call->die, &die) ||
+	    !(r.in = cs_malloc((csh)ix->cs)))
 		return 0;
 	add_holes(&die, &holes, &nr_holes, &cap_holes, 0);
 	if (nr_holes > 1)
@@ -380,12 +385,13 @@ size_t inline_index_callees(struct inline_index *ix, Dwfl_Module *mod,
 			if (holes[i].high <= at || holes[i].low >= end)
 				continue;
 			if (holes[i].low > at)
-				scan_calls(ix, mod, at + dbias, holes[i].low + dbias, first);
+				scan_calls(ix, &r, at + dbias, holes[i].low + dbias, first);
 			at = holes[i].high;
 		}
 		if (at < end)
-			scan_calls(ix, mod, at + dbias, end + dbias, first);
+			scan_calls(ix, &r, at + dbias, end + dbias, first);
 	}
+	cs_free(r.in, 1);
 	free(holes);
 	u64_table_put(&ix->calls_of, call->die + 1, first, (uint32_t)(ix->nr_callees - first));
 	*targets = ix->callees + first;

@@ -62,7 +62,10 @@ struct crystal_namer *symbol_index_namer(struct symbol_index *ix, Dwfl_Module *m
 	return ix->namer;
 }
 
-const char *symbol_index_lookup(struct symbol_index *ix, Dwfl_Module *mod, uint64_t addr)
+/* The best symbol at the nearest start at or below addr, or NULL when none
+ * starts there. */
+static const struct symbol_entry *nearest(struct symbol_index *ix, Dwfl_Module *mod,
+					  uint64_t addr)
 {
 	size_t lo = 0, hi;
 
@@ -79,32 +82,25 @@ const char *symbol_index_lookup(struct symbol_index *ix, Dwfl_Module *mod, uint6
 	}
 	if (!lo)
 		return NULL;
-	/* the best symbol at the nearest start at or below addr */
 	hi = lo - 1;
 	while (hi > 0 && ix->syms[hi - 1].start == ix->syms[lo - 1].start)
 		hi--;
-	if (ix->syms[hi].end > addr)
-		return ix->syms[hi].name;
+	return &ix->syms[hi];
+}
+
+const char *symbol_index_lookup(struct symbol_index *ix, Dwfl_Module *mod, uint64_t addr)
+{
+	const struct symbol_entry *e = nearest(ix, mod, addr);
+
 	/* sizeless or ended before addr: libdwfl's rules decide */
-	return NULL;
+	return e && e->end > addr ? e->name : NULL;
 }
 
 const char *symbol_index_at(struct symbol_index *ix, Dwfl_Module *mod, uint64_t addr)
 {
-	const char *name = symbol_index_lookup(ix, mod, addr);
-	size_t lo = 0, hi = ix->nr;
+	const struct symbol_entry *e = nearest(ix, mod, addr);
 
-	while (name && lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ix->syms[mid].start == addr)
-			return name;
-		if (ix->syms[mid].start < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return e && e->start == addr && e->end > addr ? e->name : NULL;
 }
 
 void symbol_index_free(struct symbol_index *ix)
