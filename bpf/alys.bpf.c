@@ -510,7 +510,6 @@ static __always_inline int on_entry(struct alys_sess *S, struct pt_regs *regs, _
 		d = 0;
 		st->depth = 0;
 	}
-	maybe_scan(S, bias_of(regs, pv), SCAN_IMPLICIT);
 	/* GC_realloc frees and allocates through the same entry points: those
 	 * inner calls are part of the realloc event. Finalizers that allocate
 	 * inside a collection are real allocations and are kept. */
@@ -520,9 +519,13 @@ static __always_inline int on_entry(struct alys_sess *S, struct pt_regs *regs, _
 	if (kind == ALYS_KIND_REALLOC && !sampled && !nested_in_realloc && sampled_trace)
 		forget_sampled(S, regs, st, old_addr, d);
 	/* Without its return the call need not be tracked at all; a realloc
-	 * is, so that what it calls knows it is inside one. */
-	if (session_mode && !sampled && kind != ALYS_KIND_REALLOC)
+	 * is, so that what it calls knows it is inside one. A collection
+	 * since the last probe is read here then, else at the return, which
+	 * reads it before its own block is followed (a user read less). */
+	if (session_mode && !sampled && kind != ALYS_KIND_REALLOC) {
+		maybe_scan(S, bias_of(regs, pv), SCAN_IMPLICIT);
 		return 1;
+	}
 	st->depth = d + 1;
 	if (d >= ALYS_MAX_DEPTH) {
 		count(S->slot, ALYS_CNT_DEPTH_OVERFLOW);

@@ -8,7 +8,8 @@
  * that sees a new GC_gc_no (including the return of the allocation that ran
  * the collection, before its own block is tracked, and GC_gcollect before
  * it clears the marks) walks the tracked set once and reports every block
- * allocated before that collection whose mark byte is clear.
+ * whose mark byte is clear; the daemon keeps those allocated before that
+ * collection.
  *
  * HDR(p) and the mark byte are found with offsets the daemon derives from
  * the collector's own code (src/gc/gc_layout.c); the first ALYS_LIVE_VERIFY_N
@@ -43,9 +44,10 @@ const volatile __u32 live_test_fail_first;
 enum scan_why { SCAN_IMPLICIT, SCAN_EXPLICIT, SCAN_END };
 
 /*
- * A scan costs ~1 ms per 256K buckets of the tracked map whatever it holds,
- * and a small heap collects every few hundred KiB: scanning after each
- * collection could slow such a program 40-fold. After a scan of D ns the
+ * A scan costs ~1 ms per 64K buckets of the tracked maps whatever they
+ * hold, plus ~0.5 us per collector block holding followed blocks, and a
+ * small heap collects every few hundred KiB: scanning after each
+ * collection could slow such a program many-fold. After a scan of D ns the
  * next one waits scan_gap * D ns, so scans take at most 1/(1 +
  * gap) of the time; the collections skipped meanwhile are read by the next
  * scan (their marks stay clear for the dead: live_merged counts them).
@@ -56,63 +58,72 @@ enum scan_why { SCAN_IMPLICIT, SCAN_EXPLICIT, SCAN_END };
  */
 const volatile __u32 scan_gap = 4;
 
-struct tracked {
-	__u32 gc_no;			/* GC_gc_no when allocated */
+/*
+ * The blocks followed (all, or the sampled ones) as one bit per 16-byte
+ * granule of the 4 KiB collector block (hblk) holding them: a scan reads
+ * each hblk's header and mark bytes once and judges its 256 granules in a
+ * few word operations, so its cost follows the heap's hblks, not the
+ * blocks in them (1.07M blocks in 15K hblks: 120 ms a scan with an entry
+ * a block). The granule and hblk sizes are
+ * x86-64's, whatever the collector's layout says; liveness by marks needs
+ * them to be the collector's (src/gc/liveness_setup.c).
+ *
+ * alloc_gc is the highest GC_gc_no an allocation into the hblk saw. A
+ * block allocated after collection N is unmarked when N's marks are read:
+ * where alloc_gc >= N, the scan cannot tell such a block from the dead and
+ * keeps the bits it finds clear (ambiguous). Every death found goes to
+ * the daemon, which reports it only for a block it holds, allocated
+ * before that collection (src/core/session.c), and so drops what an
+ * ambiguous hblk or a bit kept for a later scan finds again.
+ *
+ * Entries are never deleted (a value may be in use on another CPU), so
+ * the maps hold the hblks the heap ever used, and a block's hblk is in
+ * the first map with room when first seen.
+ */
+#define TRACK_HBLK_SHIFT ALYS_TRACK_HBLK_SHIFT
+#define TRACK_GRANULE_SHIFT ALYS_TRACK_GRANULE_SHIFT
+#define TRACK_WORDS 4		/* 256 granules of 16 bytes */
+
+struct tracked_hblk {
+	__u64 bits[TRACK_WORDS];
+	__u32 alloc_gc;
 	__u32 pad;
 };
 
-/*
- * Blocks being followed (all, or the sampled ones), by address, in three
- * maps. A scan walks every bucket of a hash map whatever it holds (~16 ns
- * a bucket: 1 ms for 64K, 16 ms for the 1M of a full trace's big map), so
- * blocks go to the smallest map with room, and a map is walked, and looked
- * in, only when it holds any: a program that keeps few blocks between
- * collections pays for 16K buckets a scan, one that keeps many for what it
- * keeps.
- */
+/* Three maps: a scan walks every bucket of a hash map whatever it holds
+ * (~16 ns a bucket), so hblks go to the smallest map with room, and a map
+ * is walked, and looked in, only when it holds any: a small heap pays for
+ * 4K buckets a scan, a big one for what it uses. */
 enum { TIER_SMALL, TIER_MID, TIER_BIG, TIERS };
 
-#define TRACKED_SMALL ALYS_TRACKED_SMALL
-#define TRACKED_MID ALYS_TRACKED_MID
-
-/* Preallocated (~1 and ~4 MiB): an element comes from a per-CPU free list.
- * The kernel's allocator for maps that are not (the big one) freed through
- * irq_work when its caches overflowed, and inserts and deletes took ~18% of
- * a deep workload's time. */
-/* Values are struct tracked, declared by size: clang leaves a struct
- * seen only through an inner map's definition incomplete in BTF. */
-_Static_assert(sizeof(struct tracked) == sizeof(__u64), "struct tracked: 8 bytes");
-
-struct tracked_prealloc_map {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1);
-	__type(key, __u64);
-	__type(value, __u64);
-};
-
-struct tracked_big_map {
+/* Values are struct tracked_hblk, declared by size: clang leaves a struct
+ * seen only through an inner map's definition incomplete in BTF. Not
+ * preallocated: an entry is made once an hblk, and memory follows the
+ * heap. */
+struct tracked_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 1);
 	__type(key, __u64);
-	__type(value, __u64);
+	__type(value, __u64[5]);
 };
+_Static_assert(sizeof(struct tracked_hblk) == 5 * sizeof(__u64), "struct tracked_hblk: 40 bytes");
 
-/* Each session's three, made by the daemon (TRACKED_SMALL and
- * TRACKED_MID entries, and the big one's size): templates here. */
+/* Each session's three, made by the daemon (ALYS_TRACKED_SMALL and
+ * ALYS_TRACKED_MID entries, and the big one's size): templates here. */
 struct {
-	SESSION_MAPS(struct tracked_prealloc_map);
+	SESSION_MAPS(struct tracked_map);
 } tracked_small_of SEC(".maps");
 
 struct {
-	SESSION_MAPS(struct tracked_prealloc_map);
+	SESSION_MAPS(struct tracked_map);
 } tracked_mid_of SEC(".maps");
 
 struct {
-	SESSION_MAPS(struct tracked_big_map);
+	SESSION_MAPS(struct tracked_map);
 } tracked_big_of SEC(".maps");
 
-/* A session's tracked maps and their counts (alys_sess.tracked_n). */
+/* A session's tracked maps and their entry counts (alys_sess.tracked_n). */
 struct tracked_maps {
 	void *m[TIERS];
 	__s64 *n;
@@ -128,81 +139,101 @@ static __always_inline bool tracked_maps(struct alys_sess *S, struct tracked_map
 	t->n = S->tracked_n;
 	return t->m[TIER_SMALL] && t->m[TIER_MID] && t->m[TIER_BIG];
 }
-/* Filled to 3/4, where a preallocated map's inserts start to fail on a
- * CPU whose free list ran dry. Tests lower both
- * (ALYS_BPF_TRACKED_SMALL_FILL) to reach every map. */
-const volatile __s64 tracked_fill[TIER_BIG] = { TRACKED_SMALL / 4 * 3, TRACKED_MID / 4 * 3 };
 
-static __always_inline struct tracked *tracked_lookup(struct tracked_maps *t, __u64 *addr)
+/* The small and mid maps' sizes, which they are filled to before the next
+ * takes hblks. Tests lower both (ALYS_BPF_TRACKED_SMALL_FILL) to reach
+ * every map. */
+const volatile __s64 tracked_fill[TIER_BIG] = { ALYS_TRACKED_SMALL, ALYS_TRACKED_MID };
+
+/* The biggest map first: an hblk is most likely where most are (a miss
+ * costs ~40 ns). */
+static __always_inline struct tracked_hblk *hblk_lookup(struct tracked_maps *t, __u64 *key)
 {
-	struct tracked *v = NULL;
+	struct tracked_hblk *e = NULL;
 
-	if (t->n[TIER_SMALL] > 0)
-		v = bpf_map_lookup_elem(t->m[TIER_SMALL], addr);
-	if (!v && t->n[TIER_MID] > 0)
-		v = bpf_map_lookup_elem(t->m[TIER_MID], addr);
-	if (!v && t->n[TIER_BIG] > 0)
-		v = bpf_map_lookup_elem(t->m[TIER_BIG], addr);
-	return v;
+	if (t->n[TIER_BIG] > 0)
+		e = bpf_map_lookup_elem(t->m[TIER_BIG], key);
+	if (!e && t->n[TIER_MID] > 0)
+		e = bpf_map_lookup_elem(t->m[TIER_MID], key);
+	if (!e && t->n[TIER_SMALL] > 0)
+		e = bpf_map_lookup_elem(t->m[TIER_SMALL], key);
+	return e;
 }
 
-/* A block not followed yet (no allocator hands out one address twice at
- * once: two CPUs never insert the same one), into a preallocated map with
- * room. */
-static __always_inline bool tracked_fast_insert(struct tracked_maps *t, __u64 *addr,
-						struct tracked *v)
+/* key's entry in map tier, made if need be (and another CPU's if it made
+ * it first); NULL when the map is full. */
+static __always_inline struct tracked_hblk *hblk_make(struct tracked_maps *t, int tier,
+						       __u64 *key)
 {
-	if (t->n[TIER_SMALL] < tracked_fill[TIER_SMALL] &&
-	    !bpf_map_update_elem(t->m[TIER_SMALL], addr, v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&t->n[TIER_SMALL], 1);
-		return true;
-	}
-	if (t->n[TIER_MID] < tracked_fill[TIER_MID] &&
-	    !bpf_map_update_elem(t->m[TIER_MID], addr, v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&t->n[TIER_MID], 1);
-		return true;
-	}
-	return false;
+	struct tracked_hblk zero = { 0 };
+	void *m = t->m[tier & 3];
+	long err;
+
+	if (tier < TIER_BIG && t->n[tier & 3] >= tracked_fill[tier & 1])
+		return NULL;
+	err = bpf_map_update_elem(m, key, &zero, BPF_NOEXIST);
+	if (!err)
+		__sync_fetch_and_add(&t->n[tier & 3], 1);
+	else if (err != -17)	/* EEXIST */
+		return NULL;
+	return bpf_map_lookup_elem(m, key);
 }
 
-static __always_inline int tracked_insert(struct tracked_maps *t, __u64 *addr,
-					  struct tracked *v)
+static __always_inline struct tracked_hblk *hblk_get(struct tracked_maps *t, __u64 *key)
 {
-	if (tracked_fast_insert(t, addr, v))
-		return 0;
-	if (!bpf_map_update_elem(t->m[TIER_BIG], addr, v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&t->n[TIER_BIG], 1);
-		return 0;
-	}
-	return -1;
+	struct tracked_hblk *e = hblk_lookup(t, key);
+
+	if (!e)
+		e = hblk_make(t, TIER_SMALL, key);
+	if (!e)
+		e = hblk_make(t, TIER_MID, key);
+	if (!e)
+		e = hblk_make(t, TIER_BIG, key);
+	return e;
 }
 
-/* Follow addr from now on: the entry updated where it is, or a new one. */
-static __always_inline int tracked_set(struct tracked_maps *t, __u64 *addr, struct tracked *v,
-				       struct tracked *old)
+static __always_inline __u64 granule_bit(__u64 addr)
 {
-	if (old) {
-		*old = *v;
-		return 0;
-	}
-	return tracked_insert(t, addr, v);
+	return 1ULL << ((addr >> TRACK_GRANULE_SHIFT) & 63);
 }
 
-static __always_inline bool tracked_delete(struct tracked_maps *t, __u64 *addr)
+static __always_inline __u32 granule_word(__u64 addr)
 {
-	if (t->n[TIER_SMALL] > 0 && !bpf_map_delete_elem(t->m[TIER_SMALL], addr)) {
-		__sync_fetch_and_add(&t->n[TIER_SMALL], -1);
-		return true;
+	return (addr >> (TRACK_GRANULE_SHIFT + 6)) & (TRACK_WORDS - 1);
+}
+
+/* Follow addr, allocated at collection gc_no: 1 when it was followed
+ * already (its block died unseen), 0 when not, -1 when no map has room. */
+static __always_inline int tracked_add(struct tracked_maps *t, __u64 addr, __u32 gc_no)
+{
+	__u64 key = addr >> TRACK_HBLK_SHIFT, bit = granule_bit(addr), old;
+	struct tracked_hblk *e = hblk_get(t, &key);
+
+	if (!e)
+		return -1;
+	/* alloc_gc before the bit (the scan reads them the other way round):
+	 * a scan that sees the bit sees the stamp. Raised only: a thread's
+	 * older stamp must not lower another's. */
+	for (int i = 0; i < 3; i++) {
+		__u32 cur = *(volatile __u32 *)&e->alloc_gc;
+
+		if (cur >= gc_no || __sync_val_compare_and_swap(&e->alloc_gc, cur, gc_no) == cur)
+			break;
 	}
-	if (t->n[TIER_MID] > 0 && !bpf_map_delete_elem(t->m[TIER_MID], addr)) {
-		__sync_fetch_and_add(&t->n[TIER_MID], -1);
-		return true;
-	}
-	if (t->n[TIER_BIG] > 0 && !bpf_map_delete_elem(t->m[TIER_BIG], addr)) {
-		__sync_fetch_and_add(&t->n[TIER_BIG], -1);
-		return true;
-	}
-	return false;
+	old = __sync_fetch_and_or(&e->bits[granule_word(addr)], bit);
+	return (old & bit) != 0;
+}
+
+/* Whether addr was followed (and is no more). */
+static __always_inline bool tracked_delete(struct tracked_maps *t, __u64 addr)
+{
+	__u64 key = addr >> TRACK_HBLK_SHIFT, bit = granule_bit(addr), old;
+	struct tracked_hblk *e = hblk_lookup(t, &key);
+
+	if (!e)
+		return false;
+	old = __sync_fetch_and_and(&e->bits[granule_word(addr)], ~bit);
+	return (old & bit) != 0;
 }
 
 #define HDR_HOPS 6
@@ -215,120 +246,98 @@ static __always_inline bool read_u64(__u64 *v, __u64 addr)
 /* HDR(p): 0 when unreadable or not found (layout or address wrong),
  * else the header pointer, which is below 4096 when p starts no block
  * (a forwarding count, or nil). */
-static __always_inline int find_header(__u64 arrays, __u64 p, __u64 *hdr)
+static __always_inline int find_bottom(__u64 arrays, __u64 hi, __u64 *bottom)
 {
-	__u64 hi = p >> (hi_shift & 63), bi, key;
+	__u64 bi, key;
 
 	if (!read_u64(&bi, arrays + top_index_off + (hi & top_mask) * 8))
 		return -1;
 	for (int i = 0; i < HDR_HOPS; i++) {
 		if (!bi || !read_u64(&key, bi + bi_key_off))
 			return -1;
-		if (key == hi)
-			return read_u64(hdr, bi + ((p >> (log_hblk & 63)) & bottom_mask) * 8) ? 0 : -1;
+		if (key == hi) {
+			*bottom = bi;
+			return 0;
+		}
 		if (!read_u64(&bi, bi + bi_link_off))
 			return -1;
 	}
 	return -1;
 }
 
-/* The header of the hblk holding p: 1 with *hdr set; 0 when its blocks
- * are all dead (free); -1 unreadable. */
-static __always_inline int hblk_header(__u64 arrays, __u64 p, __u64 *hdr)
+static __always_inline int find_header(__u64 arrays, __u64 p, __u64 *hdr)
 {
-	__u8 flags;
+	__u64 bi;
 
-	if (find_header(arrays, p, hdr))
+	if (find_bottom(arrays, p >> (hi_shift & 63), &bi))
 		return -1;
-	/* Not the start of a block any more: merged into a free one. */
-	if (*hdr < (1ULL << (log_hblk & 63)))
-		return 0;
-	if (bpf_probe_read_user(&flags, 1, (const void *)(*hdr + hb_flags_off)))
-		return -1;
-	return flags & free_blk ? 0 : 1;
+	return read_u64(hdr, bi + ((p >> (log_hblk & 63)) & bottom_mask) * 8) ? 0 : -1;
 }
 
-/* 1 marked, 0 dead, -1 unreadable. */
-static __always_inline int is_marked_uncached(__u64 arrays, __u64 p)
-{
-	__u64 hdr, off = p & ((1ULL << (log_hblk & 63)) - 1);
-	int state = hblk_header(arrays, p, &hdr);
-	__u8 mark;
-
-	if (state <= 0)
-		return state;
-	if (bpf_probe_read_user(&mark, 1, (const void *)(hdr + hb_marks_off +
-							 (off >> (granule_shift & 63)))))
-		return -1;
-	return mark != 0;
-}
-
-/*
- * A scan judges thousands of blocks, most of them packed into a few
- * collector blocks (hblks): each hblk's header and mark bytes are read
- * once a scan (~100 ns for all of them) instead of five reads a block
- * (~300 ns). Per CPU, direct mapped, and tagged with the scan (a number
- * no other scan has, even one that preempts it on this CPU), so nothing
- * from another scan is used. Mark bytes are one a granule, as the
- * collector's own code reads them (src/gc/gc_layout.c).
- */
-#define HBLK_CACHE_MAX 16384	/* slots; the loader sizes the map (a power of 2) */
-#define HBLK_MARKS_MAX 256	/* 4 KiB hblks of 16-byte granules */
-
-/* The map's slots - 1: as many as the loader's memory budget allows per
- * CPU, up to one for each 4 KiB block of a 64 MiB heap (src/core/session.c) */
-const volatile __u32 hblk_cache_mask = 511;
+/* The hblk being judged: its mark bytes, one a granule (as the
+ * collector's own code reads them: src/gc/gc_layout.c), and its bits (off
+ * the stack, which the walk's callers fill). */
+#define MARKS_N (1 << (TRACK_HBLK_SHIFT - TRACK_GRANULE_SHIFT))
+#define FLAGS_GAP_MAX ALYS_FLAGS_GAP_MAX
+#define BOTTOMS 64
 
 struct hblk_marks {
-	__u64 hblk;		/* p >> log_hblk */
-	__u64 scan;		/* the scan that filled it (scan_seq) */
-	__s32 state;		/* 1: marks read; 0: free, all dead; -1 unreadable */
-	__u32 pad;
-	__u8 marks[HBLK_MARKS_MAX];
+	/* hb_flags .. hb_marks[] read at once, so that the marks start
+	 * at raw[FLAGS_GAP_MAX] */
+	__u8 raw[FLAGS_GAP_MAX + MARKS_N];
+	__u64 bits[TRACK_WORDS], dead[TRACK_WORDS];
+	/* The bottom indices a scan found (4 MiB of heap each), by their
+	 * key's low bits: the hblks come in hash order, so most of the
+	 * header's reads are of a handful of them. Tagged with the scan
+	 * (no two scans share a number). */
+	__u64 bottom_key[BOTTOMS], bottom[BOTTOMS], bottom_scan[BOTTOMS];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 512);
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct hblk_marks);
-} hblk_cache SEC(".maps");
+} hblk_marks SEC(".maps");
 
-static __always_inline int hblk_fill(struct hblk_marks *e, __u64 arrays, __u64 p)
+/* The granules of word w (64 of them) whose mark byte is clear, as bits. */
+static __always_inline __u64 unmarked_word(const struct hblk_marks *mk, __u32 w)
 {
-	__u64 hdr;
-	int state = hblk_header(arrays, p, &hdr);
+	const __u64 low7 = 0x7f7f7f7f7f7f7f7fULL;
+	__u64 r = 0;
 
-	if (state <= 0)
-		return state;
-	if (bpf_probe_read_user(e->marks, HBLK_MARKS_MAX, (const void *)(hdr + hb_marks_off)))
-		return -1;
-	return 1;
+	/* a loop: unrolled, clang spilled it past the 512-byte stack */
+#pragma clang loop unroll(disable) vectorize(disable)
+	for (__u32 j = 0; j < 8; j++) {
+		__u64 x = *(const __u64 *)&mk->raw[FLAGS_GAP_MAX +
+						   ((w & (TRACK_WORDS - 1)) * 8 + j) * 8];
+		/* 0x80 in each byte that is zero, then those 8 bits packed */
+		__u64 z = ~(((x & low7) + low7) | x | low7);
+
+		r |= (((z >> 7) * 0x0102040810204080ULL) >> 56) << (j * 8);
+	}
+	return r;
 }
 
-static __u64 scan_seq;
+/* The index of v's lowest set bit (v != 0). */
+static const __u8 debruijn64[64] = {
+	0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4,
+	62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5,
+	63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11,
+	46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6,
+};
 
-static __always_inline int is_marked(__u64 arrays, __u64 p, __u64 scan)
+static __always_inline __u32 lowest_bit(__u64 v)
 {
-	__u64 hblk = p >> (log_hblk & 63), off = p & ((1ULL << (log_hblk & 63)) - 1);
-	__u64 g = off >> (granule_shift & 63);
-	__u32 slot = (__u32)hblk & hblk_cache_mask & (HBLK_CACHE_MAX - 1);
-	struct hblk_marks *e;
+	return debruijn64[(((v & -v) * 0x03f79d71b4cb0a89ULL) >> 58) & 63];
+}
 
-	/* a hblk with more granules than the cache holds: read directly */
-	if ((1ULL << (log_hblk & 63)) >> (granule_shift & 63) > HBLK_MARKS_MAX)
-		return is_marked_uncached(arrays, p);
-	e = bpf_map_lookup_elem(&hblk_cache, &slot);
-	if (!e)
-		return is_marked_uncached(arrays, p);
-	if (e->hblk != hblk || e->scan != scan) {
-		e->state = hblk_fill(e, arrays, p);
-		e->hblk = hblk;
-		e->scan = scan;
-	}
-	if (e->state <= 0)
-		return e->state;
-	return e->marks[g & (HBLK_MARKS_MAX - 1)] != 0;
+static __always_inline __u32 popcount64(__u64 v)
+{
+	v = v - ((v >> 1) & 0x5555555555555555ULL);
+	v = (v & 0x3333333333333333ULL) + ((v >> 2) & 0x3333333333333333ULL);
+	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (v * 0x0101010101010101ULL) >> 56;
 }
 
 /* The header of a block just returned for size bytes must look like one. */
@@ -382,41 +391,130 @@ static __always_inline bool emit_death(__u32 slot, __u64 addr, __u8 cause, __u32
 
 struct scan_ctx {
 	__u64 arrays;
-	__u64 scan;			/* scan_seq's number for this scan */
+	__u64 scan;			/* scan_seq's number for this one */
 	__u32 cur, since;
-	__u32 tier;			/* the map being walked */
 	__u32 slot;			/* the session's */
+	__u32 pad;
 	__u64 followed, judged, dead, unreadable;
 };
 
-static long scan_one(struct bpf_map *map, __u64 *key, struct tracked *v, struct scan_ctx *c)
+static __u64 scan_seq;
+
+/* The marks of the hblk at base into mk: 1 read, 0 its blocks are all
+ * dead (free), -1 unreadable. Two reads an hblk where its bottom index
+ * was found already. */
+static __always_inline int hblk_read_marks(struct hblk_marks *mk, struct scan_ctx *c,
+					   __u64 base)
 {
-	__u64 addr = *key;
-	int m;
+	__u64 hi = base >> (hi_shift & 63), hdr, bi;
+	__u32 slot = hi & (BOTTOMS - 1), gap = (hb_marks_off - hb_flags_off) & (FLAGS_GAP_MAX - 1);
 
-	c->followed++;
-	if (v->gc_no >= c->cur)	/* allocated after the collection */
+	if (mk->bottom_scan[slot] == c->scan && mk->bottom_key[slot] == hi) {
+		bi = mk->bottom[slot];
+	} else {
+		if (find_bottom(c->arrays, hi, &bi))
+			return -1;
+		mk->bottom_scan[slot] = c->scan;
+		mk->bottom_key[slot] = hi;
+		mk->bottom[slot] = bi;
+	}
+	if (!read_u64(&hdr, bi + ((base >> (log_hblk & 63)) & bottom_mask) * 8))
+		return -1;
+	/* Not the start of a block any more: merged into a free one. */
+	if (hdr < (1ULL << (log_hblk & 63)))
 		return 0;
-	c->judged++;
-	m = is_marked(c->arrays, addr, c->scan);
-	if (m < 0) {
-		c->unreadable++;
-		count(c->slot, ALYS_CNT_LIVE_UNREADABLE);
+	if (bpf_probe_read_user(&mk->raw[FLAGS_GAP_MAX - gap], gap + MARKS_N,
+				(const void *)(hdr + hb_marks_off - gap)))
+		return -1;
+	return mk->raw[(FLAGS_GAP_MAX - gap) & (FLAGS_GAP_MAX - 1)] & free_blk ? 0 : 1;
+}
+
+/* The dead of one word of an hblk's bits, reported one a bpf_loop step
+ * (a loop the verifier would walk through 64 times). */
+struct dead_word {
+	struct scan_ctx *c;
+	__u64 *bits;		/* the word in the map */
+	__u64 base;		/* its first granule's address */
+	__u64 dead;
+	bool keep;		/* bits not taken off (ambiguous) */
+};
+
+/* One whose record could not be had is followed again, if its bit was
+ * taken off. */
+static long emit_dead_one(__u64 i, struct dead_word *d)
+{
+	__u64 low = d->dead & -d->dead;
+	struct scan_ctx *c = d->c;
+
+	if (!low)
+		return 1;
+	d->dead &= d->dead - 1;
+	if (emit_death(c->slot, d->base + ((__u64)lowest_bit(low) << TRACK_GRANULE_SHIFT),
+		       ALYS_CAUSE_MARKS, c->cur, c->since))
+		c->dead++;
+	else if (!d->keep)
+		__sync_fetch_and_or(d->bits, low);
+	return 0;
+}
+
+static long scan_hblk(struct bpf_map *map, __u64 *key, struct tracked_hblk *e,
+		      struct scan_ctx *c)
+{
+	__u64 base = *key << TRACK_HBLK_SHIFT, *bits, *dead;
+	__u32 n = 0, zero = 0;
+	struct hblk_marks *mk = bpf_map_lookup_elem(&hblk_marks, &zero);
+	struct dead_word d = { .c = c };
+	bool ambiguous;
+	int state;
+
+	if (!mk)
+		return 1;
+	bits = mk->bits;
+	dead = mk->dead;
+	for (int w = 0; w < TRACK_WORDS; w++) {
+		bits[w] = *(volatile __u64 *)&e->bits[w];
+		n += popcount64(bits[w]);
+	}
+	if (!n)
+		return 0;
+	/* bits, then the stamp: tracked_add writes them the other way round */
+	asm volatile("" ::: "memory");
+	ambiguous = *(volatile __u32 *)&e->alloc_gc >= c->cur;
+	c->followed += n;
+	if (!ambiguous)
+		c->judged += n;
+	state = hblk_read_marks(mk, c, base);
+	if (state < 0) {
+		/* judged again at the next collection */
+		c->unreadable += n;
+		count_n(c->slot, ALYS_CNT_LIVE_UNREADABLE, n);
 		return 0;
 	}
-	if (m)
-		return 0;
-	/* Unreported deaths stay tracked: a later scan finds them again. */
-	if (!emit_death(c->slot, addr, ALYS_CAUSE_MARKS, c->cur,
-			v->gc_no + 1 > c->since ? v->gc_no + 1 : c->since))
-		return 0;
-	if (!bpf_map_delete_elem(map, &addr)) {
-		struct alys_sess *S = sess_at(c->slot);
-
-		if (S)
-			__sync_fetch_and_add(&S->tracked_n[c->tier & (TIERS - 1)], -1);
+	for (int w = 0; w < TRACK_WORDS; w++)
+		dead[w] = state ? bits[w] & unmarked_word(mk, w) : bits[w];
+	if (!ambiguous) {
+		/* Taken off, unless an allocation into the hblk since the
+		 * collection (it may have reused a dead block's address)
+		 * raced the scan: then put back, as for an ambiguous hblk. */
+		for (int w = 0; w < TRACK_WORDS; w++)
+			if (dead[w])
+				__sync_fetch_and_and(&e->bits[w], ~dead[w]);
+		asm volatile("" ::: "memory");
+		if (*(volatile __u32 *)&e->alloc_gc >= c->cur) {
+			ambiguous = true;
+			for (int w = 0; w < TRACK_WORDS; w++)
+				if (dead[w])
+					__sync_fetch_and_or(&e->bits[w], dead[w]);
+		}
 	}
-	c->dead++;
+	d.keep = ambiguous;
+	for (int w = 0; w < TRACK_WORDS; w++) {
+		d.bits = &e->bits[w];
+		d.dead = dead[w];
+		d.base = base + ((__u64)w << (TRACK_GRANULE_SHIFT + 6));
+		if (d.dead)
+			bpf_loop(64, emit_dead_one, &d, 0);
+	}
 	return 0;
 }
 
@@ -473,15 +571,11 @@ static __always_inline void scan_if_collected(struct alys_sess *S, __u64 bias,
 	c.scan = __sync_fetch_and_add(&scan_seq, 1) + 1;
 	c.since = cur > last ? (__u32)last + 1 : (__u32)cur;
 	if (t.n[TIER_SMALL] > 0)
-		bpf_for_each_map_elem(t.m[TIER_SMALL], scan_one, &c, 0);
-	if (t.n[TIER_MID] > 0) {
-		c.tier = TIER_MID;
-		bpf_for_each_map_elem(t.m[TIER_MID], scan_one, &c, 0);
-	}
-	if (t.n[TIER_BIG] > 0) {
-		c.tier = TIER_BIG;
-		bpf_for_each_map_elem(t.m[TIER_BIG], scan_one, &c, 0);
-	}
+		bpf_for_each_map_elem(t.m[TIER_SMALL], scan_hblk, &c, 0);
+	if (t.n[TIER_MID] > 0)
+		bpf_for_each_map_elem(t.m[TIER_MID], scan_hblk, &c, 0);
+	if (t.n[TIER_BIG] > 0)
+		bpf_for_each_map_elem(t.m[TIER_BIG], scan_hblk, &c, 0);
 	S->live_scans++;
 	t1 = bpf_ktime_get_ns();
 	S->live_next_scan_ns = t1 + (t1 - t0) * scan_gap;
@@ -514,20 +608,20 @@ static __always_inline void maybe_scan(struct alys_sess *S, __u64 bias, enum sca
 }
 
 /* At an allocation's return (gc_no: read_gc_no): check the layout on the
- * first blocks, then follow the new block. A block still tracked at this address died
- * unnoticed (reuse mode, or an unreadable header): report it now. */
+ * first blocks, then follow the new block. A block still followed at this
+ * address died unnoticed (reuse mode, or an unreadable header): report it
+ * now (the daemon dates it from its allocation). */
 static __always_inline void track_block(struct alys_sess *S, __u64 bias, __u64 addr,
 					__u64 size, bool check, __u32 gc_no)
 {
-	struct tracked v = { 0 }, *old;
 	struct tracked_maps t;
+	int was;
 
 	if (!addr || !tracked_maps(S, &t))
 		return;
-	v.gc_no = gc_no;
 	if (live_mode == ALYS_LIVE_OFF) {
 		/* Sampled: the frees of sampled blocks are still recorded. */
-		if (sampled_trace && tracked_set(&t, &addr, &v, tracked_lookup(&t, &addr)))
+		if (sampled_trace && tracked_add(&t, addr, gc_no) < 0)
 			count(S->slot, ALYS_CNT_TRACKED_FULL);
 		return;
 	}
@@ -542,26 +636,18 @@ static __always_inline void track_block(struct alys_sess *S, __u64 bias, __u64 a
 			__sync_val_compare_and_swap(&S->live_state, ALYS_LIVE_VERIFYING,
 						    ALYS_LIVE_VERIFIED);
 	}
-	/* The common case, a block not followed yet: one insert that fails
-	 * if it is, not a lookup first (with the other maps empty, the small
-	 * one is the only place it could be). */
-	if (!t.n[TIER_MID] && !t.n[TIER_BIG] &&
-	    t.n[TIER_SMALL] < tracked_fill[TIER_SMALL] &&
-	    !bpf_map_update_elem(t.m[TIER_SMALL], &addr, &v, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&t.n[TIER_SMALL], 1);
+	was = tracked_add(&t, addr, gc_no);
+	if (was < 0) {
+		count(S->slot, ALYS_CNT_TRACKED_FULL);
 		return;
 	}
-	old = tracked_lookup(&t, &addr);
-	if (old) {
-		if (live_mode == ALYS_LIVE_MARKS && S->live_state == ALYS_LIVE_VERIFIED)
-			count(S->slot, ALYS_CNT_LIVE_REUSED);
-		/* Handed out again with no collection between: freed by a
-		 * GC_free no probe saw (--sample refill probes none). */
-		emit_death(S->slot, addr, ALYS_CAUSE_REUSE, v.gc_no,
-			   old->gc_no < v.gc_no ? old->gc_no + 1 : v.gc_no);
-	}
-	if (tracked_set(&t, &addr, &v, old))
-		count(S->slot, ALYS_CNT_TRACKED_FULL);
+	if (!was)
+		return;
+	if (live_mode == ALYS_LIVE_MARKS && S->live_state == ALYS_LIVE_VERIFIED)
+		count(S->slot, ALYS_CNT_LIVE_REUSED);
+	/* Handed out again with no collection between: freed by a GC_free no
+	 * probe saw (--sample refill probes none), or its death not read. */
+	emit_death(S->slot, addr, ALYS_CAUSE_REUSE, gc_no, 0);
 }
 
 /* Whether addr was tracked (and is no more): GC_free, realloc's old block. */
@@ -569,7 +655,7 @@ static __always_inline bool untrack_block(struct alys_sess *S, __u64 addr)
 {
 	struct tracked_maps t;
 
-	return addr && tracked_maps(S, &t) && tracked_delete(&t, &addr);
+	return addr && tracked_maps(S, &t) && tracked_delete(&t, addr);
 }
 
 #endif

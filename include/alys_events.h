@@ -94,9 +94,16 @@ enum alys_counter {
  * stack cache, tracked-block maps and counters. A power of two.
  */
 #define ALYS_MAX_SESSIONS 64
-/* Entries of a session's small and mid tracked-block maps (bpf/live.h). */
-#define ALYS_TRACKED_SMALL (1 << 14)
-#define ALYS_TRACKED_MID (1 << 16)
+/* Entries (4 KiB collector blocks) of a session's small and mid
+ * tracked-block maps (bpf/live.h): 16 and 128 MiB of heap. */
+#define ALYS_TRACKED_SMALL (1 << 12)
+#define ALYS_TRACKED_MID (1 << 15)
+/* Their bits: one a 16-byte granule of a 4 KiB collector block, x86-64's
+ * sizes; liveness by marks needs the collector's to be these. */
+#define ALYS_TRACK_HBLK_SHIFT 12
+#define ALYS_TRACK_GRANULE_SHIFT 4
+/* A block header's hb_flags this far before its hb_marks, at most. */
+#define ALYS_FLAGS_GAP_MAX 64
 #define ALYS_COOKIE_SLOT_SHIFT 56
 
 /* A session's state in the BPF object's `sessions` map, read and written
@@ -111,7 +118,7 @@ struct alys_sess {
 	__u64 live_next_scan_ns;	/* no implicit scan before this time */
 	__u64 live_explicit_gc;		/* the collection GC_gcollect runs */
 	__u64 live_bias;		/* libgc's load bias, for the exit scan */
-	__s64 tracked_n[3];		/* blocks in each tracked map (bpf/live.h) */
+	__s64 tracked_n[3];		/* entries in each tracked map (bpf/live.h) */
 	__u64 duty_from_ns, duty_until_ns;	/* --duty's window; 0: always */
 	__u64 last_wakeup_ns;		/* the ring buffer's last forced wakeup */
 	__u64 census_gc_no_addr;	/* --census: GC_gc_no, once the bias is known */

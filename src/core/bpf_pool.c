@@ -210,9 +210,9 @@ struct slot_map_def {
 
 static const struct slot_map_def slot_map_defs[SLOT_MAPS] = {
 	[SLOT_STACK_CACHE] = { "stack cache", BPF_MAP_TYPE_ARRAY, 4, 8, BPF_F_INNER_MAP },
-	[SLOT_TRACKED_SMALL] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 8, 0 },
-	[SLOT_TRACKED_MID] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 8, 0 },
-	[SLOT_TRACKED_BIG] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 8, BPF_F_NO_PREALLOC },
+	[SLOT_TRACKED_SMALL] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 40, BPF_F_NO_PREALLOC },
+	[SLOT_TRACKED_MID] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 40, BPF_F_NO_PREALLOC },
+	[SLOT_TRACKED_BIG] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 40, BPF_F_NO_PREALLOC },
 	[SLOT_EVENTS] = { "ring buffer", BPF_MAP_TYPE_RINGBUF, 0, 0, 0 },
 };
 

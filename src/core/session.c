@@ -44,8 +44,8 @@
 #include "unwind_maps.h"
 
 #define FLUSH_INTERVAL_NS (200 * 1000000ULL)
-#define TRACKED_ALL (1u << 20)		/* live blocks followed, all calls */
-#define TRACKED_SAMPLED (1u << 18)	/* sampled */
+#define TRACKED_ALL (1u << 20)		/* hblks of followed blocks, all calls: 4 GiB */
+#define TRACKED_SAMPLED (1u << 18)	/* sampled (one an hblk, mostly) */
 /* --ringbuf-size's default: see bpf/alys.bpf.c */
 #define RINGBUF_DEFAULT (64u << 20)
 #define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
@@ -141,6 +141,7 @@ struct session {
 	bool maps_gone;
 	int exit_status;
 	uint64_t deaths, collections;
+	uint64_t scan_deaths;		/* deaths kept since the last collection record */
 	uint64_t last_flush, last_counters;
 	struct liveness_setup live;
 	uint64_t counters[NR_COUNTERS];
@@ -455,28 +456,6 @@ static uint32_t ringbuf_bytes(const struct session *t)
  * later sessions are configured without them, as the object loaded was. */
 static bool no_uprobe_sessions;
 
-/* The scans' per-CPU cache of collector blocks' marks (bpf/live.h): one
- * slot for each 4 KiB block of a 64 MiB heap where HBLK_CACHE_BUDGET
- * allows (a smaller cache is read again and again by a scan of a big heap
- * in hash order: 470 ns a block judged with 512 slots, 112 ns with 16384,
- * on a 60 MB heap), fewer on a host of many CPUs. */
-#define HBLK_CACHE_BUDGET (32u << 20)
-#define HBLK_CACHE_SLOTS_MAX 16384u	/* bpf/live.h's HBLK_CACHE_MAX */
-
-static void set_hblk_cache(struct session *t)
-{
-	int cpus = libbpf_num_possible_cpus();
-	__u32 value = bpf_map__value_size(t->skel->maps.hblk_cache), slots = 512;
-
-	if (cpus <= 0 || !value)
-		return;
-	while (slots < HBLK_CACHE_SLOTS_MAX &&
-	       (unsigned long long)slots * 2 * value * (unsigned)cpus <= HBLK_CACHE_BUDGET)
-		slots <<= 1;
-	bpf_map__set_max_entries(t->skel->maps.hblk_cache, slots);
-	t->skel->rodata->hblk_cache_mask = slots - 1;
-}
-
 /* t->skel opened and configured for t (programs chosen, read-only data
  * set), not loaded: 0 or -1 (said). */
 static int configure_bpf(struct session *t)
@@ -530,12 +509,11 @@ static int configure_bpf(struct session *t)
 	while (slots < t->o->stack_cache)
 		slots <<= 1;
 	t->skel->rodata->stack_cache_mask = slots - 1;
-	set_hblk_cache(t);
 	/* Wake the reader by a quarter full at the latest. */
 	if (t->skel->rodata->wakeup_bytes > ringbuf_bytes(t) / 4)
 		t->skel->rodata->wakeup_bytes = ringbuf_bytes(t) / 4;
-	/* Tests: the small and mid tracked maps take this many blocks each,
-	 * the rest go to the big one. */
+	/* Tests: the small and mid tracked maps take this many collector
+	 * blocks each, the rest go to the big one. */
 	if (getenv("ALYS_BPF_TRACKED_SMALL_FILL") && *getenv("ALYS_BPF_TRACKED_SMALL_FILL"))
 		t->skel->rodata->tracked_fill[0] = t->skel->rodata->tracked_fill[1] =
 			atoll(getenv("ALYS_BPF_TRACKED_SMALL_FILL"));
@@ -593,8 +571,9 @@ static int open_bpf(struct session *t)
 	struct bpf_slot_sizes sz = {
 		.ringbuf_bytes = ringbuf_bytes(t),
 		.tracked_small = ALYS_TRACKED_SMALL, .tracked_mid = ALYS_TRACKED_MID,
-		/* A scan walks every bucket of the big map: keep it no bigger
-		 * than the blocks it must hold (~4 ms per 1M buckets). */
+		/* A scan walks every bucket of the big map, when it holds
+		 * any: keep it no bigger than the hblks it must hold (~16 ms
+		 * per 1M buckets). */
 		.tracked_big = t->sample_bytes || t->refill ? TRACKED_SAMPLED : TRACKED_ALL,
 	};
 	char err[256];
@@ -913,6 +892,30 @@ static int census_recorded(void *arg, uint64_t addr)
 	return u64_table_get_a(&t->sizes, addr) != 0;
 }
 
+/*
+ * A death the BPF side found (bpf/live.h): kept only for a block the trace
+ * holds, allocated before the collection whose marks found it clear. The
+ * rest are blocks allocated since, in an hblk the scan could not tell
+ * apart, or a death found again (its bit kept for a later scan); none
+ * should be reported. since becomes the first collection after its
+ * allocation where the scan merged collections (a reuse says none).
+ */
+static bool dated_death(struct session *t, struct alys_rb_death *d)
+{
+	struct u64_slot *sl = u64_table_get(&t->sizes, d->addr);
+	uint32_t first;
+
+	if (!sl || (d->cause == ALYS_CAUSE_MARKS && sl->b >= d->gc_no))
+		return false;
+	first = sl->b + 1;
+	if (d->since < first)
+		d->since = first;
+	if (d->since > d->gc_no)
+		d->since = d->gc_no;
+	u64_table_remove(&t->sizes, d->addr);
+	return true;
+}
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct session *t = ctx;
@@ -939,27 +942,39 @@ static int on_record(void *ctx, void *data, size_t len)
 		switch (e->kind) {
 		case ALYS_KIND_REALLOC:
 			old_size = u64_table_take_a(&t->sizes, e->old_addr);
-			u64_table_put(&t->sizes, e->addr, e->size, 0);
+			u64_table_put(&t->sizes, e->addr, e->size, e->gc_no);
 			break;
 		case ALYS_KIND_FREE:
 			old_size = u64_table_take_a(&t->sizes, e->addr);
 			break;
 		default:
-			u64_table_put(&t->sizes, e->addr, e->size, 0);
+			u64_table_put(&t->sizes, e->addr, e->size, e->gc_no);
 		}
 		trace_writer_event(&t->w, e, stack_id, old_size, weight);
 	} else if (type == ALYS_RB_CENSUS && len >= sizeof(struct alys_rb_census)) {
 		census_session_on_stop(&t->census, data, t->exited);
 	} else if (type == ALYS_RB_DEATH && len >= sizeof(struct alys_rb_death)) {
-		const struct alys_rb_death *d = data;
+		struct alys_rb_death d = *(const struct alys_rb_death *)data;
 
-		u64_table_take_a(&t->sizes, d->addr);
-		trace_writer_death(&t->w, d);
+		if (!dated_death(t, &d))
+			return 0;
+		trace_writer_death(&t->w, &d);
 		t->deaths++;
+		t->scan_deaths += d.cause == ALYS_CAUSE_MARKS;
 	} else if (type == ALYS_RB_COLLECTION && len >= sizeof(struct alys_rb_collection)) {
-		trace_writer_collection(&t->w, data);
+		struct alys_rb_collection c = *(const struct alys_rb_collection *)data;
+
+		/* the deaths kept (dated_death), of which some ambiguous ones
+		 * were not counted judged */
+		c.dead = t->scan_deaths;
+		if (c.judged < c.dead)
+			c.judged = c.dead;
+		if (c.followed < c.judged)
+			c.followed = c.judged;
+		t->scan_deaths = 0;
+		trace_writer_collection(&t->w, &c);
 		t->collections++;
-		t->end_scanned |= ((const struct alys_rb_collection *)data)->at_end;
+		t->end_scanned |= c.at_end;
 	}
 	return 0;
 }

@@ -34,6 +34,24 @@ void liveness_choose(struct liveness_setup *lv, struct gc_probes *gp, bool off)
 		gp->layout.hb_sz_off += 8;
 	if (test && !strcmp(test, "flaky"))
 		lv->test_fail_first = ALYS_LIVE_FAIL_N - 1;
+	if (gp->layout_ok && (gp->layout.log_hblk != ALYS_TRACK_HBLK_SHIFT ||
+			      gp->layout.granule_shift != ALYS_TRACK_GRANULE_SHIFT)) {
+		gp->layout_ok = false;
+		snprintf(gp->layout_why, sizeof(gp->layout_why),
+			 "its blocks are %u bytes of %u-byte granules, where the tracer "
+			 "follows 4096 of 16", 1u << gp->layout.log_hblk,
+			 1u << gp->layout.granule_shift);
+	}
+	/* A scan reads a header's flags and marks at once (bpf/live.h). */
+	if (gp->layout_ok && (gp->layout.hb_flags_off >= gp->layout.hb_marks_off ||
+			      gp->layout.hb_marks_off - gp->layout.hb_flags_off >=
+			      ALYS_FLAGS_GAP_MAX)) {
+		gp->layout_ok = false;
+		snprintf(gp->layout_why, sizeof(gp->layout_why),
+			 "its block headers have hb_flags at +0x%x and hb_marks at +0x%x, "
+			 "where the tracer reads them at once from less than %d bytes apart",
+			 gp->layout.hb_flags_off, gp->layout.hb_marks_off, ALYS_FLAGS_GAP_MAX);
+	}
 	if (gp->layout_ok) {
 		lv->mode = ALYS_LIVE_MARKS;
 		if (lv->verbose) {
