@@ -27,7 +27,9 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 # code and data, read from outside), unwind/, modes/ (what a session is
 # asked to do) and agent/ (every process on a host).
 SRC_DIRS := src src/base src/core src/gc src/unwind src/modes src/agent
-CPPFLAGS := -Iinclude -Ilib -Iprofile $(SRC_DIRS:%=-I%) -I$(BUILD) -D_GNU_SOURCE
+# Includes name their layer: "core/session.h", "lib/u64_table.h" (DESIGN.md,
+# Pieces); include/'s format headers go by their bare names.
+CPPFLAGS := -Iinclude -I. -Isrc -I$(BUILD) -D_GNU_SOURCE
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SANFLAGS) -std=gnu11
 
 DAEMON_LIBS    := -lbpf -lelf -lz -lzstd -lmsgpackc -lcapstone -ldw -lmicrohttpd -lcurl -lm -lpthread

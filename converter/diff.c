@@ -8,7 +8,7 @@
  * bytes are shown but not judged: they depend on when the last collection
  * ran.
  */
-#include "diff.h"
+#include "converter/diff.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,11 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "outbuf.h"
-#include "model.h"
-#include "symbolize.h"
-#include "trace.h"
-#include "util.h"
+#include "profile/outbuf.h"
+#include "profile/model.h"
+#include "profile/symbolize.h"
+#include "profile/trace.h"
+#include "profile/util.h"
 
 struct side {
 	struct trace t;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "heap.h"
+#include "converter/heap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "progress.h"
-#include "util.h"
+#include "profile/progress.h"
+#include "profile/util.h"
 
 static int by_addr(const void *a, const void *b)
 {

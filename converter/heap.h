@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "trace.h"
+#include "profile/trace.h"
 
 #define HEAP_NONE UINT32_MAX
 

@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 #include "alys_format.h"
-#include "diff.h"
-#include "output.h"
-#include "model.h"
-#include "progress.h"
-#include "symbolize.h"
-#include "trace.h"
-#include "util.h"
+#include "converter/diff.h"
+#include "converter/output.h"
+#include "profile/model.h"
+#include "profile/progress.h"
+#include "profile/symbolize.h"
+#include "profile/trace.h"
+#include "profile/util.h"
 
 /* Options that select or shape what a format shows: a format that does
  * not honour one refuses it rather than ignoring it. */

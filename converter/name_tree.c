@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "name_tree.h"
+#include "converter/name_tree.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "profile/util.h"
 
 static uint32_t add_node(struct name_tree *t, const char *name, uint32_t parent)
 {

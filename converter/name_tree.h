@@ -13,11 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
-#include "outbuf.h"
-#include "str_table.h"
-#include "symbolize.h"
-#include "u64_table.h"
+#include "profile/model.h"
+#include "profile/outbuf.h"
+#include "lib/str_table.h"
+#include "profile/symbolize.h"
+#include "lib/u64_table.h"
 
 struct name_node {
 	const char *name;

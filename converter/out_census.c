@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "model.h"
-#include "type_ids.h"
-#include "util.h"
+#include "converter/output.h"
+#include "profile/model.h"
+#include "profile/type_ids.h"
+#include "profile/util.h"
 
 #define NO_TYPE_ID "(no type id)"
 

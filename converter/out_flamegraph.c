@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "name_tree.h"
-#include "util.h"
+#include "converter/output.h"
+#include "converter/name_tree.h"
+#include "profile/util.h"
 
 #define IMAGE_WIDTH 1200
 #define FRAME_HEIGHT 16

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "name_tree.h"
-#include "output.h"
-#include "util.h"
+#include "converter/name_tree.h"
+#include "converter/output.h"
+#include "profile/util.h"
 
 /* ';' separates frames and a newline ends the line: neither may appear
  * inside a name. */

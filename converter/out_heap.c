@@ -16,13 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "crystal_names.h"
-#include "elf_file.h"
-#include "heap.h"
-#include "output.h"
-#include "str_table.h"
-#include "u64_table.h"
-#include "util.h"
+#include "lib/crystal_names.h"
+#include "lib/elf_file.h"
+#include "converter/heap.h"
+#include "converter/output.h"
+#include "lib/str_table.h"
+#include "lib/u64_table.h"
+#include "profile/util.h"
 
 #define TOP_TYPES 60
 #define TOP_OBJECTS 10

@@ -9,9 +9,9 @@
  */
 #include <stdlib.h>
 
-#include "output.h"
-#include "progress.h"
-#include "util.h"
+#include "converter/output.h"
+#include "profile/progress.h"
+#include "profile/util.h"
 
 /* Nesting of a frame object: top { events [ event { stack [ frame. */
 #define FRAME_LEVEL 4

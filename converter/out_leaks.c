@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "model.h"
-#include "util.h"
+#include "converter/output.h"
+#include "profile/model.h"
+#include "profile/util.h"
 
 #define TOP_IN_USE 20
 #define TOP_SUSPECTS 20

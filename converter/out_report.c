@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "util.h"
+#include "converter/output.h"
+#include "profile/util.h"
 
 #define TOP_SITES 20
 #define TOP_TYPES 30

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "model.h"
-#include "util.h"
+#include "converter/output.h"
+#include "profile/model.h"
+#include "profile/util.h"
 
 #define TOP_SERIES 5
 #define W 960

@@ -6,12 +6,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "outbuf.h"
-#include "output_options.h"
-#include "pprof.h"
-#include "model.h"
-#include "symbolize.h"
-#include "trace.h"
+#include "profile/outbuf.h"
+#include "profile/output_options.h"
+#include "profile/pprof.h"
+#include "profile/model.h"
+#include "profile/symbolize.h"
+#include "profile/trace.h"
 
 /* m has been built (model_build); m->t and m->sym are the trace. */
 void write_json(struct model *m, struct outbuf *o, const struct output_options *opt);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "call_finder.h"
+#include "lib/call_finder.h"
 
 #include <stdio.h>
 #include <stdlib.h>

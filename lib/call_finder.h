@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "elf_file.h"
-#include "u64_table.h"
+#include "lib/elf_file.h"
+#include "lib/u64_table.h"
 
 struct call_finder {
 	struct elf_file *ef;

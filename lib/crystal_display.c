@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "crystal_display.h"
+#include "lib/crystal_display.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crystal_names.h"
-#include "str_table.h"
+#include "lib/crystal_names.h"
+#include "lib/str_table.h"
 
 /* A union is cut after its first member when it has this many members, or
  * three and this many bytes: "(Int32 | String | Nil)" stays whole. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "crystal_names.h"
+#include "lib/crystal_names.h"
 
-#include "crystal_display.h"
+#include "lib/crystal_display.h"
 
 #include <string.h>
 

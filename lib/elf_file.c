@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "elf_file.h"
+#include "lib/elf_file.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>

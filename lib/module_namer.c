@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "module_namer.h"
+#include "lib/module_namer.h"
 
 bool module_symbol_is_code(const GElf_Sym *sym)
 {

@@ -11,7 +11,7 @@
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 
-#include "crystal_display.h"
+#include "lib/crystal_display.h"
 
 /* A defined function symbol (or a label: Crystal's code has sizeless
  * ones), as both programs name code by. */

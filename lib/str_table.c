@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "str_table.h"
+#include "lib/str_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "target_file.h"
+#include "lib/target_file.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "u64_table.h"
+#include "lib/u64_table.h"
 
 #include <stdio.h>
 #include <stdlib.h>

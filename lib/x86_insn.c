@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "x86_insn.h"
+#include "lib/x86_insn.h"
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "crystal_source.h"
+#include "profile/crystal_source.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crystal_names.h"
-#include "util.h"
+#include "lib/crystal_names.h"
+#include "profile/util.h"
 
 /* Sources larger than this are not Crystal programs we should scan. */
 #define MAX_SOURCE_SIZE (16u << 20)

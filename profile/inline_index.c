@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "inline_index.h"
+#include "profile/inline_index.h"
 
 #include <capstone/capstone.h>
 #include <dwarf.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "profile/util.h"
 
 struct subprog_range {
 	uint64_t low, high;	/* [low, high) in the Dwfl address space */

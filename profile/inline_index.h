@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "u64_table.h"
+#include "lib/u64_table.h"
 
 struct subprog_range;
 

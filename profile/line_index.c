@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "line_index.h"
+#include "profile/line_index.h"
 
 #include <elfutils/libdw.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "util.h"
+#include "profile/util.h"
 
 struct line_row {
 	uint64_t addr;

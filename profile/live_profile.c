@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "live_profile.h"
+#include "profile/live_profile.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -10,12 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model.h"
-#include "pprof.h"
-#include "symbolize.h"
-#include "trace.h"
-#include "u64_table.h"
-#include "util.h"
+#include "profile/model.h"
+#include "profile/pprof.h"
+#include "profile/symbolize.h"
+#include "profile/trace.h"
+#include "lib/u64_table.h"
+#include "profile/util.h"
 
 /* A counted allocation not given back yet (model.c's model_block). */
 struct live_block {

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "outbuf.h"
+#include "profile/outbuf.h"
 
 struct live_profile;
 

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
-#include "model.h"
+#include "profile/model.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "crystal_names.h"
-#include "outbuf.h"
-#include "progress.h"
-#include "u64_table.h"
-#include "util.h"
+#include "lib/crystal_names.h"
+#include "profile/outbuf.h"
+#include "profile/progress.h"
+#include "lib/u64_table.h"
+#include "profile/util.h"
 
 /*
  * An allocation event adds a block. A GC_realloc that returned NULL for a

@@ -29,10 +29,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "str_table.h"
-#include "symbolize.h"
-#include "trace.h"
-#include "type_ids.h"
+#include "lib/str_table.h"
+#include "profile/symbolize.h"
+#include "profile/trace.h"
+#include "profile/type_ids.h"
 
 struct event_filter {
 	bool has_from, has_to;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "mp_scan.h"
+#include "profile/mp_scan.h"
 
 static uint64_t load_be(const uint8_t *p, unsigned int bytes)
 {

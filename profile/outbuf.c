@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "outbuf.h"
+#include "profile/outbuf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "profile/util.h"
 
 #define OUTBUF_SIZE (1u << 20)
 

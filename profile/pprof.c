@@ -22,9 +22,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "crystal_names.h"
-#include "pprof.h"
-#include "util.h"
+#include "lib/crystal_names.h"
+#include "profile/pprof.h"
+#include "profile/util.h"
 
 /* profile.proto field numbers */
 enum {

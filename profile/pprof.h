@@ -4,9 +4,9 @@
 #ifndef ALYS_PPROF_H
 #define ALYS_PPROF_H
 
-#include "model.h"
-#include "outbuf.h"
-#include "output_options.h"
+#include "profile/model.h"
+#include "profile/outbuf.h"
+#include "profile/output_options.h"
 
 /* m has been built (model_build, model_from_totals); m->t and m->sym are
  * the trace. */

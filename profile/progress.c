@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "progress.h"
+#include "profile/progress.h"
 
 #include <stdio.h>
 #include <time.h>
 
-#include "util.h"
+#include "profile/util.h"
 
 #define BAR_WIDTH 40
 #define SHOW_AFTER_NS 1000000000ull

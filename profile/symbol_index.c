@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "symbol_index.h"
+#include "profile/symbol_index.h"
 
 #include <gelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "crystal_display.h"
-#include "module_namer.h"
-#include "util.h"
+#include "lib/crystal_display.h"
+#include "lib/module_namer.h"
+#include "profile/util.h"
 
 struct symbol_entry {
 	uint64_t start, end;	/* [start, end); end == start: size unknown */

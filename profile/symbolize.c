@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "symbolize.h"
+#include "profile/symbolize.h"
 
 #include <ctype.h>
 #include <dwarf.h>
@@ -18,15 +18,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crystal_display.h"
-#include "crystal_source.h"
-#include "elf_file.h"
-#include "inline_index.h"
-#include "line_index.h"
-#include "symbol_index.h"
-#include "target_file.h"
-#include "u64_table.h"
-#include "util.h"
+#include "lib/crystal_display.h"
+#include "profile/crystal_source.h"
+#include "lib/elf_file.h"
+#include "profile/inline_index.h"
+#include "profile/line_index.h"
+#include "profile/symbol_index.h"
+#include "lib/target_file.h"
+#include "lib/u64_table.h"
+#include "profile/util.h"
 
 enum module_state {
 	MOD_UNTRIED,

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "trace.h"
+#include "profile/trace.h"
 
 struct sym_frame {
 	const char *name;	/* function, or "[file+0xoff]" / "0xaddr"; never NULL;

@@ -5,7 +5,7 @@
  * checked before use, and no allocation is sized by a number from the file
  * beyond what the remaining bytes could hold.
  */
-#include "trace.h"
+#include "profile/trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,9 +22,9 @@
 #include <zstd.h>
 
 #include "alys_records.h"
-#include "mp_scan.h"
-#include "progress.h"
-#include "util.h"
+#include "profile/mp_scan.h"
+#include "profile/progress.h"
+#include "profile/util.h"
 
 /* Where blocks are inflated (one at a time). */
 struct inflater {

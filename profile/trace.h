@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "alys_format.h"
-#include "u64_table.h"
+#include "lib/u64_table.h"
 
 struct alys_record_desc;
 

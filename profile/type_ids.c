@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
-#include "type_ids.h"
+#include "profile/type_ids.h"
 
 #include <capstone/capstone.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "crystal_names.h"
-#include "call_finder.h"
-#include "elf_file.h"
-#include "util.h"
-#include "x86_insn.h"
+#include "lib/crystal_names.h"
+#include "lib/call_finder.h"
+#include "lib/elf_file.h"
+#include "profile/util.h"
+#include "lib/x86_insn.h"
 
 /* What Crystal code calls to allocate an object: its wrappers (debug
  * builds) or the collector itself (--release inlines the wrappers). */

@@ -20,10 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "str_table.h"
-#include "symbolize.h"
-#include "trace.h"
-#include "u64_table.h"
+#include "lib/str_table.h"
+#include "profile/symbolize.h"
+#include "profile/trace.h"
+#include "lib/u64_table.h"
 
 struct type_ids {
 	struct u64_table by_id;		/* id + 1 -> name index (a) */

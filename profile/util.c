@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "util.h"
+#include "profile/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -13,11 +13,11 @@
 
 #include "alys_events.h"
 #include "alys_format.h"
-#include "http_endpoint.h"
-#include "heap_snapshot.h"
-#include "agent.h"
-#include "trace_one.h"
-#include "util.h"
+#include "modes/http_endpoint.h"
+#include "modes/heap_snapshot.h"
+#include "agent/agent.h"
+#include "modes/trace_one.h"
+#include "profile/util.h"
 
 #define ALYS_VERSION "0.1.0"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "agent.h"
+#include "agent/agent.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -16,19 +16,19 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "clock_ns.h"
-#include "container_info.h"
-#include "crystal_detect.h"
-#include "exec_watch.h"
-#include "http_endpoint.h"
-#include "live_profile.h"
-#include "messages.h"
-#include "signals.h"
-#include "outbuf.h"
-#include "push_api.h"
-#include "pusher.h"
-#include "bpf_pool.h"
-#include "util.h"
+#include "base/clock_ns.h"
+#include "core/container_info.h"
+#include "agent/crystal_detect.h"
+#include "agent/exec_watch.h"
+#include "modes/http_endpoint.h"
+#include "profile/live_profile.h"
+#include "base/messages.h"
+#include "core/signals.h"
+#include "profile/outbuf.h"
+#include "agent/push_api.h"
+#include "agent/pusher.h"
+#include "core/bpf_pool.h"
+#include "profile/util.h"
 
 /* Per process, unless --ringbuf-size: refill sampling sends little. */
 #define AGENT_RINGBUF (8u << 20)

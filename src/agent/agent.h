@@ -9,8 +9,8 @@
 #ifndef ALYS_AGENT_H
 #define ALYS_AGENT_H
 
-#include "pusher.h"
-#include "session.h"
+#include "agent/pusher.h"
+#include "core/session.h"
 
 #define AGENT_MAX_COMM 32
 

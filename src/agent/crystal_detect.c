@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "crystal_detect.h"
+#include "agent/crystal_detect.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "elf_file.h"
+#include "lib/elf_file.h"
 
 #define VERDICTS 512	/* files remembered, replaced round robin */
 

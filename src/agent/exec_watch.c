@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "exec_watch.h"
+#include "agent/exec_watch.h"
 
 #include <errno.h>
 #include <stdio.h>

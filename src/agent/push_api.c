@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "push_api.h"
+#include "agent/push_api.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "outbuf.h"
+#include "profile/outbuf.h"
 
 struct push_label {
 	const char *name, *value;

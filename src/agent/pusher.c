@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "pusher.h"
+#include "agent/pusher.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -11,10 +11,10 @@
 
 #include <curl/curl.h>
 
-#include "clock_ns.h"
-#include "live_profile.h"
-#include "outbuf.h"
-#include "push_api.h"
+#include "base/clock_ns.h"
+#include "profile/live_profile.h"
+#include "profile/outbuf.h"
+#include "agent/push_api.h"
 
 #define REQUEST_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 5000

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "ldso_list.h"
+#include "base/ldso_list.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "elf_file.h"
+#include "lib/elf_file.h"
 
 static int interpreter_of(const char *exe, char *out, size_t outlen)
 {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "maps_file.h"
+#include "base/maps_file.h"
 
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "target_file.h"
+#include "lib/target_file.h"
 
 bool mapping_is_anon(const char *path)
 {

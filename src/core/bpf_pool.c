@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "bpf_pool.h"
+#include "core/bpf_pool.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,7 +14,7 @@
 
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
-#include "unwind_maps.h"
+#include "unwind/unwind_maps.h"
 
 /* The kernel lays an array's elements 8-byte aligned: mapped, it is a C
  * array of them only if their size is a multiple of 8. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "container_info.h"
+#include "core/container_info.h"
 
 #include <ctype.h>
 #include <stdio.h>

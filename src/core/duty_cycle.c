@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "duty_cycle.h"
+#include "core/duty_cycle.h"
 
 /* splitmix64: the window's place in each period, independent of the
  * program's own rhythm. */

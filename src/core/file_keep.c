@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "file_keep.h"
+#include "core/file_keep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock_ns.h"
-#include "elf_file.h"
-#include "target_file.h"
+#include "base/clock_ns.h"
+#include "lib/elf_file.h"
+#include "lib/target_file.h"
 
 /* Whether this machine's file at path has build id id. */
 static bool same_here(const char *path, const uint8_t *id, size_t idlen)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "launch.h"
+#include "core/launch.h"
 
 #include <errno.h>
 #include <fcntl.h>

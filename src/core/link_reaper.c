@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "link_reaper.h"
+#include "core/link_reaper.h"
 
 #include <unistd.h>
 

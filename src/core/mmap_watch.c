@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "mmap_watch.h"
+#include "core/mmap_watch.h"
 
 #include <dirent.h>
 #include <errno.h>

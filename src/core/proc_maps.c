@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "proc_maps.h"
+#include "core/proc_maps.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "alys_format.h"
-#include "elf_file.h"
-#include "messages.h"
-#include "target_file.h"
+#include "lib/elf_file.h"
+#include "base/messages.h"
+#include "lib/target_file.h"
 
 void proc_maps_init(struct proc_maps *pm, pid_t pid)
 {

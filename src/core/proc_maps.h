@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "file_keep.h"
-#include "maps_file.h"
-#include "trace_writer.h"
+#include "core/file_keep.h"
+#include "base/maps_file.h"
+#include "core/trace_writer.h"
 
 struct mapping {
 	uint64_t start, end, offset;

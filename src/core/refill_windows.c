@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "refill_windows.h"
+#include "core/refill_windows.h"
 
-#include "clock_ns.h"
+#include "base/clock_ns.h"
 
 static int attach(struct refill_windows *rw, bool with_realloc)
 {

@@ -21,9 +21,9 @@
 #include <stdint.h>
 
 #include "alys_events.h"
-#include "duty_cycle.h"
-#include "gc_count.h"
-#include "link_reaper.h"
+#include "core/duty_cycle.h"
+#include "gc/gc_count.h"
+#include "core/link_reaper.h"
 
 struct bpf_link;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "session.h"
+#include "core/session.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,26 +22,26 @@
 
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
-#include "bpf_pool.h"
-#include "census_session.h"
-#include "clock_ns.h"
-#include "container_info.h"
-#include "gc_probes.h"
-#include "launch.h"
-#include "live_profile.h"
-#include "liveness_setup.h"
-#include "ldso_list.h"
-#include "messages.h"
-#include "mmap_watch.h"
-#include "proc_maps.h"
-#include "target_file.h"
-#include "refill_windows.h"
-#include "session_link.h"
-#include "u64_table.h"
-#include "stack_table.h"
-#include "target.h"
-#include "trace_writer.h"
-#include "unwind_maps.h"
+#include "core/bpf_pool.h"
+#include "modes/census_session.h"
+#include "base/clock_ns.h"
+#include "core/container_info.h"
+#include "gc/gc_probes.h"
+#include "core/launch.h"
+#include "profile/live_profile.h"
+#include "gc/liveness_setup.h"
+#include "base/ldso_list.h"
+#include "base/messages.h"
+#include "core/mmap_watch.h"
+#include "core/proc_maps.h"
+#include "lib/target_file.h"
+#include "core/refill_windows.h"
+#include "core/session_link.h"
+#include "lib/u64_table.h"
+#include "unwind/stack_table.h"
+#include "core/target.h"
+#include "core/trace_writer.h"
+#include "unwind/unwind_maps.h"
 
 #define FLUSH_INTERVAL_NS (200 * 1000000ULL)
 #define TRACKED_ALL (1u << 20)		/* hblks of followed blocks, all calls: 4 GiB */

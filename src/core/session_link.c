@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "session_link.h"
+#include "core/session_link.h"
 
 #include <errno.h>
 #include <linux/bpf.h>

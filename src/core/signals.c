@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "signals.h"
+#include "core/signals.h"
 
 #include <signal.h>
 #include <sys/signalfd.h>

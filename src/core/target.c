@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "target.h"
+#include "core/target.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "launch.h"
+#include "core/launch.h"
 
 int target_from_command(struct target *t, const char *cmd, bool quiet, char *err, size_t errlen)
 {

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "gc_probes.h"
-#include "ldso_list.h"
+#include "gc/gc_probes.h"
+#include "base/ldso_list.h"
 
 struct target {
 	pid_t pid;		/* 0 until a command is launched */

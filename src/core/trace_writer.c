@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "trace_writer.h"
+#include "core/trace_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <zstd.h>
 
 #include "alys_records.h"
-#include "container_info.h"
+#include "core/container_info.h"
 
 /* zstd's fastest level: the daemon shares the CPUs with its target, and
  * stronger levels gain little on these records (bench/RESULTS.md). */

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "fiber_layout.h"
+#include "gc/fiber_layout.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "call_finder.h"
-#include "elf_file.h"
-#include "x86_insn.h"
+#include "lib/call_finder.h"
+#include "lib/elf_file.h"
+#include "lib/x86_insn.h"
 
 #define RDI 5
 #define RSI 4

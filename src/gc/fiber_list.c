@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "fiber_list.h"
+#include "gc/fiber_list.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "heap_walk.h"
-#include "u64_table.h"
+#include "gc/heap_walk.h"
+#include "lib/u64_table.h"
 
 #define OBJ_READ 512		/* bytes read of each node: a Fiber is ~150-300 */
 #define MAX_NODES (1u << 22)

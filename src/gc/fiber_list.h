@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fiber_layout.h"
+#include "gc/fiber_layout.h"
 
 struct fiber_entry {
 	uint64_t fiber;		/* the Fiber object */

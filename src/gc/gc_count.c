@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "gc_count.h"
+#include "gc/gc_count.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
-#include "gc_probes.h"
-#include "maps_file.h"
+#include "gc/gc_probes.h"
+#include "base/maps_file.h"
 
 /* Load bias of the file holding libgc in the target: its executable
  * mapping of GC_malloc's probe. */

@@ -20,14 +20,14 @@
  * entered one level): the header lookup is straight-line but for the hash
  * chain's loop, whose values the order-independent rules above accept.
  */
-#include "gc_layout.h"
+#include "gc/gc_layout.h"
 
 #include <capstone/capstone.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "elf_file.h"
-#include "x86_insn.h"
+#include "lib/elf_file.h"
+#include "lib/x86_insn.h"
 
 #define MAX_INSNS 160
 #define NREGS 16

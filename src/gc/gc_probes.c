@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "gc_probes.h"
+#include "gc/gc_probes.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elf_file.h"
-#include "gc_vars.h"
-#include "ldso_list.h"
-#include "maps_file.h"
-#include "util.h"
+#include "lib/elf_file.h"
+#include "gc/gc_vars.h"
+#include "base/ldso_list.h"
+#include "base/maps_file.h"
+#include "profile/util.h"
 
 static const struct {
 	const char *name;

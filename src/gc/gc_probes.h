@@ -13,9 +13,9 @@
 #include <sys/types.h>
 
 #include "alys_events.h"
-#include "gc_layout.h"
-#include "probe_place.h"
-#include "refill_probe.h"
+#include "gc/gc_layout.h"
+#include "gc/probe_place.h"
+#include "gc/refill_probe.h"
 
 struct gc_func {
 	const char *name;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "gc_vars.h"
+#include "gc/gc_vars.h"
 
 #include <capstone/capstone.h>
 #include <stdio.h>
 
-#include "elf_file.h"
-#include "x86_insn.h"
+#include "lib/elf_file.h"
+#include "lib/x86_insn.h"
 
 /* The code of the exported getter name, disassembled with details into
  * *in (cs_free(*in, n) and cs_close(cs) after use); 0 with why on failure. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "heap_walk.h"
+#include "gc/heap_walk.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gc_layout.h"
+#include "gc/gc_layout.h"
 
 #define HB_BLOCK_OFF 16		/* hblkhdr.hb_block, checked against the index */
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "liveness_setup.h"
+#include "gc/liveness_setup.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alys_events.h"
-#include "gc_probes.h"
-#include "messages.h"
+#include "gc/gc_probes.h"
+#include "base/messages.h"
 
 #define say(lv, ...) say_unless((lv)->quiet, __VA_ARGS__)
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "probe_place.h"
+#include "gc/probe_place.h"
 
 #include <capstone/capstone.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "x86_insn.h"
+#include "lib/x86_insn.h"
 
 #define MAX_SCAN_INSNS 8
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "refill_probe.h"
+#include "gc/refill_probe.h"
 
 #include <capstone/capstone.h>
 #include <elf.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf_file.h"
-#include "x86_insn.h"
+#include "lib/elf_file.h"
+#include "lib/x86_insn.h"
 
 #define MAX_FUNC_BYTES 4096
 #define REFILL_FUNC "GC_generic_malloc_many"

@@ -7,8 +7,8 @@
 #include <sys/uio.h>
 #include <time.h>
 
-#include "census.h"
-#include "heap_walk.h"
+#include "modes/census.h"
+#include "gc/heap_walk.h"
 
 static struct census_type *slot(struct census *c, uint32_t id)
 {

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gc_layout.h"
+#include "gc/gc_layout.h"
 
 struct census_type {
 	uint32_t type_id;

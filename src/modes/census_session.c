@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "census_session.h"
+#include "modes/census_session.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "census.h"
-#include "gc_count.h"
-#include "gc_probes.h"
-#include "proc_maps.h"
-#include "trace_writer.h"
+#include "modes/census.h"
+#include "gc/gc_count.h"
+#include "gc/gc_probes.h"
+#include "core/proc_maps.h"
+#include "core/trace_writer.h"
 
 /* The target stopped itself (SIGSTOP from the census probes): wait until
  * it really is stopped, so that nothing changes under the walk. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* --heap-snapshot: see heap_snapshot.h. */
-#include "heap_snapshot.h"
+#include "modes/heap_snapshot.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,20 +16,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock_ns.h"
-#include "elf_file.h"
-#include "fiber_layout.h"
-#include "fiber_list.h"
-#include "gc_count.h"
-#include "gc_probes.h"
-#include "heap_walk.h"
-#include "launch.h"
-#include "messages.h"
-#include "proc_maps.h"
-#include "session.h"
-#include "target.h"
-#include "trace_writer.h"
-#include "util.h"
+#include "base/clock_ns.h"
+#include "lib/elf_file.h"
+#include "gc/fiber_layout.h"
+#include "gc/fiber_list.h"
+#include "gc/gc_count.h"
+#include "gc/gc_probes.h"
+#include "gc/heap_walk.h"
+#include "core/launch.h"
+#include "base/messages.h"
+#include "core/proc_maps.h"
+#include "core/session.h"
+#include "core/target.h"
+#include "core/trace_writer.h"
+#include "profile/util.h"
 
 #define RED_ZONE 128		/* below the stack pointer, still the thread's */
 #define MAX_THREADS 4096

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "http_endpoint.h"
+#include "modes/http_endpoint.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "live_profile.h"
-#include "outbuf.h"
-#include "util.h"
+#include "profile/live_profile.h"
+#include "profile/outbuf.h"
+#include "profile/util.h"
 
 /* Bounds on what a client can hold: connections, time, header bytes. */
 #define MAX_CONNECTIONS 16

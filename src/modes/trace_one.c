@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "trace_one.h"
+#include "modes/trace_one.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -12,13 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock_ns.h"
-#include "heap_snapshot.h"
-#include "http_endpoint.h"
-#include "launch.h"
-#include "live_profile.h"
-#include "messages.h"
-#include "signals.h"
+#include "base/clock_ns.h"
+#include "modes/heap_snapshot.h"
+#include "modes/http_endpoint.h"
+#include "core/launch.h"
+#include "profile/live_profile.h"
+#include "base/messages.h"
+#include "core/signals.h"
 
 #define INTERVAL_TOP 10		/* sites per --interval report */
 

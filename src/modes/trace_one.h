@@ -5,7 +5,7 @@
 #ifndef ALYS_TRACE_ONE_H
 #define ALYS_TRACE_ONE_H
 
-#include "session.h"
+#include "core/session.h"
 
 /* Returns the process exit status to use for alys-bpf itself. */
 int trace_one_run(const struct tracer_opts *o);

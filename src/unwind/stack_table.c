@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "stack_table.h"
+#include "unwind/stack_table.h"
 
 #include <err.h>
 #include <stdlib.h>
 
 #include "alys_stack_key.h"
-#include "u64_table.h"	/* hash_u64 */
+#include "lib/u64_table.h"	/* hash_u64 */
 
 /* The id of the node with key, 0 if none. */
 static uint32_t find_id(const struct stack_table *t, uint64_t key)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "unwind_maps.h"
+#include "unwind/unwind_maps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,9 +14,9 @@
 #include <bpf/bpf.h>
 
 #include "alys_events.h"
-#include "clock_ns.h"
-#include "elf_file.h"
-#include "unwind_table.h"
+#include "base/clock_ns.h"
+#include "lib/elf_file.h"
+#include "unwind/unwind_table.h"
 
 void unwind_maps_init(struct unwind_maps *um)
 {

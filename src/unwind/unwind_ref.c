@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Reference unwinder: the BPF program's algorithm, see unwind_ref.h. */
-#include "unwind_ref.h"
+#include "unwind/unwind_ref.h"
 
 const char *alys_unwind_stop_name(enum alys_unwind_stop s)
 {

@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 
 /* One executable mapping of the target: runtime address = bias + file vaddr. */
 struct alys_unwind_mapping {

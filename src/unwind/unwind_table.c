@@ -10,7 +10,7 @@
  * dwarf_cfi_addrframe + dwarf_frame_info give the rule set and the [start,
  * end) range it holds for; we step from range to range to the FDE's end.
  */
-#include "unwind_table.h"
+#include "unwind/unwind_table.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elf_file.h"
+#include "lib/elf_file.h"
 
 #define REG_RBP 6
 #define REG_RSP 7

@@ -22,10 +22,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "heap.h"
-#include "model.h"
-#include "symbolize.h"
-#include "trace.h"
+#include "converter/heap.h"
+#include "profile/model.h"
+#include "profile/symbolize.h"
+#include "profile/trace.h"
 
 static int fd = -1;
 static char path[64];

@@ -38,7 +38,7 @@ build() {
 	done
 	[ $stale -eq 1 ] || return 0
 	echo "fuzz: building $FUZZER"
-	local flags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -Ilib -Iprofile -Iconverter
+	local flags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -I.
 		-fno-omit-frame-pointer -fno-sanitize-recover=all -Wall -Wextra)
 	local objs=() s o
 	# The reader is instrumented for coverage; main.c is not linked:

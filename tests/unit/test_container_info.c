@@ -2,7 +2,7 @@
 /* The container identity read from cgroup files as the runtimes write them. */
 #include <string.h>
 
-#include "container_info.h"
+#include "core/container_info.h"
 #include "unit_check.h"
 
 #define ID "3f4c2b1a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a29180716253443526170ab"

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "crystal_display.h"
-#include "crystal_names.h"
+#include "lib/crystal_display.h"
+#include "lib/crystal_names.h"
 #include "unit_check.h"
 
 static const struct {

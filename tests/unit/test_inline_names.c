@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crystal_display.h"
-#include "crystal_source.h"
+#include "lib/crystal_display.h"
+#include "profile/crystal_source.h"
 #include "unit_check.h"
 
 #define STD "/usr/lib/crystal/lib/"

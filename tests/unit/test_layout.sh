@@ -4,6 +4,9 @@
 #     path, or by a backquoted glob (`converter/out_*.c`); a header counts
 #     as named with its .c (X.h is X.c's public header); and every path or
 #     glob named there matches a file.
+#   - Includes name their layer: "core/session.h" (src/'s own, from src/),
+#     "lib/u64_table.h" (the others, from the top); only include/'s format
+#     headers (and bpf/'s own, in bpf/) go by their bare names.
 #   - Layers: no file includes a header of a layer above its own. Bottom
 #     up: include/; lib/; profile/; src/base/; src/unwind/, src/gc/ and
 #     converter/; src/core/;
@@ -60,6 +63,7 @@ for f in files:
 
 # --- Layers ---
 by_name = {}
+file_set = set(files)
 for f in files:
     by_name.setdefault(os.path.basename(f), []).append(f)
 def layer_of(f):
@@ -72,10 +76,23 @@ for f in files:
         out.append('layers: %s is in %s, no layer of this check (add it to ORDER)' % (f, d))
         continue
     for inc in re.findall(r'^\s*#\s*include\s+"([^"]+)"', open(os.path.join(root, f)).read(), re.M):
-        cands = by_name.get(os.path.basename(inc), [])
-        if len(cands) != 1:
-            continue	# a system or generated header
-        h = cands[0]
+        if '/' in inc:
+            # names its layer: src/'s own from src/ ("core/session.h"),
+            # the others from the top ("lib/u64_table.h")
+            h = next((c for c in ('src/' + inc, inc) if c in file_set), None)
+            if h is None:
+                out.append('layers: %s includes "%s", which is no header of the tree' % (f, inc))
+                continue
+        else:
+            cands = by_name.get(inc, [])
+            if len(cands) != 1:
+                continue	# a system or generated header
+            h = cands[0]
+            hd = os.path.dirname(h)
+            if hd != 'include' and not (d == 'bpf' and hd == 'bpf'):
+                out.append('layers: %s includes %s by its bare name: name its layer ("%s")'
+                           % (f, h, h[4:] if h.startswith('src/') else h))
+                continue
         hd, lh = layer_of(h)
         if hd == d:
             continue
@@ -111,14 +128,20 @@ cp -r "$ALYS_ROOT/bpf" "$ALYS_ROOT/include" "$ALYS_ROOT/lib" "$ALYS_ROOT/profile
 mkdir -p "$C/docs" && cp "$ALYS_ROOT/docs/DESIGN.md" "$C/docs/"
 rm -rf "$C/src/bpf" 2>/dev/null
 printf '/* new */\n' >"$C/lib/unlisted.c"
-printf '#include "session.h"\n' >>"$C/lib/u64_table.c"
+printf '#include "core/session.h"\n' >>"$C/lib/u64_table.c"
+printf '#include "u64_table.h"\n' >>"$C/lib/str_table.c"
+printf '#include "core/gone.h"\n' >>"$C/src/core/launch.c"
 sed -i 's|`lib/str_table.c`|`lib/str_table.c`, `lib/gone.c`|' "$C/docs/DESIGN.md"
-sed -i '/#include "census_session.h"/d' "$C/src/core/session.c"
+sed -i '/#include "modes\/census_session.h"/d' "$C/src/core/session.c"
 out=$(check_tree "$C")
 check_match "an unlisted file is found" "$out" 'pieces: lib/unlisted.c is not named'
 check_match "a name of no file is found" "$out" 'pieces: DESIGN names lib/gone.c, which is no file'
 check_match "an include from a layer above is found" "$out" \
 	'layers: lib/u64_table.c includes src/core/session.h'
+check_match "an include by a bare name is found" "$out" \
+	'layers: lib/str_table.c includes lib/u64_table.h by its bare name: name its layer \("lib/u64_table.h"\)'
+check_match "an include of no header is found" "$out" \
+	'layers: src/core/launch.c includes "core/gone.h", which is no header of the tree'
 check_match "a known upward include taken out is said" "$out" \
 	'layers: src/core/session.c no longer includes src/modes/census_session.h'
 summary

@@ -15,8 +15,8 @@
 
 #include <bpf/libbpf.h>
 
-#include "clock_ns.h"
-#include "refill_windows.h"
+#include "base/clock_ns.h"
+#include "core/refill_windows.h"
 #include "unit_check.h"
 
 /* The stubs: no process, no BPF. */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "alys_stack_key.h"
-#include "stack_table.h"
+#include "unwind/stack_table.h"
 #include "unit_check.h"
 
 #define STACKS 200000

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "u64_table.h"
+#include "lib/u64_table.h"
 #include "unit_check.h"
 
 #define KEYS 300000

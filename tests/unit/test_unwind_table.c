@@ -36,8 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "unwind_ref.h"
-#include "unwind_table.h"
+#include "unwind/unwind_ref.h"
+#include "unwind/unwind_table.h"
 
 static int passed, failed;
 
