@@ -98,7 +98,7 @@ $(BUILD)/tests/test_unwind_table: tests/unit/test_unwind_table.c src/unwind/unwi
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf
 
 $(BUILD)/tests/test_crystal_names: tests/unit/unit_check.h tests/unit/test_crystal_names.c lib/crystal_names.c \
-		lib/crystal_display.c lib/str_table.c $(HEADERS)
+		lib/crystal_display.c lib/str_table.c lib/util.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
 
@@ -120,7 +120,7 @@ $(BUILD)/tests/test_stack_table: tests/unit/unit_check.h tests/unit/test_stack_t
 
 # crystal_qualify reads sources: Debian's standard library and a fixture.
 $(BUILD)/tests/test_inline_names: tests/unit/unit_check.h tests/unit/test_inline_names.c \
-		profile/crystal_source.c profile/util.c lib/crystal_display.c lib/crystal_names.c \
+		profile/crystal_source.c lib/util.c lib/crystal_display.c lib/crystal_names.c \
 		lib/str_table.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@

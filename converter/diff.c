@@ -24,7 +24,7 @@
 #include "profile/model.h"
 #include "profile/symbolize.h"
 #include "profile/trace.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 struct side {
 	struct trace t;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "profile/progress.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 static int by_addr(const void *a, const void *b)
 {

@@ -20,7 +20,7 @@
 #include "profile/progress.h"
 #include "profile/symbolize.h"
 #include "profile/trace.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 /* Options that select or shape what a format shows: a format that does
  * not honour one refuses it rather than ignoring it. */
@@ -550,7 +550,7 @@ int main(int argc, char **argv)
 			r.sym.want_dwarf = false;
 			break;
 		case 'q':
-			quiet = 1;
+			notes_quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -576,7 +576,7 @@ int main(int argc, char **argv)
 	/* Symbolization reads local files only: never fetch debug info over
 	 * the network from inside a converter run. */
 	unsetenv("DEBUGINFOD_URLS");
-	progress_enable(!quiet && isatty(STDERR_FILENO));
+	progress_enable(!notes_quiet && isatty(STDERR_FILENO));
 	r.input = argv[optind];
 	if (!r.output)
 		r.output = default_out = default_output(

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/util.h"
+#include "lib/util.h"
 
 static uint32_t add_node(struct name_tree *t, const char *name, uint32_t parent)
 {

@@ -16,7 +16,7 @@
 #include "converter/output.h"
 #include "profile/model.h"
 #include "profile/type_ids.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 #define NO_TYPE_ID "(no type id)"
 

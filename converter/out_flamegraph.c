@@ -20,7 +20,7 @@
 
 #include "converter/output.h"
 #include "converter/name_tree.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 #define IMAGE_WIDTH 1200
 #define FRAME_HEIGHT 16

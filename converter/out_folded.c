@@ -11,7 +11,7 @@
 
 #include "converter/name_tree.h"
 #include "converter/output.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 /* ';' separates frames and a newline ends the line: neither may appear
  * inside a name. */

@@ -22,7 +22,7 @@
 #include "converter/output.h"
 #include "lib/str_table.h"
 #include "lib/u64_table.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 #define TOP_TYPES 60
 #define TOP_OBJECTS 10

@@ -11,7 +11,7 @@
 
 #include "converter/output.h"
 #include "profile/progress.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 /* Nesting of a frame object: top { events [ event { stack [ frame. */
 #define FRAME_LEVEL 4

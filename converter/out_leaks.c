@@ -13,7 +13,7 @@
 
 #include "converter/output.h"
 #include "profile/model.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 #define TOP_IN_USE 20
 #define TOP_SUSPECTS 20

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "converter/output.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 #define TOP_SITES 20
 #define TOP_TYPES 30

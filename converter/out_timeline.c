@@ -15,7 +15,7 @@
 
 #include "converter/output.h"
 #include "profile/model.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 #define TOP_SERIES 5
 #define W 960

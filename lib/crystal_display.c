@@ -9,6 +9,7 @@
 
 #include "lib/crystal_names.h"
 #include "lib/str_table.h"
+#include "lib/util.h"
 
 /* A union is cut after its first member when it has this many members, or
  * three and this many bytes: "(Int32 | String | Nil)" stays whole. */
@@ -135,14 +136,6 @@ static void put_list(struct text *t, const char *s, size_t n, bool cut)
 	put_items(t, s, n, ',', put_union, cut);
 }
 
-static const char *base_name(const char *path, size_t n)
-{
-	for (size_t i = n; i > 0; i--)
-		if (path[i - 1] == '/')
-			return path + i;
-	return path;
-}
-
 /* A type private to a file is named after the file's path:
  * "/usr/lib/crystal/lib/raise.cr::LEBReader". Its name alone is shown. */
 static void put_owner(struct text *t, const char *s, size_t n, bool cut)
@@ -192,7 +185,7 @@ static bool put_proc(struct text *t, const char *name)
 	if (!crystal_proc_place(name, &file, &len, &line))
 		return false;
 	put_str(t, "proc@");
-	put_str(t, base_name(file, strlen(file)));
+	put_str(t, base_name(file));
 	return true;
 }
 

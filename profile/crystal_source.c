@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "lib/crystal_names.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 /* Sources larger than this are not Crystal programs we should scan. */
 #define MAX_SOURCE_SIZE (16u << 20)

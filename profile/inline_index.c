@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/util.h"
+#include "lib/util.h"
 
 struct subprog_range {
 	uint64_t low, high;	/* [low, high) in the Dwfl address space */

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "profile/util.h"
+#include "lib/util.h"
 
 struct line_row {
 	uint64_t addr;

@@ -15,7 +15,7 @@
 #include "profile/symbolize.h"
 #include "profile/trace.h"
 #include "lib/u64_table.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 /* A counted allocation not given back yet (model.c's model_block). */
 struct live_block {

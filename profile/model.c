@@ -10,7 +10,7 @@
 #include "profile/outbuf.h"
 #include "profile/progress.h"
 #include "lib/u64_table.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 /*
  * An allocation event adds a block. A GC_realloc that returned NULL for a

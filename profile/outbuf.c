@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "profile/util.h"
+#include "lib/util.h"
 
 #define OUTBUF_SIZE (1u << 20)
 

@@ -24,7 +24,7 @@
 
 #include "lib/crystal_names.h"
 #include "profile/pprof.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 /* profile.proto field numbers */
 enum {

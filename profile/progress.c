@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "profile/util.h"
+#include "lib/util.h"
 
 #define BAR_WIDTH 40
 #define SHOW_AFTER_NS 1000000000ull

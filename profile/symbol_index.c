@@ -7,7 +7,7 @@
 
 #include "lib/crystal_display.h"
 #include "lib/module_namer.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 struct symbol_entry {
 	uint64_t start, end;	/* [start, end); end == start: size unknown */

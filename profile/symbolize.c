@@ -26,7 +26,7 @@
 #include "profile/symbol_index.h"
 #include "lib/target_file.h"
 #include "lib/u64_table.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 enum module_state {
 	MOD_UNTRIED,

@@ -24,7 +24,7 @@
 #include "alys_records.h"
 #include "profile/mp_scan.h"
 #include "profile/progress.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 /* Where blocks are inflated (one at a time). */
 struct inflater {

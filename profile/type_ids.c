@@ -9,7 +9,7 @@
 #include "lib/crystal_names.h"
 #include "lib/call_finder.h"
 #include "lib/elf_file.h"
-#include "profile/util.h"
+#include "lib/util.h"
 #include "lib/x86_insn.h"
 
 /* What Crystal code calls to allocate an object: its wrappers (debug

@@ -17,7 +17,7 @@
 #include "modes/heap_snapshot.h"
 #include "agent/agent.h"
 #include "modes/trace_one.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 #define ALYS_VERSION "0.1.0"
 
@@ -197,7 +197,7 @@ static int parse_ringbuf_size(const char *s, uint32_t *size)
 
 int main(int argc, char **argv)
 {
-	/* the trace model's messages (profile/util.h) */
+	/* every message (lib/util.h) */
 	prog_name = "alys-bpf";
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			if (parse_uint(optarg, 0x7fffffff, &v) || !v) {
-				fprintf(stderr, "alys-bpf: --pid needs a process id, not '%s'\n", optarg);
+				fail("--pid needs a process id, not '%s'\n", optarg);
 				return 2;
 			}
 			o.pid = (pid_t)v;
@@ -271,13 +271,13 @@ int main(int argc, char **argv)
 			} else if (!strcmp(optarg, "fp")) {
 				o.unwind = ALYS_UNWIND_FP;
 			} else {
-				fprintf(stderr, "alys-bpf: --unwind takes dwarf or fp, not '%s'\n", optarg);
+				fail("--unwind takes dwarf or fp, not '%s'\n", optarg);
 				return 2;
 			}
 			break;
 		case OPT_MAX_FRAMES:
 			if (parse_uint(optarg, ALYS_MAX_FRAMES, &v) || !v) {
-				fprintf(stderr, "alys-bpf: --max-frames takes 1..%d, not '%s'\n",
+				fail("--max-frames takes 1..%d, not '%s'\n",
 					ALYS_MAX_FRAMES, optarg);
 				return 2;
 			}
@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STACK_CACHE:
 			if (parse_uint(optarg, 1 << 24, &v) || v < 1024) {
-				fprintf(stderr, "alys-bpf: --stack-cache takes a number of stacks from "
+				fail("--stack-cache takes a number of stacks from "
 					"1024 to 16777216, not '%s'\n", optarg);
 				return 2;
 			}
@@ -299,7 +299,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SAMPLE:
 			if (parse_sample(optarg, &o.sample, &o.sample_bytes)) {
-				fprintf(stderr, "alys-bpf: --sample takes all, refill or bytes:N (N bytes, "
+				fail("--sample takes all, refill or bytes:N (N bytes, "
 					"e.g. bytes:65536, bytes:64K, bytes:1M), not '%s'\n", optarg);
 				return 2;
 			}
@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 			errno = 0;
 			n = strtoul(optarg, &end, 10);
 			if (errno || end == optarg || (*end && strcmp(end, "%")) || n < 1 || n > 100) {
-				fprintf(stderr, "alys-bpf: --duty takes a percentage from 1 to 100 "
+				fail("--duty takes a percentage from 1 to 100 "
 					"(e.g. 25), not '%s'\n", optarg);
 				return 2;
 			}
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 		}
 		case OPT_RINGBUF_SIZE:
 			if (parse_ringbuf_size(optarg, &o.ringbuf_size)) {
-				fprintf(stderr, "alys-bpf: --ringbuf-size takes a power of two from "
+				fail("--ringbuf-size takes a power of two from "
 					"4K to 1G (e.g. 65536, 64K, 32M), not '%s'\n", optarg);
 				return 2;
 			}
@@ -332,7 +332,7 @@ int main(int argc, char **argv)
 			errno = 0;
 			secs = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(secs >= 0.05) || secs > 86400) {
-				fprintf(stderr, "alys-bpf: --interval takes seconds between 0.05 and "
+				fail("--interval takes seconds between 0.05 and "
 					"86400 (e.g. 5 or 0.5), not '%s'\n", optarg);
 				return 2;
 			}
@@ -347,7 +347,7 @@ int main(int argc, char **argv)
 				errno = 0;
 				n = strtoul(optarg, &end, 10);
 				if (errno || end == optarg || *end || n < 1 || n > 1000000) {
-					fprintf(stderr, "alys-bpf: --census=N takes a number of collections "
+					fail("--census=N takes a number of collections "
 						"from 1 to 1000000, not '%s'\n", optarg);
 					return 2;
 				}
@@ -376,7 +376,7 @@ int main(int argc, char **argv)
 			unsigned *n = only ? &agent.n_only : &agent.n_exclude;
 
 			if (*n == AGENT_MAX_COMM) {
-				fprintf(stderr, "alys-bpf: at most %d --%s names\n", AGENT_MAX_COMM,
+				fail("at most %d --%s names\n", AGENT_MAX_COMM,
 					only ? "only-comm" : "exclude-comm");
 				return 2;
 			}
@@ -394,7 +394,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PUSH_EVERY:
 			if (parse_uint(optarg, 3600, &v) || !v) {
-				fprintf(stderr, "alys-bpf: --push-every takes seconds from 1 to 3600, "
+				fail("--push-every takes seconds from 1 to 3600, "
 					"not '%s'\n", optarg);
 				return 2;
 			}
@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PUSH_QUEUE:
 			if (parse_uint(optarg, 100000, &v) || !v) {
-				fprintf(stderr, "alys-bpf: --push-queue takes a number of profiles "
+				fail("--push-queue takes a number of profiles "
 					"from 1 to 100000, not '%s'\n", optarg);
 				return 2;
 			}
@@ -412,7 +412,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PUSH_HEADER:
 			if (agent.push_opts.nheaders == PUSH_MAX_HEADERS) {
-				fprintf(stderr, "alys-bpf: at most %d --push-header\n",
+				fail("at most %d --push-header\n",
 					PUSH_MAX_HEADERS);
 				return 2;
 			}
@@ -446,20 +446,20 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
-	quiet = o.quiet;	/* the trace model's notes (stripped libraries) */
+	notes_quiet = o.quiet;	/* the trace model's notes (stripped libraries) */
 	if (http) {
 		if (http_parse_addr(http, allow_remote, &http_addr, err, sizeof(err))) {
-			fprintf(stderr, "alys-bpf: %s\n", err);
+			fail("%s\n", err);
 			return 2;
 		}
 		if (o.heap_snapshot) {
-			fprintf(stderr, "alys-bpf: --http serves a profile while tracing; "
+			fail("--http serves a profile while tracing; "
 				"--heap-snapshot only copies the heap once: give one of them\n");
 			return 2;
 		}
 		o.http_addr = &http_addr;
 	} else if (allow_remote) {
-		fprintf(stderr, "alys-bpf: --http-allow-remote goes with --http HOST:PORT\n");
+		fail("--http-allow-remote goes with --http HOST:PORT\n");
 		return 2;
 	}
 	if (all) {
@@ -468,17 +468,17 @@ int main(int argc, char **argv)
 				    o.interval_ns ? "--interval" : NULL;
 
 		if (clash) {
-			fprintf(stderr, "alys-bpf: --all traces every Crystal process and writes "
+			fail("--all traces every Crystal process and writes "
 				"no trace file: it does not take %s\n", clash);
 			return 2;
 		}
 		if (!agent.push && push_tuned) {
-			fprintf(stderr, "alys-bpf: --push-api, --push-every, --push-queue, "
+			fail("--push-api, --push-every, --push-queue, "
 				"--push-header and --push-token-file go with --push URL\n");
 			return 2;
 		}
 		if (!agent.push && !http && !o.quiet)
-			fprintf(stderr, "alys-bpf: note: --all without --push URL or --http PORT: "
+			fail("note: --all without --push URL or --http PORT: "
 				"the profiles go nowhere (processes are listed as they are "
 				"traced)\n");
 		agent.push_opts.quiet = o.quiet;
@@ -487,26 +487,26 @@ int main(int argc, char **argv)
 		return agent_run(&o);
 	}
 	if (agent_opt || agent.push) {
-		fprintf(stderr, "alys-bpf: --push, --service and the --only-comm/--exclude-comm "
+		fail("--push, --service and the --only-comm/--exclude-comm "
 			"filters go with --all\n");
 		return 2;
 	}
 	if (o.heap_snapshot) {
 		if (o.argv) {
-			fprintf(stderr, "alys-bpf: --heap-snapshot copies a running process's heap: "
+			fail("--heap-snapshot copies a running process's heap: "
 				"give --pid PID, not a command\n");
 			return 2;
 		}
 		return heap_snapshot_run(&o);
 	}
 	if (o.duty_pct && o.sample != SAMPLE_REFILL && !(o.sample == SAMPLE_DEFAULT && o.pid)) {
-		fprintf(stderr, "alys-bpf: --duty applies to --sample refill (the default with "
+		fail("--duty applies to --sample refill (the default with "
 			"--pid) only\n");
 		return 2;
 	}
 	if (!!o.argv == !!o.pid) {
-		fprintf(stderr, o.pid ? "alys-bpf: give either --pid or a command, not both\n"
-				      : "alys-bpf: nothing to trace: give a command after -- or --pid PID\n");
+		fail("%s", o.pid ? "give either --pid or a command, not both\n"
+				 : "nothing to trace: give a command after -- or --pid PID\n");
 		fprintf(stderr, "Try 'alys-bpf --help'.\n");
 		return 2;
 	}

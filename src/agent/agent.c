@@ -22,13 +22,13 @@
 #include "agent/exec_watch.h"
 #include "modes/http_endpoint.h"
 #include "profile/live_profile.h"
-#include "base/messages.h"
+#include "lib/util.h"
 #include "core/signals.h"
 #include "profile/outbuf.h"
 #include "agent/push_api.h"
 #include "agent/pusher.h"
 #include "core/bpf_pool.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 /* Per process, unless --ringbuf-size: refill sampling sends little. */
 #define AGENT_RINGBUF (8u << 20)

@@ -15,6 +15,7 @@
 #include "profile/live_profile.h"
 #include "profile/outbuf.h"
 #include "agent/push_api.h"
+#include "lib/util.h"
 
 #define REQUEST_TIMEOUT_MS 10000
 #define CONNECT_TIMEOUT_MS 5000
@@ -75,7 +76,7 @@ struct pusher {
 	struct push_stats st;
 };
 
-#define say(p, ...) do { if (!(p)->o.quiet) fprintf(stderr, "alys-bpf: push: " __VA_ARGS__); } while (0)
+#define say(p, ...) do { if (!(p)->o.quiet) fail("push: " __VA_ARGS__); } while (0)
 
 static struct timespec abs_in(uint64_t ns)
 {

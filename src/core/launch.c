@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "core/launch.h"
+#include "lib/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,7 +71,7 @@ int launch_resolve(const char *cmd, char *out, size_t outlen)
 static void drop_privileges(const struct invoker *inv)
 {
 	if (initgroups(inv->user, inv->gid) || setgid(inv->gid) || setuid(inv->uid)) {
-		fprintf(stderr, "alys-bpf: cannot switch to user %s: %s\n", inv->user,
+		fail("cannot switch to user %s: %s\n", inv->user,
 			strerror(errno));
 		_exit(126);
 	}

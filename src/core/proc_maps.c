@@ -9,7 +9,7 @@
 
 #include "alys_format.h"
 #include "lib/elf_file.h"
-#include "base/messages.h"
+#include "lib/util.h"
 #include "lib/target_file.h"
 
 void proc_maps_init(struct proc_maps *pm, pid_t pid)

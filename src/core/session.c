@@ -31,7 +31,7 @@
 #include "profile/live_profile.h"
 #include "gc/liveness_setup.h"
 #include "base/ldso_list.h"
-#include "base/messages.h"
+#include "lib/util.h"
 #include "core/mmap_watch.h"
 #include "core/proc_maps.h"
 #include "lib/target_file.h"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/launch.h"
+#include "lib/util.h"
 
 int target_from_command(struct target *t, const char *cmd, bool quiet, char *err, size_t errlen)
 {
@@ -27,7 +28,7 @@ int target_from_command(struct target *t, const char *cmd, bool quiet, char *err
 	if (!realpath(found, t->exe))
 		snprintf(t->exe, sizeof(t->exe), "%s", found);
 	if (ldso_list(t->exe, &t->libs) && !quiet)
-		fprintf(stderr, "alys-bpf: warning: the dynamic loader could not list the "
+		fail("warning: the dynamic loader could not list the "
 			"libraries of %s\n", t->exe);
 	return gc_probes_for_program(t->exe, &t->libs, &t->gp, err, errlen) ? 1 : 0;
 }

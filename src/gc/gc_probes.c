@@ -11,7 +11,7 @@
 #include "gc/gc_vars.h"
 #include "base/ldso_list.h"
 #include "base/maps_file.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 static const struct {
 	const char *name;

@@ -7,7 +7,7 @@
 
 #include "alys_events.h"
 #include "gc/gc_probes.h"
-#include "base/messages.h"
+#include "lib/util.h"
 
 #define say(lv, ...) say_unless((lv)->quiet, __VA_ARGS__)
 

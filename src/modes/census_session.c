@@ -14,6 +14,7 @@
 #include "gc/gc_probes.h"
 #include "core/proc_maps.h"
 #include "core/trace_writer.h"
+#include "lib/util.h"
 
 /* The target stopped itself (SIGSTOP from the census probes): wait until
  * it really is stopped, so that nothing changes under the walk. */
@@ -91,7 +92,7 @@ static int attach_trigger(struct census_session *cs, uint64_t addr, char *err, s
 		bpf_link__destroy(cs->trigger);
 	cs->trigger = link;
 	if (cs->verbose)
-		fprintf(stderr, "alys-bpf: census trigger: uprobe on the start callback at "
+		fail("census trigger: uprobe on the start callback at "
 			"%s+0x%llx\n", m.path, file_off);
 	return 0;
 }
@@ -127,7 +128,7 @@ static void write_census(struct census_session *cs, const struct alys_rb_census 
 	size_t n = 0;
 
 	if (!rows) {
-		fprintf(stderr, "alys-bpf: census: out of memory: not written\n");
+		fail("census: out of memory: not written\n");
 		return;
 	}
 	for (size_t i = 0; i < walk->cap && n < walk->n; i++) {
@@ -149,7 +150,7 @@ void census_session_on_stop(struct census_session *cs, const struct alys_rb_cens
 
 	if (!wait_stopped(cs->pid)) {
 		if (!exited)
-			fprintf(stderr, "alys-bpf: census: pid %d did not stop; nothing walked\n",
+			fail("census: pid %d did not stop; nothing walked\n",
 				cs->pid);
 		kill(cs->pid, SIGCONT);
 		return;
@@ -162,17 +163,17 @@ void census_session_on_stop(struct census_session *cs, const struct alys_rb_cens
 		*cs->trigger_every = cs->every;
 		*cs->trigger_gc_no_addr = c->bias + cs->gp->gc_no_vaddr;
 		if (attach_trigger(cs, c->arg, err, sizeof(err)))
-			fprintf(stderr, "alys-bpf: census: %s: no census will be taken\n", err);
+			fail("census: %s: no census will be taken\n", err);
 	} else {
 		struct census walk = { 0 };
 
 		if (census_walk(cs->pid, &cs->gp->layout, cs->bias, &walk, cs->recorded,
 				cs->recorded_arg, err, sizeof(err)))
-			fprintf(stderr, "alys-bpf: census: %s\n", err);
+			fail("census: %s\n", err);
 		else
 			write_census(cs, c, &walk);
 		if (cs->verbose)
-			fprintf(stderr, "alys-bpf: census after collection %u: %zu types, %llu "
+			fail("census after collection %u: %zu types, %llu "
 				"blocks, %.1f ms\n", c->gc_no, walk.n,
 				(unsigned long long)walk.blocks, walk.walk_ns / 1e6);
 		census_free(&walk);

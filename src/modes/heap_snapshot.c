@@ -24,12 +24,12 @@
 #include "gc/gc_probes.h"
 #include "gc/heap_walk.h"
 #include "core/launch.h"
-#include "base/messages.h"
+#include "lib/util.h"
 #include "core/proc_maps.h"
 #include "core/session.h"
 #include "core/target.h"
 #include "core/trace_writer.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 #define RED_ZONE 128		/* below the stack pointer, still the thread's */
 #define MAX_THREADS 4096
@@ -346,7 +346,7 @@ static void copy_fibers(struct snapshot *s)
 		return;
 	if (fiber_list_read(s->pid, s->fiber_list, &s->fl, &s->fibers, &s->nr_fibers, why,
 			    sizeof(why))) {
-		fprintf(stderr, "alys-bpf: heap snapshot: suspended fibers' stacks are not "
+		fail("heap snapshot: suspended fibers' stacks are not "
 			"copied (%s): what only they hold shows as unreachable\n", why);
 		return;
 	}
@@ -490,11 +490,11 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 		if (s.fl.ok && !s.fiber_list)
 			s.fl.ok = false;
 		if (!s.fl.ok)
-			fprintf(stderr, "alys-bpf: heap snapshot: suspended fibers' stacks are not "
+			fail("heap snapshot: suspended fibers' stacks are not "
 				"copied (%s): what only they hold shows as unreachable\n", why);
 	}
 	if (!gp->roots_ok)
-		fprintf(stderr, "alys-bpf: heap snapshot: the roots registered with GC_add_roots "
+		fail("heap snapshot: the roots registered with GC_add_roots "
 			"are not copied (%s): what only they hold shows as unreachable\n",
 			gp->roots_why);
 	ret = take(&s, err, errlen);
@@ -580,7 +580,7 @@ int heap_snapshot_run(const struct tracer_opts *o)
 
 void heap_snapshot_say(pid_t pid, const struct heap_snapshot_stats *st, const char *where)
 {
-	fprintf(stderr, "alys-bpf: heap snapshot of pid %d: %llu blocks (%.1f MiB), %llu "
+	fail("heap snapshot of pid %d: %llu blocks (%.1f MiB), %llu "
 		"roots (%.1f MiB) from %u threads and %u fibers (%u suspended: their stacks); "
 		"stopped %.1f ms; written to %s\n",
 		pid, (unsigned long long)st->blocks, st->heap_bytes / 1048576.0,

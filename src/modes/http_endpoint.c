@@ -15,7 +15,7 @@
 
 #include "profile/live_profile.h"
 #include "profile/outbuf.h"
-#include "profile/util.h"
+#include "lib/util.h"
 
 /* Bounds on what a client can hold: connections, time, header bytes. */
 #define MAX_CONNECTIONS 16

@@ -17,7 +17,7 @@
 #include "modes/http_endpoint.h"
 #include "core/launch.h"
 #include "profile/live_profile.h"
-#include "base/messages.h"
+#include "lib/util.h"
 #include "core/signals.h"
 
 #define INTERVAL_TOP 10		/* sites per --interval report */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "profile/util.h"
+#include "lib/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,12 +84,26 @@ void *grow_array(void *ptr, size_t *cap, size_t need, size_t item_size)
 	return ptr;
 }
 
+void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	flockfile(stderr);	/* one message, whatever other threads say */
+	fprintf(stderr, "%s: ", prog_name);
+	vfprintf(stderr, fmt, ap);
+	funlockfile(stderr);
+	va_end(ap);
+}
+
 /* One line on stderr: "prog: KIND message". */
 static void message(const char *kind, const char *fmt, va_list ap)
 {
+	flockfile(stderr);
 	fprintf(stderr, "%s: %s", prog_name, kind);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void warnx_msg(const char *fmt, ...)
@@ -101,13 +115,13 @@ void warnx_msg(const char *fmt, ...)
 	va_end(ap);
 }
 
-int quiet;
+int notes_quiet;
 
 void note_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (quiet)
+	if (notes_quiet)
 		return;
 	va_start(ap, fmt);
 	message("note: ", fmt, ap);

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers of the trace model (both programs): allocation that cannot
- * fail silently, and the one place that formats diagnostics.
+ * Small helpers of both programs: allocation that cannot fail silently,
+ * and the one place that formats diagnostics.
  */
-#ifndef ALYS_CONV_UTIL_H
-#define ALYS_CONV_UTIL_H
+#ifndef ALYS_LIB_UTIL_H
+#define ALYS_LIB_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* The program diagnostics are prefixed with: "alys_converter" unless the
- * daemon's main says otherwise. */
+ * daemon's main says otherwise (before any message). */
 extern const char *prog_name;
 
 void *xmalloc(size_t size);
@@ -29,7 +29,13 @@ void warnx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Informational notes (stripped libraries and the like): one line each,
  * silenced by -q. Warnings and errors are never silenced. */
 void note_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-extern int quiet;
+extern int notes_quiet;	/* -q: no notes */
 void errx_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#endif /* ALYS_CONV_UTIL_H */
+/* "prog: " and the text as given, which ends its own line(s): errors
+ * always (the daemon's messages). */
+void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same unless quiet (-q). */
+#define say_unless(quiet, ...) do { if (!(quiet)) fail(__VA_ARGS__); } while (0)
+
+#endif /* ALYS_LIB_UTIL_H */
