@@ -10,18 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/counted_blocks.h"
 #include "profile/model.h"
 #include "profile/pprof.h"
 #include "profile/symbolize.h"
 #include "profile/trace.h"
 #include "lib/u64_table.h"
 #include "lib/util.h"
-
-/* A counted allocation not given back yet (model.c's model_block). */
-struct live_block {
-	uint64_t weight, objects;
-	uint32_t bucket;		/* stack index + 1, or LOST + kind */
-};
 
 /* Buckets of events without a usable stack, by kind, above every stack's. */
 #define LOST (UINT32_MAX - 8)
@@ -44,11 +39,7 @@ struct live_profile {
 	struct live_totals tot;		/* tot.nr_stacks: slots of by_stack and
 					 * realloc, stacks counted or not */
 	size_t cap_realloc;
-	struct u64_table counted;	/* event id -> index in blocks */
-	struct live_block *blocks;
-	size_t nr_blocks, cap_blocks;
-	uint32_t *free_blocks;
-	size_t nr_free, cap_free;
+	struct counted_blocks counted;	/* bucket: stack index + 1, or LOST + kind */
 
 	/* a reader waiting for what the ring buffer holds (catch_up) */
 	int wake_fd;
@@ -72,19 +63,10 @@ static struct alloc_stats *stats_of(struct live_totals *tot, uint32_t bucket)
 /* Counted as model_build counts (model.c: give_back, count_alloc). */
 static void give_back(struct live_profile *lp, uint32_t prev_id)
 {
-	struct u64_slot *sl = u64_table_get(&lp->counted, prev_id);
-	const struct live_block *old;
-	struct alloc_stats *s;
+	struct counted_block old;
 
-	if (!sl)
-		return;
-	old = &lp->blocks[sl->a];
-	lp->free_blocks = grow_array(lp->free_blocks, &lp->cap_free, lp->nr_free + 1,
-				     sizeof(*lp->free_blocks));
-	lp->free_blocks[lp->nr_free++] = (uint32_t)sl->a;
-	u64_table_remove(&lp->counted, prev_id);
-	s = stats_of(&lp->tot, old->bucket);
-	alloc_stats_drop(s, old->objects, old->weight);
+	if (counted_blocks_take(&lp->counted, prev_id, &old))
+		alloc_stats_drop(stats_of(&lp->tot, old.bucket), old.objects, old.weight);
 }
 
 static void on_event(void *ctx, const struct trace_event *e)
@@ -92,9 +74,7 @@ static void on_event(void *ctx, const struct trace_event *e)
 	struct live_profile *lp = ctx;
 	const struct trace *t = &lp->t;
 	uint64_t objs = event_objects(e);
-	struct alloc_stats *s;
 	size_t b;
-	uint32_t at;
 
 	if (event_releases(e))
 		give_back(lp, e->prev_id);
@@ -116,17 +96,9 @@ static void on_event(void *ctx, const struct trace_event *e)
 	}
 	if (b <= t->nr_stacks && e->kind == ALYS_KIND_REALLOC)
 		lp->tot.realloc[b] = 1;
-	if (lp->nr_free) {
-		at = lp->free_blocks[--lp->nr_free];
-	} else {
-		lp->blocks = grow_array(lp->blocks, &lp->cap_blocks, lp->nr_blocks + 1,
-					sizeof(*lp->blocks));
-		at = (uint32_t)lp->nr_blocks++;
-	}
-	lp->blocks[at] = (struct live_block){ e->weight, objs, (uint32_t)b };
-	u64_table_put(&lp->counted, e->id, at, 0);
-	s = stats_of(&lp->tot, (uint32_t)b);
-	alloc_stats_count(s, objs, e->weight);
+	counted_blocks_add(&lp->counted, e->id, &(struct counted_block){
+		.weight = e->weight, .objects = objs, .bucket = (uint32_t)b });
+	alloc_stats_count(stats_of(&lp->tot, (uint32_t)b), objs, e->weight);
 }
 
 struct live_profile *live_profile_new(const char *name)
@@ -138,7 +110,7 @@ struct live_profile *live_profile_new(const char *name)
 	pthread_cond_init(&lp->caught_up, NULL);
 	lp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	trace_live_begin(&lp->t, xasprintf("%s", name), on_event, lp);
-	u64_table_init(&lp->counted);
+	counted_blocks_init(&lp->counted);
 	return lp;
 }
 
@@ -155,9 +127,7 @@ void live_profile_free(struct live_profile *lp)
 	trace_free(&lp->t);
 	free(lp->tot.by_stack);
 	free(lp->tot.realloc);
-	free(lp->blocks);
-	free(lp->free_blocks);
-	u64_table_free(&lp->counted);
+	counted_blocks_free(&lp->counted);
 	pthread_mutex_destroy(&lp->lock);
 	pthread_mutex_destroy(&lp->render);
 	pthread_cond_destroy(&lp->caught_up);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/counted_blocks.h"
 #include "lib/crystal_names.h"
 #include "profile/outbuf.h"
 #include "profile/progress.h"
@@ -230,12 +231,6 @@ static void classify(struct model *m)
 
 /* ---- the pass over the events ---- */
 
-/* A counted allocation not given back yet: all the pass needs of it. */
-struct model_block {
-	uint64_t weight, objects;
-	uint32_t bucket, tid, gc_no;
-};
-
 struct build {
 	struct model *m;
 	/* a replay (model_each_shown) only selects, and hands out what it
@@ -244,11 +239,7 @@ struct build {
 	trace_event_fn *fn;
 	void *ctx;
 
-	struct u64_table counted;	/* event id -> index in blocks (a) */
-	struct model_block *blocks;
-	size_t nr_blocks, cap_blocks;
-	uint32_t *free_blocks;		/* indexes in blocks to reuse */
-	size_t nr_free, cap_free;
+	struct counted_blocks counted;	/* bucket: the model's bucket */
 
 	struct u64_table thread_of;	/* tid + 1 -> index in threads */
 	size_t cap_threads;
@@ -351,22 +342,13 @@ static void shown(struct build *bd, const struct trace_event *e)
 static void give_back(struct build *bd, const struct trace_event *e)
 {
 	struct model *m = bd->m;
-	struct u64_slot *sl = u64_table_get(&bd->counted, e->prev_id);
-	const struct model_block *old;
+	struct counted_block blk;
+	const struct counted_block *old = &blk;
 	struct model_bucket *bk;
 	struct model_thread *th;
-	uint32_t at;
 
-	if (!sl)
+	if (!counted_blocks_take(&bd->counted, e->prev_id, &blk) || bd->replay)
 		return;
-	at = (uint32_t)sl->a;
-	u64_table_remove(&bd->counted, e->prev_id);
-	if (bd->replay)
-		return;
-	bd->free_blocks = grow_array(bd->free_blocks, &bd->cap_free, bd->nr_free + 1,
-				     sizeof(*bd->free_blocks));
-	bd->free_blocks[bd->nr_free++] = at;
-	old = &bd->blocks[at];
 	bk = &m->buckets[old->bucket];
 	th = thread_of(bd, old->tid);
 	alloc_stats_drop(&bk->s, old->objects, old->weight);
@@ -392,24 +374,15 @@ static void count_alloc(struct build *bd, const struct trace_event *e, size_t b)
 	struct model_bucket *bk = &m->buckets[b];
 	struct model_thread *th;
 	uint64_t objs = event_objects(e);
-	uint32_t at;
 
 	shown(bd, e);
 	if (bd->replay) {
-		u64_table_put(&bd->counted, e->id, 0, 0);
+		counted_blocks_add(&bd->counted, e->id, &(struct counted_block){ 0 });
 		return;
 	}
-	if (bd->nr_free) {
-		at = bd->free_blocks[--bd->nr_free];
-	} else {
-		bd->blocks = grow_array(bd->blocks, &bd->cap_blocks, bd->nr_blocks + 1,
-					sizeof(*bd->blocks));
-		at = (uint32_t)bd->nr_blocks++;
-	}
-	bd->blocks[at] = (struct model_block){ .weight = e->weight, .objects = objs,
-					       .bucket = (uint32_t)b, .tid = e->tid,
-					       .gc_no = e->gc_no };
-	u64_table_put(&bd->counted, e->id, at, 0);
+	counted_blocks_add(&bd->counted, e->id, &(struct counted_block){
+		.weight = e->weight, .objects = objs, .bucket = (uint32_t)b, .tid = e->tid,
+		.gc_no = e->gc_no });
 	th = thread_of(bd, e->tid);
 	alloc_stats_count(&bk->s, objs, e->weight);
 	alloc_stats_count(&m->sites[bk->site].s, objs, e->weight);
@@ -454,7 +427,7 @@ static void on_event(void *ctx, const struct trace_event *e)
 {
 	struct build *bd = ctx;
 	struct model *m = bd->m;
-	bool prev_selected = e->prev_id && u64_table_get(&bd->counted, e->prev_id);
+	bool prev_selected = e->prev_id && counted_blocks_has(&bd->counted, e->prev_id);
 	size_t b;
 
 	progress_tick(&bd->bar, e->id);
@@ -483,7 +456,7 @@ static void event_pass(struct build *bd)
 	struct model *m = bd->m;
 	const struct trace *t = m->t;
 
-	u64_table_init(&bd->counted);
+	counted_blocks_init(&bd->counted);
 	progress_begin(&bd->bar, bd->replay ? "writing" : "analysing", t->nr_events);
 	if (trace_each_event(t, on_event, bd))
 		exit(1);
@@ -509,30 +482,22 @@ void model_each_shown(const struct model *m, trace_event_fn *fn, void *ctx)
 	struct build bd = { .m = (struct model *)m, .replay = true, .fn = fn, .ctx = ctx };
 
 	event_pass(&bd);
-	u64_table_free(&bd.counted);
+	counted_blocks_free(&bd.counted);
 }
 
 /* ---- what needs the whole trace: ages, each type's totals and top site ---- */
 
 /* The age of what is in use at the end: the blocks counted and not given
  * back. */
-static void ages(struct model *m, const struct build *bd)
+static void age_one(void *ctx, const struct counted_block *blk)
 {
-	for (size_t i = 0; i <= bd->counted.mask && bd->counted.slots; i++) {
-		const struct u64_slot *sl = &bd->counted.slots[i];
-		const struct model_block *blk;
-		struct model_site *s;
-		uint32_t age;
+	struct model *m = ctx;
+	struct model_site *s = &m->sites[m->buckets[blk->bucket].site];
+	uint32_t age = m->last_gc > blk->gc_no ? m->last_gc - blk->gc_no : 0;
 
-		if (!sl->key)
-			continue;
-		blk = &bd->blocks[sl->a];
-		s = &m->sites[m->buckets[blk->bucket].site];
-		age = m->last_gc > blk->gc_no ? m->last_gc - blk->gc_no : 0;
-		s->age_sum += (uint64_t)age * blk->objects;
-		if (age > s->age_max)
-			s->age_max = age;
-	}
+	s->age_sum += (uint64_t)age * blk->objects;
+	if (age > s->age_max)
+		s->age_max = age;
 }
 
 /* Each type's totals (its buckets') and biggest site. */
@@ -608,11 +573,9 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 	u64_table_init(&bd.thread_of);
 	bd.dirty = xcalloc(m->nr_sites ? m->nr_sites : 1, sizeof(*bd.dirty));
 	event_pass(&bd);
-	ages(m, &bd);
+	counted_blocks_each(&bd.counted, age_one, m);
 	free(bd.dirty);
-	free(bd.blocks);
-	free(bd.free_blocks);
-	u64_table_free(&bd.counted);
+	counted_blocks_free(&bd.counted);
 	u64_table_free(&bd.thread_of);
 
 	sum_up(m);
