@@ -71,6 +71,44 @@ struct trace_live {
 	uint64_t fed;			/* bytes fed before this batch */
 };
 
+/* How a trace is read: nothing of it is for the trace's users. */
+struct trace_reader {
+	const uint8_t *data;		/* the mapped file (a live batch) */
+	size_t size;
+	size_t read_end;		/* byte after the last record read */
+
+	/* the tables' capacities (struct trace holds their lengths) */
+	size_t cap_maps, cap_stacks, cap_nodes, cap_collections, cap_censuses;
+	size_t cap_census_types, cap_heap_blocks, cap_roots;
+	struct u64_table stack_by_id;	/* id -> index into stacks */
+	struct u64_table v1_child;	/* version 1, while reading: (parent, ip) -> node */
+	size_t snapshot_mark_block, snapshot_mark_root;
+	uint8_t **owned;		/* byte copies the trace owns */
+	size_t nr_owned, cap_owned;
+
+	/* events whose stack record came later (written by two CPUs at once):
+	 * resolved once the whole file is read */
+	struct trace_late_ref { uint64_t at; uint32_t id; } *late;
+	size_t nr_late, cap_late;
+
+	struct trace_live *live;	/* trace_live_begin: read as written */
+
+	/* The record table's description of each record type as this trace's
+	 * version has it, and the fields it requires (with the type): looked
+	 * up once, not for every record (include/alys_records.h). */
+	const struct alys_record_desc *rec_desc[16];
+	uint8_t rec_need[16];
+
+	/* diagnostics collected while reading, reported once */
+	uint64_t undefined_stack_refs;
+	uint32_t first_undefined_stack;
+	uint64_t first_undefined_stack_at;
+	uint64_t gc_no_saturated;
+	uint64_t early_deaths;		/* inferred frees whose since was past gc_no */
+	uint64_t first_early_death_at;
+	uint32_t first_early_death_gc, first_early_death_since;
+};
+
 static int bad(const struct reader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -141,14 +179,14 @@ static int want_fields(const struct reader *r, unsigned type, const msgpack_obje
 		       uint32_t n, uint64_t v[ALYS_RECORD_MAX_FIELDS + 1])
 {
 	struct trace *t = r->t;
-	const struct alys_record_desc *d = t->rec_desc[type & 15];
+	const struct alys_record_desc *d = t->rd->rec_desc[type & 15];
 	unsigned need;
 
 	if (!d) {
-		d = t->rec_desc[type & 15] = alys_record(type, (unsigned)t->hdr.version);
-		t->rec_need[type & 15] = (uint8_t)(alys_record_required(d, (unsigned)t->hdr.version) + 1);
+		d = t->rd->rec_desc[type & 15] = alys_record(type, (unsigned)t->hdr.version);
+		t->rd->rec_need[type & 15] = (uint8_t)(alys_record_required(d, (unsigned)t->hdr.version) + 1);
 	}
-	need = t->rec_need[type & 15];
+	need = t->rd->rec_need[type & 15];
 	if (n < need)
 		return bad(r, "%s record has %u fields, expected %u", d->what, n, need);
 	v[0] = 0;
@@ -356,7 +394,7 @@ static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32
 		m.build_id = xmalloc(m.build_id_len);
 		memcpy(m.build_id, bid->via.bin.ptr, m.build_id_len);
 	}
-	t->maps = grow_array(t->maps, &t->cap_maps, t->nr_maps + 1, sizeof(*t->maps));
+	t->maps = grow_array(t->maps, &t->rd->cap_maps, t->nr_maps + 1, sizeof(*t->maps));
 	t->maps[t->nr_maps++] = m;
 	return 0;
 }
@@ -392,7 +430,7 @@ static int parse_stack_nodes(const struct reader *r, const msgpack_object *f, ui
 	if (ips->via.array.size > UINT32_MAX - 1 - t->nr_nodes)
 		return bad(r, "more than %u stack nodes; this converter stops there",
 			   UINT32_MAX - 1);
-	t->nodes = grow_array(t->nodes, &t->cap_nodes, t->nr_nodes + ips->via.array.size,
+	t->nodes = grow_array(t->nodes, &t->rd->cap_nodes, t->nr_nodes + ips->via.array.size,
 			      sizeof(*t->nodes));
 	for (uint32_t i = 0; i < ips->via.array.size; i++) {
 		struct trace_node *nd = &t->nodes[t->nr_nodes];
@@ -412,7 +450,7 @@ static int parse_stack_nodes(const struct reader *r, const msgpack_object *f, ui
  * an event first names it. -1 when no such record or node (yet). */
 static int64_t stack_of_id(struct trace *t, uint32_t id)
 {
-	const struct u64_slot *known = u64_table_get(&t->stack_by_id, id);
+	const struct u64_slot *known = u64_table_get(&t->rd->stack_by_id, id);
 	struct trace_stack s;
 
 	if (known)
@@ -423,10 +461,10 @@ static int64_t stack_of_id(struct trace *t, uint32_t id)
 	s.nr = t->nodes[id - 1].depth;
 	s.flags = t->nodes[id - 1].flags;
 	s.leaf = id;
-	t->stacks = grow_array(t->stacks, &t->cap_stacks, t->nr_stacks + 1,
+	t->stacks = grow_array(t->stacks, &t->rd->cap_stacks, t->nr_stacks + 1,
 			       sizeof(*t->stacks));
 	t->stacks[t->nr_stacks] = s;
-	u64_table_put(&t->stack_by_id, id, t->nr_stacks, 0);
+	u64_table_put(&t->rd->stack_by_id, id, t->nr_stacks, 0);
 	return (int64_t)t->nr_stacks++;
 }
 
@@ -435,19 +473,19 @@ static int64_t stack_of_id(struct trace *t, uint32_t id)
 static uint32_t v1_node(struct trace *t, uint32_t parent, uint64_t ip)
 {
 	uint64_t key = hash_u64(ip ^ hash_u64(parent)) | 1;
-	struct u64_slot *sl = u64_table_get(&t->v1_child, key);
+	struct u64_slot *sl = u64_table_get(&t->rd->v1_child, key);
 	struct trace_node *nd;
 
 	if (sl && t->nodes[sl->b - 1].ip == ip && t->nodes[sl->b - 1].parent == parent)
 		return sl->b;
-	t->nodes = grow_array(t->nodes, &t->cap_nodes, t->nr_nodes + 1, sizeof(*t->nodes));
+	t->nodes = grow_array(t->nodes, &t->rd->cap_nodes, t->nr_nodes + 1, sizeof(*t->nodes));
 	nd = &t->nodes[t->nr_nodes++];
 	nd->ip = ip;
 	nd->parent = parent;
 	nd->depth = (uint16_t)(parent ? t->nodes[parent - 1].depth + 1 : 1);
 	nd->flags = 0;
 	if (!sl)	/* a 64-bit key collision keeps the first: the other is unshared */
-		u64_table_put(&t->v1_child, key, 0, (uint32_t)t->nr_nodes);
+		u64_table_put(&t->rd->v1_child, key, 0, (uint32_t)t->nr_nodes);
 	return (uint32_t)t->nr_nodes;
 }
 
@@ -491,12 +529,12 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 		leaf = v1_node(t, leaf, ip);
 	}
 	s.leaf = leaf;
-	t->stacks = grow_array(t->stacks, &t->cap_stacks, t->nr_stacks + 1,
+	t->stacks = grow_array(t->stacks, &t->rd->cap_stacks, t->nr_stacks + 1,
 			       sizeof(*t->stacks));
 	t->stacks[t->nr_stacks] = s;
 	/* ids are unique per FORMAT.md; should one repeat, later events use
 	 * the later stack and earlier ones keep theirs. */
-	u64_table_put(&t->stack_by_id, s.id, t->nr_stacks, 0);
+	u64_table_put(&t->rd->stack_by_id, s.id, t->nr_stacks, 0);
 	t->nr_stacks++;
 	return 0;
 }
@@ -563,7 +601,7 @@ static int push_event(const struct reader *r, struct trace_event *e, uint32_t st
 			u64_table_get(&es->v1_ids, stack_id) : NULL;
 
 		if (!sl)	/* version 2, or a stack record that came later */
-			sl = u64_table_get(&t->stack_by_id, stack_id);
+			sl = u64_table_get(&t->rd->stack_by_id, stack_id);
 		e->stack = sl ? (uint32_t)sl->a + 1 : 0;
 	}
 	link_event(&es->live, e);
@@ -599,20 +637,20 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 	e.kind = (uint32_t)kind;
 	e.tid = (uint32_t)tid;
 	if (gc_no > UINT32_MAX) {
-		t->gc_no_saturated += !r->es || r->live;
+		t->rd->gc_no_saturated += !r->es || r->live;
 		gc_no = UINT32_MAX;
 	}
 	e.gc_no = (uint32_t)gc_no;
 	if (stack_id && (!r->es || r->live) && stack_of_id(t, stack_id) < 0) {
 		if (!r->live) {
-			t->late = grow_array(t->late, &t->cap_late, t->nr_late + 1,
-					     sizeof(*t->late));
-			t->late[t->nr_late++] = (struct trace_late_ref){ .at = r->rec_off,
+			t->rd->late = grow_array(t->rd->late, &t->rd->cap_late, t->rd->nr_late + 1,
+					     sizeof(*t->rd->late));
+			t->rd->late[t->rd->nr_late++] = (struct trace_late_ref){ .at = r->rec_off,
 									 .id = stack_id };
-		} else if (!t->undefined_stack_refs++) {
+		} else if (!t->rd->undefined_stack_refs++) {
 			/* no second reading to wait for: shown without a stack */
-			t->first_undefined_stack = stack_id;
-			t->first_undefined_stack_at = t->live->fed + r->rec_off;
+			t->rd->first_undefined_stack = stack_id;
+			t->rd->first_undefined_stack_at = t->rd->live->fed + r->rec_off;
 		}
 	}
 	return push_event(r, &e, stack_id);
@@ -642,10 +680,10 @@ static int parse_death(const struct reader *r, const msgpack_object *f, uint32_t
 	if (since > gc_no) {
 		struct trace *t = r->t;
 
-		if ((!r->es || r->live) && !t->early_deaths++) {
-			t->first_early_death_at = (r->live ? t->live->fed : 0) + r->rec_off;
-			t->first_early_death_gc = gc_no;
-			t->first_early_death_since = since;
+		if ((!r->es || r->live) && !t->rd->early_deaths++) {
+			t->rd->first_early_death_at = (r->live ? t->rd->live->fed : 0) + r->rec_off;
+			t->rd->first_early_death_gc = gc_no;
+			t->rd->first_early_death_since = since;
 		}
 		since = gc_no;
 	}
@@ -685,7 +723,7 @@ static int parse_collection(const struct reader *r, const msgpack_object *f, uin
 	 * grow without bound, and nothing live reads them all. */
 	if (r->live)
 		t->nr_collections = 0;
-	t->collections = grow_array(t->collections, &t->cap_collections,
+	t->collections = grow_array(t->collections, &t->rd->cap_collections,
 				    t->nr_collections + 1, sizeof(*t->collections));
 	t->collections[t->nr_collections++] = c;
 	return 0;
@@ -723,12 +761,12 @@ static int parse_census(const struct reader *r, const msgpack_object *f, uint32_
 		    want_u64(r, &e->via.array.ptr[2], "census bytes", &ct.bytes) ||
 		    want_u64(r, &e->via.array.ptr[3], "census example", &ct.example))
 			return -1;
-		t->census_types = grow_array(t->census_types, &t->cap_census_types,
+		t->census_types = grow_array(t->census_types, &t->rd->cap_census_types,
 					     t->nr_census_types + 1, sizeof(*t->census_types));
 		t->census_types[t->nr_census_types++] = ct;
 	}
 	c.nr_types = t->nr_census_types - c.first_type;
-	t->censuses = grow_array(t->censuses, &t->cap_censuses, t->nr_censuses + 1,
+	t->censuses = grow_array(t->censuses, &t->rd->cap_censuses, t->nr_censuses + 1,
 				 sizeof(*t->censuses));
 	t->censuses[t->nr_censuses++] = c;
 	return 0;
@@ -748,14 +786,14 @@ static int want_bytes(const struct reader *r, const msgpack_object *o, const cha
 		return bad(r, "%s is %s, expected binary data", what, type_name(o));
 	p = (const uint8_t *)o->via.bin.ptr;
 	*len = o->via.bin.size;
-	if (p >= t->data && p + *len <= t->data + t->size) {
+	if (p >= t->rd->data && p + *len <= t->rd->data + t->rd->size) {
 		*bytes = p;
 		return 0;
 	}
-	t->owned = grow_array(t->owned, &t->cap_owned, t->nr_owned + 1, sizeof(*t->owned));
-	t->owned[t->nr_owned] = xmalloc(*len ? *len : 1);
-	memcpy(t->owned[t->nr_owned], p, *len);
-	*bytes = t->owned[t->nr_owned++];
+	t->rd->owned = grow_array(t->rd->owned, &t->rd->cap_owned, t->rd->nr_owned + 1, sizeof(*t->rd->owned));
+	t->rd->owned[t->rd->nr_owned] = xmalloc(*len ? *len : 1);
+	memcpy(t->rd->owned[t->rd->nr_owned], p, *len);
+	*bytes = t->rd->owned[t->rd->nr_owned++];
 	return 0;
 }
 
@@ -773,7 +811,7 @@ static int parse_heap_block(const struct reader *r, const msgpack_object *f, uin
 	b.kind = (uint32_t)v[3];
 	if (!b.obj_size)
 		return bad(r, "heap block at 0x%" PRIx64 " has object size 0", b.addr);
-	t->heap_blocks = grow_array(t->heap_blocks, &t->cap_heap_blocks, t->nr_heap_blocks + 1,
+	t->heap_blocks = grow_array(t->heap_blocks, &t->rd->cap_heap_blocks, t->nr_heap_blocks + 1,
 				    sizeof(*t->heap_blocks));
 	t->heap_blocks[t->nr_heap_blocks++] = b;
 	return 0;
@@ -793,7 +831,7 @@ static int parse_root(const struct reader *r, const msgpack_object *f, uint32_t 
 	root.kind = (uint32_t)v[1];
 	root.addr = v[3];
 	root.name = name.ptr ? name.ptr : xmemdup_str("", 0);
-	t->roots = grow_array(t->roots, &t->cap_roots, t->nr_roots + 1, sizeof(*t->roots));
+	t->roots = grow_array(t->roots, &t->rd->cap_roots, t->nr_roots + 1, sizeof(*t->roots));
 	t->roots[t->nr_roots++] = root;
 	return 0;
 }
@@ -817,12 +855,12 @@ static int parse_snapshot(const struct reader *r, const msgpack_object *f, uint3
 		return bad(r, "snapshot block size %" PRIu64 " is not a power of two in 256..16M",
 			   s->block_size);
 	s->all_interior_pointers = aip != 0;
-	s->first_block = r->t->snapshot_mark_block;
+	s->first_block = r->t->rd->snapshot_mark_block;
 	s->nr_blocks = r->t->nr_heap_blocks - s->first_block;
-	s->first_root = r->t->snapshot_mark_root;
+	s->first_root = r->t->rd->snapshot_mark_root;
 	s->nr_roots = r->t->nr_roots - s->first_root;
-	r->t->snapshot_mark_block = r->t->nr_heap_blocks;
-	r->t->snapshot_mark_root = r->t->nr_roots;
+	r->t->rd->snapshot_mark_block = r->t->nr_heap_blocks;
+	r->t->rd->snapshot_mark_root = r->t->nr_roots;
 	r->t->has_snapshot = true;
 	return 0;
 }
@@ -1057,8 +1095,8 @@ static int map_file(struct trace *t)
 		return -1;
 	}
 	madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
-	t->data = p;
-	t->size = (size_t)st.st_size;
+	t->rd->data = p;
+	t->rd->size = (size_t)st.st_size;
 	return 0;
 }
 
@@ -1073,9 +1111,9 @@ static enum next_result next_object(struct reader *r, struct mp_decoder *dec,
 	size_t span, pos = *off;
 
 	r->rec_off = pos;
-	if (pos >= t->size)
+	if (pos >= t->rd->size)
 		return NEXT_EOF;
-	switch (mp_scan_object(t->data + pos, t->size - pos, &span, &why)) {
+	switch (mp_scan_object(t->rd->data + pos, t->rd->size - pos, &span, &why)) {
 	case MP_SCAN_SHORT:
 		return NEXT_SHORT;
 	case MP_SCAN_BAD:
@@ -1085,7 +1123,7 @@ static enum next_result next_object(struct reader *r, struct mp_decoder *dec,
 		break;
 	}
 	/* Hand msgpack-c exactly the checked span: it cannot read beyond. */
-	if (!mp_decode(dec, (const char *)t->data, pos + span, off)) {
+	if (!mp_decode(dec, (const char *)t->rd->data, pos + span, off)) {
 		bad(r, "msgpack-c cannot decode this object (out of memory?)");
 		return NEXT_ERROR;
 	}
@@ -1167,17 +1205,17 @@ static enum trace_liveness liveness_mode(const struct trace *t)
  * record: look such stacks up once all are known. */
 static void resolve_late_stacks(struct trace *t)
 {
-	for (size_t i = 0; i < t->nr_late; i++) {
-		const struct trace_late_ref *l = &t->late[i];
+	for (size_t i = 0; i < t->rd->nr_late; i++) {
+		const struct trace_late_ref *l = &t->rd->late[i];
 
-		if (stack_of_id(t, l->id) < 0 && !t->undefined_stack_refs++) {
-			t->first_undefined_stack = l->id;
-			t->first_undefined_stack_at = l->at;
+		if (stack_of_id(t, l->id) < 0 && !t->rd->undefined_stack_refs++) {
+			t->rd->first_undefined_stack = l->id;
+			t->rd->first_undefined_stack_at = l->at;
 		}
 	}
-	free(t->late);
-	t->late = NULL;
-	t->nr_late = t->cap_late = 0;
+	free(t->rd->late);
+	t->rd->late = NULL;
+	t->rd->nr_late = t->rd->cap_late = 0;
 }
 
 static void report_read_warnings(const struct trace *t)
@@ -1189,21 +1227,21 @@ static void report_read_warnings(const struct trace *t)
 			  "and totals are low by that many; trace again with a larger "
 			  "alys-bpf --ringbuf-size, or with --sample bytes:N",
 			  t->path, lost);
-	if (t->undefined_stack_refs)
+	if (t->rd->undefined_stack_refs)
 		warnx_msg("%s: %" PRIu64 " events refer to stacks not defined before them "
 			  "(first: stack id %u at byte %" PRIu64 "); they are shown without a stack",
-			  t->path, t->undefined_stack_refs, t->first_undefined_stack,
-			  t->first_undefined_stack_at);
-	if (t->gc_no_saturated)
+			  t->path, t->rd->undefined_stack_refs, t->rd->first_undefined_stack,
+			  t->rd->first_undefined_stack_at);
+	if (t->rd->gc_no_saturated)
 		warnx_msg("%s: %" PRIu64 " events have a gc_no above %u; shown as %u",
-			  t->path, t->gc_no_saturated, UINT32_MAX, UINT32_MAX);
-	if (t->early_deaths)
+			  t->path, t->rd->gc_no_saturated, UINT32_MAX, UINT32_MAX);
+	if (t->rd->early_deaths)
 		warnx_msg("%s: %" PRIu64 " inferred frees were found dead at a collection before "
 			  "the first one they could die at (first: byte %" PRIu64 ", found at "
 			  "collection %u, first possible %u): their allocation raced a collection "
 			  "on another thread; they are counted as freed at the collection that "
-			  "found them", t->path, t->early_deaths, t->first_early_death_at,
-			  t->first_early_death_gc, t->first_early_death_since);
+			  "found them", t->path, t->rd->early_deaths, t->rd->first_early_death_at,
+			  t->rd->first_early_death_gc, t->rd->first_early_death_since);
 }
 
 static int read_records(struct trace *t)
@@ -1215,13 +1253,13 @@ static int read_records(struct trace *t)
 	size_t off = 0;
 	int ret = -1;
 
-	progress_begin(&bar, "reading", t->size);
+	progress_begin(&bar, "reading", t->rd->size);
 	switch (next_object(&r, &dec, &off)) {
 	case NEXT_OK:
 		break;
 	case NEXT_SHORT:
 		bad(&r, "the file ends inside its header (%zu bytes): not a complete "
-		    "alys-bpf trace", t->size);
+		    "alys-bpf trace", t->rd->size);
 		goto out;
 	default:
 		goto out;
@@ -1236,7 +1274,7 @@ static int read_records(struct trace *t)
 		if (nr == NEXT_EOF || nr == NEXT_SHORT) {
 			t->cut_short = true;
 			t->cut_at = r.rec_off;
-			t->read_end = r.rec_off;
+			t->rd->read_end = r.rec_off;
 			warnx_msg("%s: cut short at byte %" PRIu64 " (%s): using the %zu events before it",
 				  t->path, t->cut_at,
 				  nr == NEXT_EOF ? "no end record"
@@ -1247,16 +1285,16 @@ static int read_records(struct trace *t)
 		if (parse_record(&r, &dec.obj))
 			goto out;
 		progress_tick(&bar, off);
-		t->read_end = off;
+		t->rd->read_end = off;
 		if (t->has_end) {
-			if (off < t->size)
+			if (off < t->rd->size)
 				warnx_msg("%s: ignoring %zu bytes after the end record at byte %" PRIu64,
-					  t->path, t->size - off, r.rec_off);
+					  t->path, t->rd->size - off, r.rec_off);
 			break;
 		}
 	}
 	resolve_late_stacks(t);
-	u64_table_free(&t->v1_child);
+	u64_table_free(&t->rd->v1_child);
 	apply_duty_share(t);
 	t->liveness = liveness_mode(t);
 	ret = 0;
@@ -1273,8 +1311,9 @@ static void trace_init(struct trace *t, const char *path)
 {
 	memset(t, 0, sizeof(*t));
 	t->path = path;
-	u64_table_init(&t->stack_by_id);
-	u64_table_init(&t->v1_child);
+	t->rd = xcalloc(1, sizeof(*t->rd));
+	u64_table_init(&t->rd->stack_by_id);
+	u64_table_init(&t->rd->v1_child);
 }
 
 int trace_load(struct trace *t, const char *path)
@@ -1300,7 +1339,7 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 	u64_table_init(&es.v1_ids);
 	if (next_object(&r, &dec, &off) != NEXT_OK)	/* the header */
 		ret = -1;
-	while (!ret && off < t->read_end)
+	while (!ret && off < t->rd->read_end)
 		if (next_object(&r, &dec, &off) != NEXT_OK || parse_record(&r, &dec.obj))
 			ret = -1;
 	mp_decoder_free(&dec);
@@ -1318,23 +1357,23 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 void trace_live_begin(struct trace *t, const char *name, trace_event_fn *fn, void *ctx)
 {
 	trace_init(t, name);
-	t->live = xcalloc(1, sizeof(*t->live));
-	t->live->es.fn = fn;
-	t->live->es.ctx = ctx;
-	u64_table_init(&t->live->es.live);
-	u64_table_init(&t->live->es.v1_ids);
+	t->rd->live = xcalloc(1, sizeof(*t->rd->live));
+	t->rd->live->es.fn = fn;
+	t->rd->live->es.ctx = ctx;
+	u64_table_init(&t->rd->live->es.live);
+	u64_table_init(&t->rd->live->es.v1_ids);
 }
 
 int trace_live_feed(struct trace *t, const void *buf, size_t len)
 {
-	struct trace_live *lv = t->live;
+	struct trace_live *lv = t->rd->live;
 	struct reader r = { .t = t, .inf = &lv->inf, .es = &lv->es, .live = true };
 	size_t off = 0;
 	int ret = 0;
 
-	/* next_object reads t->data: the batch stands for the file meanwhile */
-	t->data = buf;
-	t->size = len;
+	/* next_object reads t->rd->data: the batch stands for the file meanwhile */
+	t->rd->data = buf;
+	t->rd->size = len;
 	while (!ret && off < len) {
 		enum next_result nr = next_object(&r, &lv->dec, &off);
 
@@ -1355,14 +1394,14 @@ int trace_live_feed(struct trace *t, const void *buf, size_t len)
 	}
 	t->liveness = liveness_mode(t);	/* the header's, or the end's */
 	lv->fed += len;
-	t->data = NULL;
-	t->size = 0;
+	t->rd->data = NULL;
+	t->rd->size = 0;
 	return ret;
 }
 
 static void trace_live_free(struct trace *t)
 {
-	struct trace_live *lv = t->live;
+	struct trace_live *lv = t->rd ? t->rd->live : NULL;
 
 	if (!lv)
 		return;
@@ -1371,7 +1410,7 @@ static void trace_live_free(struct trace *t)
 	mp_decoder_free(&lv->dec);
 	inflater_free(&lv->inf);
 	free(lv);
-	t->live = NULL;
+	t->rd->live = NULL;
 }
 
 static void free_bstr(struct bstr *s)
@@ -1405,9 +1444,6 @@ void trace_free(struct trace *t)
 	free(t->maps);
 	free(t->stacks);
 	free(t->nodes);
-	u64_table_free(&t->stack_by_id);
-	u64_table_free(&t->v1_child);
-	free(t->late);
 	free_counters(t);
 	free_bstr(&t->end.reason);
 	free_bstr(&t->end.liveness);
@@ -1418,11 +1454,17 @@ void trace_free(struct trace *t)
 	for (size_t i = 0; i < t->nr_roots; i++)
 		free(t->roots[i].name);
 	free(t->roots);
-	for (size_t i = 0; i < t->nr_owned; i++)
-		free(t->owned[i]);
-	free(t->owned);
-	if (t->data)
-		munmap((void *)t->data, t->size);
+	if (t->rd) {
+		u64_table_free(&t->rd->stack_by_id);
+		u64_table_free(&t->rd->v1_child);
+		free(t->rd->late);
+		for (size_t i = 0; i < t->rd->nr_owned; i++)
+			free(t->rd->owned[i]);
+		free(t->rd->owned);
+		if (t->rd->data)
+			munmap((void *)t->rd->data, t->rd->size);
+		free(t->rd);
+	}
 	memset(t, 0, sizeof(*t));
 }
 

@@ -189,43 +189,39 @@ enum trace_liveness {
 	TRACE_LIVENESS_REUSE,		/* from address reuse only */
 };
 
+/* What a trace holds, read-only for its users; how it is read (the
+ * mapped file, table capacities, the live feed, diagnostics) is the
+ * reader's own (trace.c). */
+struct trace_reader;
+
 struct trace {
 	const char *path;
-	const uint8_t *data;		/* the mapped file */
-	size_t size;
-
 	struct trace_header hdr;
 
 	struct trace_mapping *maps;
-	size_t nr_maps, cap_maps;
+	size_t nr_maps;
 
 	struct trace_stack *stacks;
-	size_t nr_stacks, cap_stacks;
-	struct u64_table stack_by_id;	/* id -> index into stacks */
+	size_t nr_stacks;
 	struct trace_node *nodes;	/* node id - 1 -> node */
-	size_t nr_nodes, cap_nodes;
-	struct u64_table v1_child;	/* version 1, while reading: (parent, ip) -> node */
+	size_t nr_nodes;
 
 	size_t nr_events;		/* counted; trace_each_event reads them */
-	size_t read_end;		/* byte after the last record read */
 
 	struct trace_collection *collections;
-	size_t nr_collections, cap_collections;
+	size_t nr_collections;
 
 	struct trace_census *censuses;
-	size_t nr_censuses, cap_censuses;
+	size_t nr_censuses;
 	struct trace_census_type *census_types;
-	size_t nr_census_types, cap_census_types;
+	size_t nr_census_types;
 
 	struct trace_heap_block *heap_blocks;
-	size_t nr_heap_blocks, cap_heap_blocks;
+	size_t nr_heap_blocks;
 	struct trace_root *roots;
-	size_t nr_roots, cap_roots;
+	size_t nr_roots;
 	bool has_snapshot;
 	struct trace_snapshot snapshot;	/* the last one */
-	size_t snapshot_mark_block, snapshot_mark_root;
-	uint8_t **owned;		/* byte copies the trace owns */
-	size_t nr_owned, cap_owned;
 
 	struct trace_counter *counters;	/* the last counters record */
 	size_t nr_counters;
@@ -244,27 +240,7 @@ struct trace {
 	bool cut_short;			/* no end record */
 	uint64_t cut_at;		/* byte offset where usable data stops */
 
-	/* events whose stack record came later (written by two CPUs at once):
-	 * resolved once the whole file is read */
-	struct trace_late_ref { uint64_t at; uint32_t id; } *late;
-	size_t nr_late, cap_late;
-
-	struct trace_live *live;	/* trace_live_begin: read as written */
-
-	/* The record table's description of each record type as this trace's
-	 * version has it, and the fields it requires (with the type): looked
-	 * up once, not for every record (include/alys_records.h). */
-	const struct alys_record_desc *rec_desc[16];
-	uint8_t rec_need[16];
-
-	/* diagnostics collected while reading, reported once */
-	uint64_t undefined_stack_refs;
-	uint32_t first_undefined_stack;
-	uint64_t first_undefined_stack_at;
-	uint64_t gc_no_saturated;
-	uint64_t early_deaths;		/* inferred frees whose since was past gc_no */
-	uint64_t first_early_death_at;
-	uint32_t first_early_death_gc, first_early_death_since;
+	struct trace_reader *rd;
 };
 
 /* Read path into t. Prints one error line and returns -1 on failure. */
