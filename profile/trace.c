@@ -52,15 +52,25 @@ struct event_stream {
 };
 
 /* Record currently being decoded, for error messages. */
+/* What a reading does: the tables (trace_load's first reading, which
+ * also counts the events), the events (trace_each_event's second), or both
+ * at once (trace_live_feed). */
+enum read_mode { READ_TABLES, READ_EVENTS, READ_LIVE };
+
 struct reader {
 	struct trace *t;
+	enum read_mode mode;
 	uint64_t rec_off;		/* in the file; a block's when in_block */
 	bool in_block;
 	size_t blk_off;			/* the record's offset in the inflated block */
 	struct inflater *inf;
-	struct event_stream *es;	/* NULL: the first reading */
-	bool live;			/* trace_live_feed: both readings at once */
+	struct event_stream *es;	/* READ_EVENTS, READ_LIVE: where events go */
 };
+
+static bool keeps_tables(const struct reader *r)
+{
+	return r->mode != READ_EVENTS;
+}
 
 /* A trace read as it is written (trace_live_begin). */
 struct trace_live {
@@ -502,7 +512,7 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 	s.id = (uint32_t)v[1];
 	if (!s.id)
 		return bad(r, "stack id is 0; ids of stack records are non-zero");
-	if (r->es && !r->live) {	/* the second reading: which stack the id names from here */
+	if (r->mode == READ_EVENTS) {	/* which stack the id names from here */
 		u64_table_put(&r->es->v1_ids, s.id, r->es->v1_stacks++, 0);
 		return 0;
 	}
@@ -587,12 +597,12 @@ static int push_event(const struct reader *r, struct trace_event *e, uint32_t st
 	struct trace *t = r->t;
 	struct event_stream *es = r->es;
 
-	if (!es || r->live) {
+	if (keeps_tables(r)) {
 		if (t->nr_events >= UINT32_MAX - 1)
 			return bad(r, "more than %u events; this converter stops there",
 				   UINT32_MAX - 2);
 		t->nr_events++;
-		if (!es)
+		if (r->mode == READ_TABLES)
 			return 0;
 	}
 	e->id = ++es->next_id;
@@ -637,12 +647,12 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 	e.kind = (uint32_t)kind;
 	e.tid = (uint32_t)tid;
 	if (gc_no > UINT32_MAX) {
-		t->rd->gc_no_saturated += !r->es || r->live;
+		t->rd->gc_no_saturated += keeps_tables(r);
 		gc_no = UINT32_MAX;
 	}
 	e.gc_no = (uint32_t)gc_no;
-	if (stack_id && (!r->es || r->live) && stack_of_id(t, stack_id) < 0) {
-		if (!r->live) {
+	if (stack_id && keeps_tables(r) && stack_of_id(t, stack_id) < 0) {
+		if (r->mode == READ_TABLES) {
 			t->rd->late = grow_array(t->rd->late, &t->rd->cap_late, t->rd->nr_late + 1,
 					     sizeof(*t->rd->late));
 			t->rd->late[t->rd->nr_late++] = (struct trace_late_ref){ .at = r->rec_off,
@@ -680,8 +690,9 @@ static int parse_death(const struct reader *r, const msgpack_object *f, uint32_t
 	if (since > gc_no) {
 		struct trace *t = r->t;
 
-		if ((!r->es || r->live) && !t->rd->early_deaths++) {
-			t->rd->first_early_death_at = (r->live ? t->rd->live->fed : 0) + r->rec_off;
+		if (keeps_tables(r) && !t->rd->early_deaths++) {
+			t->rd->first_early_death_at =
+				(r->mode == READ_LIVE ? t->rd->live->fed : 0) + r->rec_off;
 			t->rd->first_early_death_gc = gc_no;
 			t->rd->first_early_death_since = since;
 		}
@@ -721,7 +732,7 @@ static int parse_collection(const struct reader *r, const msgpack_object *f, uin
 	}
 	/* A live trace keeps the last one only: a day's collections would
 	 * grow without bound, and nothing live reads them all. */
-	if (r->live)
+	if (r->mode == READ_LIVE)
 		t->nr_collections = 0;
 	t->collections = grow_array(t->collections, &t->rd->cap_collections,
 				    t->nr_collections + 1, sizeof(*t->collections));
@@ -736,7 +747,7 @@ static int parse_census(const struct reader *r, const msgpack_object *f, uint32_
 	const msgpack_object *types;
 	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
-	if (r->live)		/* the last one only, as collections */
+	if (r->mode == READ_LIVE)	/* the last one only, as collections */
 		t->nr_censuses = t->nr_census_types = 0;
 	c = (struct trace_census){ .first_event = t->nr_events, .first_type = t->nr_census_types };
 
@@ -1025,7 +1036,7 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 		return bad(r, "record type is %s, expected an unsigned integer",
 			   type_name(&f[0]));
 	type = f[0].via.u64;
-	if (r->es && !r->live) {	/* the second reading: events only */
+	if (r->mode == READ_EVENTS) {	/* events only */
 		switch (type) {
 		case ALYS_REC_STACK:
 			return r->t->hdr.version >= 2 ? 0 : parse_stack(r, f, n);
@@ -1046,9 +1057,9 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 	case ALYS_REC_COLLECTION: return parse_collection(r, f, n);
 	case ALYS_REC_CENSUS: return parse_census(r, f, n);
 	/* A live trace keeps no record's bytes (they point into the file). */
-	case ALYS_REC_HEAP_BLOCK: return r->live ? 0 : parse_heap_block(r, f, n);
-	case ALYS_REC_ROOT: return r->live ? 0 : parse_root(r, f, n);
-	case ALYS_REC_SNAPSHOT: return r->live ? 0 : parse_snapshot(r, f, n);
+	case ALYS_REC_HEAP_BLOCK: return r->mode == READ_LIVE ? 0 : parse_heap_block(r, f, n);
+	case ALYS_REC_ROOT: return r->mode == READ_LIVE ? 0 : parse_root(r, f, n);
+	case ALYS_REC_SNAPSHOT: return r->mode == READ_LIVE ? 0 : parse_snapshot(r, f, n);
 	case ALYS_REC_BLOCK: return parse_block(r, f, n);
 	}
 	return 0;	/* a record type from a later minor version: skip */
@@ -1247,7 +1258,7 @@ static void report_read_warnings(const struct trace *t)
 static int read_records(struct trace *t)
 {
 	struct inflater inf = { 0 };
-	struct reader r = { .t = t, .inf = &inf };
+	struct reader r = { .t = t, .mode = READ_TABLES, .inf = &inf };
 	struct progress bar;
 	struct mp_decoder dec = { 0 };
 	size_t off = 0;
@@ -1330,7 +1341,7 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 	struct inflater inf = { 0 };
 	/* the records trace_load read, which were all good: nothing here
 	 * changes t (parse_record's second reading writes nowhere else) */
-	struct reader r = { .t = (struct trace *)t, .inf = &inf, .es = &es };
+	struct reader r = { .t = (struct trace *)t, .mode = READ_EVENTS, .inf = &inf, .es = &es };
 	struct mp_decoder dec = { 0 };
 	size_t off = 0;
 	int ret = 0;
@@ -1367,7 +1378,7 @@ void trace_live_begin(struct trace *t, const char *name, trace_event_fn *fn, voi
 int trace_live_feed(struct trace *t, const void *buf, size_t len)
 {
 	struct trace_live *lv = t->rd->live;
-	struct reader r = { .t = t, .inf = &lv->inf, .es = &lv->es, .live = true };
+	struct reader r = { .t = t, .mode = READ_LIVE, .inf = &lv->inf, .es = &lv->es };
 	size_t off = 0;
 	int ret = 0;
 
