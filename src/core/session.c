@@ -120,7 +120,7 @@ struct session {
 	int nlinks;
 	int session_fds[8];	/* uprobe-session and uprobe_multi links */
 	int nsessions;
-	bool session;		/* attached as sessions: see bpf/alys.bpf.c */
+	bool uprobe_sessions;	/* attached as uprobe sessions (Linux 6.13+): see bpf/alys.bpf.c */
 	bool multi;		/* uprobes as uprobe_multi links where kept (session_link.h) */
 	bool refill_multi;	/* so are the refill probes */
 	struct unwind_maps *um;		/* the pool's */
@@ -323,14 +323,14 @@ static void choose_programs(struct session *t)
 	struct alys_bpf *s = t->skel;
 	bool per_call = !t->census_only && !t->refill && !t->o->empty_probes;
 
-	bpf_program__set_autoload(s->progs.gc_alloc_session, per_call && t->session);
-	if (per_call && t->session)
+	bpf_program__set_autoload(s->progs.gc_alloc_session, per_call && t->uprobe_sessions);
+	if (per_call && t->uprobe_sessions)
 		bpf_program__set_expected_attach_type(s->progs.gc_alloc_session,
 			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_SESSION);
-	bpf_program__set_autoload(s->progs.gc_alloc_entry, per_call && !t->session);
+	bpf_program__set_autoload(s->progs.gc_alloc_entry, per_call && !t->uprobe_sessions);
 	bpf_program__set_autoload(s->progs.gc_free_entry, per_call);
 	bpf_program__set_autoload(s->progs.gc_alloc_return,
-				  !t->o->empty_probes && (t->refill || (per_call && !t->session)));
+				  !t->o->empty_probes && (t->refill || (per_call && !t->uprobe_sessions)));
 	bpf_program__set_autoload(s->progs.gc_kind_global_entry, t->refill && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.gc_refill, t->refill && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.gc_realloc_inplace, t->refill && !t->o->empty_probes);
@@ -365,7 +365,7 @@ static void choose_programs(struct session *t)
 				(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
 	}
 	t->skel->rodata->setcb_vaddr = t->tg.gp.setcb.probe_vaddr;
-	t->skel->rodata->session_mode = t->session;
+	t->skel->rodata->session_mode = t->uprobe_sessions;
 }
 
 /* Refill sampling where the slow paths can be probed; bytes:512K where not,
@@ -532,11 +532,11 @@ static int load_bpf(struct session *t)
 {
 	int err = alys_bpf__load(t->skel);
 
-	if (err && t->session) {
+	if (err && t->uprobe_sessions) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */
 		alys_bpf__destroy(t->skel);
 		t->skel = NULL;
-		t->session = false;
+		t->uprobe_sessions = false;
 		no_uprobe_sessions = true;
 		if (t->o->verbose)
 			say(t, "uprobe sessions unavailable: every call gets a return probe\n");
@@ -581,7 +581,7 @@ static int open_bpf(struct session *t)
 	int r = -1;
 
 	if (no_uprobe_sessions)
-		t->session = false;
+		t->uprobe_sessions = false;
 	if (configure_bpf(t))
 		goto out;
 	sz.stack_cache = t->skel->rodata->stack_cache_mask + 1;
@@ -594,7 +594,7 @@ static int open_bpf(struct session *t)
 	} else {
 		if (load_bpf(t))
 			goto out;
-		g = bpf_pool_add(t->pool, t->skel, t->session);
+		g = bpf_pool_add(t->pool, t->skel, t->uprobe_sessions);
 		if (!g) {
 			t->skel = NULL;
 			fail("out of memory for the BPF object\n");
@@ -607,7 +607,7 @@ static int open_bpf(struct session *t)
 		return -1;
 	}
 	t->skel = t->bs.skel;
-	t->session = t->bs.uprobe_sessions;
+	t->uprobe_sessions = t->bs.uprobe_sessions;
 	return 0;
 out:
 	if (t->skel)
@@ -756,7 +756,7 @@ static int attach_probes(struct session *t)
 
 		if (!f[k].found || t->census_only || t->refill)
 			continue;
-		if (t->session && alloc) {
+		if (t->uprobe_sessions && alloc) {
 			int fd = session_link_create(bpf_program__fd(s->progs.gc_alloc_session),
 						     t->tg.gp.path, f[k].probe_file_off,
 						     alloc_cookie(t, k), t->tg.pid);
@@ -1327,7 +1327,7 @@ int session_load(struct session *t)
 	liveness_choose(&t->live, &t->tg.gp, o->no_liveness || o->empty_probes || t->census_only);
 	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
 	 * sessions (tests and benchmarks compare the two). */
-	t->session = t->sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");
+	t->uprobe_sessions = t->sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");
 	return open_bpf(t);
 }
 
