@@ -34,6 +34,7 @@
 #include "lib/util.h"
 #include "core/mmap_watch.h"
 #include "core/proc_maps.h"
+#include "core/record_sink.h"
 #include "lib/target_file.h"
 #include "core/refill_windows.h"
 #include "core/session_link.h"
@@ -124,11 +125,9 @@ struct session {
 	bool multi;		/* uprobes as uprobe_multi links where kept (session_link.h) */
 	bool refill_multi;	/* so are the refill probes */
 	struct unwind_maps *um;		/* the pool's */
-	struct trace_writer w;
+	struct record_sink sink;	/* the trace writer, stacks, blocks held */
 	struct proc_maps maps;
 	struct mmap_watch mw;
-	struct u64_table sizes;
-	struct stack_table stacks;
 	bool want_live;
 	struct live_profile *lp;	/* --interval, --http, --push: the profile so far */
 	uint64_t start_ns;
@@ -137,11 +136,8 @@ struct session {
 	int pidfd;
 	bool launched;
 	bool exited;
-	bool end_scanned;	/* the last collection was read at exit or detach */
 	bool maps_gone;
 	int exit_status;
-	uint64_t deaths, collections;
-	uint64_t scan_deaths;		/* deaths kept since the last collection record */
 	uint64_t last_flush, last_counters;
 	struct liveness_setup live;
 	uint64_t counters[NR_COUNTERS];
@@ -810,18 +806,18 @@ static int attach_probes(struct session *t)
 static void write_counters(struct session *t)
 {
 	bpf_slot_counters(&t->bs, t->counters);
-	t->counters[CNT_STACK_RESENT] = t->stacks.resent;
-	t->counters[CNT_STACK_COLLISION] = t->stacks.collisions;
-	t->counters[CNT_STACK_ORPHAN] = t->stacks.orphans;
-	t->counters[CNT_STACK_UNKNOWN] = t->stacks.unknown;
-	t->counters[CNT_STACK_NODES] = t->stacks.nodes;
+	t->counters[CNT_STACK_RESENT] = t->sink.stacks.resent;
+	t->counters[CNT_STACK_COLLISION] = t->sink.stacks.collisions;
+	t->counters[CNT_STACK_ORPHAN] = t->sink.stacks.orphans;
+	t->counters[CNT_STACK_UNKNOWN] = t->sink.stacks.unknown;
+	t->counters[CNT_STACK_NODES] = t->sink.stacks.nodes;
 	t->counters[CNT_DUTY_WINDOWS] = t->rw.duty.windows;
 	t->counters[CNT_DUTY_LATE] = t->rw.duty.late;
 	if (t->refill && t->duty_pct < 100)
 		refill_windows_totals(&t->rw, &t->counters[CNT_GC_BYTES],
 				      &t->counters[CNT_GC_BYTES_SAMPLED],
 				      &t->counters[CNT_GC_BYTES_SAMPLED_REALLOC]);
-	trace_writer_counters(&t->w, counter_names, t->counters, NR_COUNTERS);
+	trace_writer_counters(&t->sink.w, counter_names, t->counters, NR_COUNTERS);
 }
 
 static void on_mapping(void *ctx, const struct mmap_info *mi)
@@ -832,7 +828,7 @@ static void on_mapping(void *ctx, const struct mmap_info *mi)
 		return;
 	if (mi->exec) {
 		proc_maps_forget(&t->maps);
-	} else if (proc_maps_add(&t->maps, &t->w, mi->start, mi->end, mi->offset,
+	} else if (proc_maps_add(&t->maps, &t->sink.w, mi->start, mi->end, mi->offset,
 				 mi->path, mi->build_id, mi->build_id_len) > 0 &&
 		   !mapping_is_anon(mi->path)) {
 		char file[PATH_MAX + 64];
@@ -846,8 +842,9 @@ static void on_mapping(void *ctx, const struct mmap_info *mi)
 /* The kernel reports mappings as they are made; a stack can still arrive
  * before the report of a library mapped just now: drain once more, then
  * ask /proc while the process lives. */
-static void cover_stack(struct session *t, const uint64_t *ips, uint32_t nr)
+static void cover_stack(void *ctx, const uint64_t *ips, uint32_t nr)
 {
+	struct session *t = ctx;
 	bool refreshed = false;
 
 	for (uint32_t i = 0; i < nr; i++) {
@@ -857,7 +854,7 @@ static void cover_stack(struct session *t, const uint64_t *ips, uint32_t nr)
 			refreshed = true;
 			mmap_watch_drain(&t->mw, on_mapping, t);
 			if (!t->maps_gone && !proc_maps_covers(&t->maps, ips[i]) &&
-			    proc_maps_refresh(&t->maps, &t->w) < 0)
+			    proc_maps_refresh(&t->maps, &t->sink.w) < 0)
 				t->maps_gone = true;
 			if (proc_maps_covers(&t->maps, ips[i]))
 				continue;
@@ -866,117 +863,19 @@ static void cover_stack(struct session *t, const uint64_t *ips, uint32_t nr)
 	}
 }
 
-/* Bytes an event stands for: the one place the trace's weight is made. A
- * refill stands for the objects the kernel counted in its list. Sampled, a
- * call of s bytes was recorded with probability 1 - exp(-s/N): weighting
- * it by the inverse keeps totals unbiased (as Go's and tcmalloc's heap
- * profiles do). */
-static uint64_t event_weight(const struct session *t, const struct alys_rb_event *e)
-{
-	double n = (double)t->sample_bytes;
-
-	if (e->kind == ALYS_KIND_FREE)
-		return 0;
-	if (e->objects)
-		return e->objects * e->size;
-	if (!t->sample_bytes || !e->size)
-		return e->size;
-	return (uint64_t)llround((double)e->size / -expm1(-(double)e->size / n));
-}
-
 /* A block whose allocation event the trace holds and that no free ended. */
 static int census_recorded(void *arg, uint64_t addr)
 {
 	struct session *t = arg;
 
-	return u64_table_get_a(&t->sizes, addr) != 0;
+	return record_sink_holds(&t->sink, addr);
 }
 
-/*
- * A death the BPF side found (bpf/live.h): kept only for a block the trace
- * holds, allocated before the collection whose marks found it clear. The
- * rest are blocks allocated since, in an hblk the scan could not tell
- * apart, or a death found again (its bit kept for a later scan); none
- * should be reported. since becomes the first collection after its
- * allocation where the scan merged collections (a reuse says none).
- */
-static bool dated_death(struct session *t, struct alys_rb_death *d)
-{
-	struct u64_slot *sl = u64_table_get(&t->sizes, d->addr);
-	uint32_t first;
-
-	if (!sl || (d->cause == ALYS_CAUSE_MARKS && sl->b >= d->gc_no))
-		return false;
-	first = sl->b + 1;
-	if (d->since < first)
-		d->since = first;
-	if (d->since > d->gc_no)
-		d->since = d->gc_no;
-	u64_table_remove(&t->sizes, d->addr);
-	return true;
-}
-
-static int on_record(void *ctx, void *data, size_t len)
+static void census_stop(void *ctx, const struct alys_rb_census *c)
 {
 	struct session *t = ctx;
-	uint8_t type = *(uint8_t *)data;
 
-	if (type == ALYS_RB_STACK && len >= ALYS_RB_STACK_SIZE(0)) {
-		const struct alys_rb_stack *s = data;
-		/* __u64 is unsigned long long, uint64_t unsigned long. */
-		const uint64_t *ips = (const uint64_t *)s->ips;
-		struct stack_new_nodes add;
-		uint32_t nr = s->nr;
-
-		if (nr > ALYS_MAX_FRAMES || ALYS_RB_STACK_SIZE(nr) > len)
-			return 0;
-		if (!stack_table_record(&t->stacks, s->flags, s->parent, s->key, ips, nr, &add))
-			return 0;
-		cover_stack(t, add.ips, add.n);
-		trace_writer_stack(&t->w, add.first, add.parent, add.ips, add.n, s->flags);
-	} else if (type == ALYS_RB_EVENT && len >= sizeof(struct alys_rb_event)) {
-		const struct alys_rb_event *e = data;
-		uint32_t stack_id = stack_table_event(&t->stacks, e->stack_key);
-		uint64_t old_size = 0, weight = event_weight(t, e);
-
-		switch (e->kind) {
-		case ALYS_KIND_REALLOC:
-			old_size = u64_table_take_a(&t->sizes, e->old_addr);
-			u64_table_put(&t->sizes, e->addr, e->size, e->gc_no);
-			break;
-		case ALYS_KIND_FREE:
-			old_size = u64_table_take_a(&t->sizes, e->addr);
-			break;
-		default:
-			u64_table_put(&t->sizes, e->addr, e->size, e->gc_no);
-		}
-		trace_writer_event(&t->w, e, stack_id, old_size, weight);
-	} else if (type == ALYS_RB_CENSUS && len >= sizeof(struct alys_rb_census)) {
-		census_session_on_stop(&t->census, data, t->exited);
-	} else if (type == ALYS_RB_DEATH && len >= sizeof(struct alys_rb_death)) {
-		struct alys_rb_death d = *(const struct alys_rb_death *)data;
-
-		if (!dated_death(t, &d))
-			return 0;
-		trace_writer_death(&t->w, &d);
-		t->deaths++;
-		t->scan_deaths += d.cause == ALYS_CAUSE_MARKS;
-	} else if (type == ALYS_RB_COLLECTION && len >= sizeof(struct alys_rb_collection)) {
-		struct alys_rb_collection c = *(const struct alys_rb_collection *)data;
-
-		/* the deaths kept (dated_death), of which some ambiguous ones
-		 * were not counted judged */
-		c.dead = t->scan_deaths;
-		if (c.judged < c.dead)
-			c.judged = c.dead;
-		if (c.followed < c.judged)
-			c.followed = c.judged;
-		t->scan_deaths = 0;
-		trace_writer_collection(&t->w, &c);
-		t->collections++;
-		t->end_scanned |= c.at_end;
-	}
-	return 0;
+	census_session_on_stop(&t->census, c, t->exited);
 }
 
 /* The trace writer's records, as written, into the live profile. */
@@ -1024,7 +923,10 @@ int session_start(struct session *t)
 	else if (t->refill)
 		snprintf(sample, sizeof(sample), "refill");
 
-	t->rb = ring_buffer__new(t->bs.events_fd, on_record, t, NULL);
+	t->sink.sample_bytes = t->sample_bytes;
+	t->sink.tool = (struct record_sink_tool){ .ctx = t, .new_frames = cover_stack,
+						  .census_stop = census_stop };
+	t->rb = ring_buffer__new(t->bs.events_fd, record_sink_on_record, &t->sink, NULL);
 	if (!t->rb) {
 		fail("cannot set up the ring buffer: %s\n", strerror(errno));
 		return -1;
@@ -1037,7 +939,7 @@ int session_start(struct session *t)
 	}
 	if (t->o->census_every)
 		t->census = (struct census_session){
-			.pid = t->tg.pid, .gp = &t->tg.gp, .w = &t->w, .verbose = t->o->verbose,
+			.pid = t->tg.pid, .gp = &t->tg.gp, .w = &t->sink.w, .verbose = t->o->verbose,
 			.trigger_prog = t->skel->progs.census_trigger,
 			.trigger_cookie = slot_cookie(t),
 			.trigger_gc_no_addr = &t->bs.st->census_gc_no_addr,
@@ -1062,7 +964,7 @@ int session_start(struct session *t)
 	t->start_ns = t->last_flush = t->last_counters = h.start_ns;
 	if (attach_probes(t))
 		return -1;
-	if (trace_writer_open(&t->w, t->output[0] ? t->output : NULL,
+	if (trace_writer_open(&t->sink.w, t->output[0] ? t->output : NULL,
 			      t->inv.drop ? t->inv.uid : (uid_t)-1,
 			      t->inv.drop ? t->inv.gid : (gid_t)-1, err, sizeof(err))) {
 		fail("%s\n", err);
@@ -1082,12 +984,12 @@ int session_start(struct session *t)
 			fail("out of memory for the live profile\n");
 			return -1;
 		}
-		trace_writer_tap(&t->w, feed_live_profile, t);
+		trace_writer_tap(&t->sink.w, feed_live_profile, t);
 	}
-	trace_writer_header(&t->w, &h);
+	trace_writer_header(&t->sink.w, &h);
 	if (!t->launched)
-		proc_maps_refresh(&t->maps, &t->w);
-	trace_writer_flush(&t->w);
+		proc_maps_refresh(&t->maps, &t->sink.w);
+	trace_writer_flush(&t->sink.w);
 	say(t, "tracing pid %d (%s), libgc %s %s\n", t->tg.pid, t->tg.exe,
 	    t->tg.gp.in_executable ? "linked into" : "from",
 	    t->tg.gp.in_executable ? "the executable" : t->tg.gp.name);
@@ -1115,7 +1017,7 @@ static void request_end_scan(struct session *t)
 	int n = 0;
 
 	if (t->exited || t->live.mode != ALYS_LIVE_MARKS || t->o->empty_probes ||
-	    !t->collections)
+	    !t->sink.collections)
 		return;
 	/* With --sample refill only the slow paths are probed (and, with
 	 * --duty, maybe not now): the allocation entries call maybe_scan for
@@ -1136,7 +1038,7 @@ static void request_end_scan(struct session *t)
 	}
 	t->bs.st->live_end_request = 1;
 	until = clock_ns(CLOCK_MONOTONIC) + END_SCAN_WAIT_NS;
-	while (!t->end_scanned && clock_ns(CLOCK_MONOTONIC) < until)
+	while (!t->sink.end_scanned && clock_ns(CLOCK_MONOTONIC) < until)
 		ring_buffer__poll(t->rb, 10);
 	while (n > 0) {
 		n--;
@@ -1145,7 +1047,7 @@ static void request_end_scan(struct session *t)
 		else
 			close(links[n].fd);
 	}
-	if (!t->end_scanned) {
+	if (!t->sink.end_scanned) {
 		t->bs.st->live_end_request = 0;
 		say(t, "note: the target made no GC call in the %d ms after the detach: "
 		    "collections after %llu were not read (blocks that died in them show as "
@@ -1174,11 +1076,11 @@ void session_finish(struct session *t)
 	ring_buffer__consume(t->rb);
 	check_live_state(t);
 	write_counters(t);
-	trace_writer_end(&t->w, reason, t->exit_status,
+	trace_writer_end(&t->sink.w, reason, t->exit_status,
 			 clock_ns(CLOCK_MONOTONIC), live_mode_name(t));
-	if (trace_writer_close(&t->w))
+	if (trace_writer_close(&t->sink.w))
 		fail("error writing %s: %s: the trace is incomplete\n",
-		     t->output[0] ? t->output : "the live profile", strerror(t->w.error));
+		     t->output[0] ? t->output : "the live profile", strerror(t->sink.w.error));
 	if (t->lp)
 		live_profile_detached(t->lp);
 	if (t->counters[ALYS_CNT_RB_DROP_EVENT] || t->counters[ALYS_CNT_RB_DROP_STACK])
@@ -1201,7 +1103,7 @@ void session_finish(struct session *t)
 		     (unsigned long long)t->counters[CNT_STACK_UNKNOWN]);
 	if (!t->output[0] || stat(t->output, &st))
 		st.st_size = 0;
-	if (t->exited && t->live.mode == ALYS_LIVE_MARKS && !t->end_scanned && t->collections)
+	if (t->exited && t->live.mode == ALYS_LIVE_MARKS && !t->sink.end_scanned && t->sink.collections)
 		say(t, "note: the target %s: the collections after %llu were not read "
 		    "(blocks that died in them show as in use)\n",
 		    t->counters[ALYS_CNT_LIVE_EXIT_IN_GC] ? "exited inside a GC call" :
@@ -1210,8 +1112,8 @@ void session_finish(struct session *t)
 	if (t->live.mode != ALYS_LIVE_OFF)
 		say(t, "liveness (%s): %llu blocks found dead over %llu collections read"
 		    " (%llu more read together with a later one)\n",
-		    live_mode_name(t), (unsigned long long)t->deaths,
-		    (unsigned long long)t->collections,
+		    live_mode_name(t), (unsigned long long)t->sink.deaths,
+		    (unsigned long long)t->sink.collections,
 		    (unsigned long long)t->counters[ALYS_CNT_LIVE_MERGED]);
 	if (t->refill)
 		say(t, "sampling: refill, %llu free-list refills recorded%s\n",
@@ -1244,8 +1146,8 @@ void session_finish(struct session *t)
 		snprintf(written, sizeof(written), "pid %d (%s)", t->tg.pid, t->tg.exe);
 	say(t, "%s: %llu events, %llu stacks (%llu nodes), %s\n",
 	    t->exited ? "target exited" : "detached",
-	    (unsigned long long)t->w.events, (unsigned long long)t->stacks.distinct,
-	    (unsigned long long)t->stacks.nodes, written);
+	    (unsigned long long)t->sink.w.events, (unsigned long long)t->sink.stacks.distinct,
+	    (unsigned long long)t->sink.stacks.nodes, written);
 }
 
 
@@ -1398,8 +1300,8 @@ int session_step(struct session *t, uint64_t now, bool flush)
 		 * of the same moment: counters with every flush. */
 		if (t->lp)
 			write_counters(t);
-		if (trace_writer_flush(&t->w)) {
-			fail("cannot write %s: %s; stopping\n", t->output, strerror(t->w.error));
+		if (trace_writer_flush(&t->sink.w)) {
+			fail("cannot write %s: %s; stopping\n", t->output, strerror(t->sink.w.error));
 			return -1;
 		}
 		t->last_flush = now;
@@ -1439,7 +1341,7 @@ const struct gc_probes *session_gc(const struct session *t)
 
 struct trace_writer *session_writer(struct session *t)
 {
-	return &t->w;
+	return &t->sink.w;
 }
 
 const struct container_info *session_container(const struct session *t)
@@ -1485,10 +1387,9 @@ void session_free(struct session *t)
 	bpf_slot_give_back(t->pool, &t->bs);
 	bpf_pool_free(t->own_pool);
 	proc_maps_free(&t->maps);
-	stack_table_free(&t->stacks);
+	record_sink_free(&t->sink);
 	mmap_watch_close(&t->mw);
 	target_free(&t->tg);
-	u64_table_free(&t->sizes);
 	live_profile_free(t->lp);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
