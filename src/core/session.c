@@ -23,7 +23,7 @@
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
 #include "core/bpf_pool.h"
-#include "modes/census_session.h"
+#include "core/census_session.h"
 #include "base/clock_ns.h"
 #include "core/container_info.h"
 #include "gc/gc_probes.h"

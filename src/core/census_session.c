@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "modes/census_session.h"
+#include "core/census_session.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "modes/census.h"
+#include "gc/census.h"
 #include "gc/gc_count.h"
 #include "gc/gc_probes.h"
 #include "core/proc_maps.h"

@@ -7,7 +7,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
-#include "modes/census.h"
+#include "gc/census.h"
 #include "gc/heap_walk.h"
 
 static struct census_type *slot(struct census *c, uint32_t id)
