@@ -21,7 +21,7 @@
 #include "agent/crystal_detect.h"
 #include "agent/exec_watch.h"
 #include "modes/http_endpoint.h"
-#include "profile/live_profile.h"
+#include "core/live_profile.h"
 #include "lib/util.h"
 #include "core/signals.h"
 #include "profile/outbuf.h"

@@ -12,7 +12,7 @@
 #include <curl/curl.h>
 
 #include "base/clock_ns.h"
-#include "profile/live_profile.h"
+#include "core/live_profile.h"
 #include "profile/outbuf.h"
 #include "agent/push_api.h"
 #include "lib/util.h"

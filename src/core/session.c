@@ -28,7 +28,7 @@
 #include "core/container_info.h"
 #include "gc/gc_probes.h"
 #include "core/launch.h"
-#include "profile/live_profile.h"
+#include "core/live_profile.h"
 #include "gc/liveness_setup.h"
 #include "base/ldso_list.h"
 #include "lib/util.h"

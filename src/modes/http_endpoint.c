@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "profile/live_profile.h"
+#include "core/live_profile.h"
 #include "profile/outbuf.h"
 #include "lib/util.h"
 

@@ -16,7 +16,7 @@
 #include "modes/heap_snapshot.h"
 #include "modes/http_endpoint.h"
 #include "core/launch.h"
-#include "profile/live_profile.h"
+#include "core/live_profile.h"
 #include "lib/util.h"
 #include "core/signals.h"
 

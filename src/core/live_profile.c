@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "profile/live_profile.h"
+#include "core/live_profile.h"
 
 #include <inttypes.h>
 #include <math.h>
