@@ -125,6 +125,14 @@ $(BUILD)/tests/test_inline_names: tests/unit/unit_check.h tests/unit/test_inline
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
 
+# The sink's records, through the writer, read back by the trace reader.
+$(BUILD)/tests/test_record_sink: tests/unit/unit_check.h tests/unit/test_record_sink.c \
+		src/core/record_sink.c src/core/trace_writer.c src/unwind/stack_table.c \
+		lib/u64_table.c lib/util.c lib/alys_records.c profile/trace.c profile/mp_scan.c \
+		profile/progress.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lmsgpackc -lzstd -lm
+
 $(BUILD)/tests/test_container_info: tests/unit/unit_check.h tests/unit/test_container_info.c \
 		src/core/container_info.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -139,7 +147,8 @@ $(BUILD)/tests/test_refill_windows: tests/unit/unit_check.h tests/unit/test_refi
 unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names \
 	$(BUILD)/tests/test_u64_table $(BUILD)/tests/test_stack_table \
 	$(BUILD)/tests/test_refill_windows $(BUILD)/tests/test_converter_gen \
-	$(BUILD)/tests/test_container_info $(BUILD)/tests/test_inline_names
+	$(BUILD)/tests/test_container_info $(BUILD)/tests/test_inline_names \
+	$(BUILD)/tests/test_record_sink
 
 check:
 	tests/run-all.sh

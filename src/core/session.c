@@ -904,7 +904,7 @@ int session_start(struct session *t)
 {
 	char err[PATH_MAX + 256];
 	char sample[64] = "all";
-	struct trace_header h = {
+	struct trace_writer_header h = {
 		.unwind = t->o->unwind == ALYS_UNWIND_FP ? "fp" : "dwarf",
 		.max_frames = t->o->max_frames,
 		.sample = sample,

@@ -289,7 +289,7 @@ static void pack_key(msgpack_packer *pk, const char *k)
 	pack_str(pk, k);
 }
 
-void trace_writer_header(struct trace_writer *w, const struct trace_header *h)
+void trace_writer_header(struct trace_writer *w, const struct trace_writer_header *h)
 {
 	msgpack_packer *pk = record(w, 0);
 	char host[256] = "";

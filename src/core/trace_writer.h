@@ -13,7 +13,7 @@ struct container_info;
 
 #include "alys_events.h"
 
-struct trace_header {
+struct trace_writer_header {
 	uint32_t pid;
 	const char *exe;
 	char *const *argv;	/* NULL-terminated; NULL when attached */
@@ -66,7 +66,7 @@ int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
 		      gid_t gid, char *err, size_t errlen);
 /* A NULL path writes no file: records go to the tap only. */
 void trace_writer_tap(struct trace_writer *w, trace_tap_fn *fn, void *ctx);
-void trace_writer_header(struct trace_writer *w, const struct trace_header *h);
+void trace_writer_header(struct trace_writer *w, const struct trace_writer_header *h);
 void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 			  uint64_t offset, const char *path,
 			  const uint8_t *build_id, size_t build_id_len, uint32_t flags);

@@ -513,7 +513,7 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 int heap_snapshot_run(const struct tracer_opts *o)
 {
 	struct heap_snapshot_stats st = { 0 };
-	struct trace_header h = { 0 };
+	struct trace_writer_header h = { 0 };
 	struct trace_writer w = { 0 };
 	struct target tg = { 0 };
 	struct proc_maps maps;
