@@ -136,16 +136,18 @@ void live_profile_free(struct live_profile *lp)
 	free(lp);
 }
 
-int live_profile_feed(struct live_profile *lp, const void *buf, size_t len)
+void live_profile_feed(void *ctx, const void *buf, size_t len)
 {
-	int ret = 0;
+	struct live_profile *lp = ctx;
+	bool failed = false;
 
 	pthread_mutex_lock(&lp->lock);
 	if (!lp->failed && trace_live_feed(&lp->t, buf, len))
-		ret = -1;
-	lp->failed |= ret < 0;
+		failed = lp->failed = true;
 	pthread_mutex_unlock(&lp->lock);
-	return ret;
+	if (failed)
+		fail("the live profile stopped counting (a record it could not read: "
+		     "please report); the trace file is not affected\n");
 }
 
 static uint64_t clock_unix_ns(void)

@@ -29,10 +29,11 @@ struct live_profile;
 struct live_profile *live_profile_new(const char *name);
 void live_profile_free(struct live_profile *lp);
 
-/* Whole records, the header first (the writer's). -1 for the batch with
- * a record the reader refused (said on stderr): the profile stops
- * counting there, and later batches are ignored. */
-int live_profile_feed(struct live_profile *lp, const void *buf, size_t len);
+/* Whole records, the header first: the trace writer's tap (ctx: the live
+ * profile). A record the reader refuses is said on stderr, once: the
+ * profile stops counting there, and later batches are ignored (the trace
+ * file is not affected). */
+void live_profile_feed(void *ctx, const void *buf, size_t len);
 
 /*
  * A reader wants what the ring buffer holds now (so that a profile ends

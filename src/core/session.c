@@ -878,16 +878,6 @@ static void census_stop(void *ctx, const struct alys_rb_census *c)
 	census_session_on_stop(&t->census, c, t->exited);
 }
 
-/* The trace writer's records, as written, into the live profile. */
-static void feed_live_profile(void *ctx, const void *records, size_t len)
-{
-	struct session *t = ctx;
-
-	if (live_profile_feed(t->lp, records, len))
-		fail("the live profile stopped counting (a record it could not read: "
-		     "please report); the trace file is not affected\n");
-}
-
 static void reap(struct session *t)
 {
 	siginfo_t si;
@@ -984,7 +974,7 @@ int session_start(struct session *t)
 			fail("out of memory for the live profile\n");
 			return -1;
 		}
-		trace_writer_tap(&t->sink.w, feed_live_profile, t);
+		trace_writer_tap(&t->sink.w, live_profile_feed, t->lp);
 	}
 	trace_writer_header(&t->sink.w, &h);
 	if (!t->launched)
