@@ -643,10 +643,9 @@ static __always_inline void track_block(struct alys_sess *S, __u64 bias, __u64 a
 	}
 	if (!was)
 		return;
-	if (live_mode == ALYS_LIVE_MARKS && S->live_state == ALYS_LIVE_VERIFIED)
-		count(S->slot, ALYS_CNT_LIVE_REUSED);
 	/* Handed out again with no collection between: freed by a GC_free no
-	 * probe saw (--sample refill probes none), or its death not read. */
+	 * probe saw (--sample refill probes none), or its death not read (the
+	 * daemon counts live_reused of those it keeps). */
 	emit_death(S->slot, addr, ALYS_CAUSE_REUSE, gc_no, 0);
 }
 

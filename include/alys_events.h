@@ -67,7 +67,7 @@ enum alys_counter {
 	ALYS_CNT_UNWIND_BAD_READ,	/* user memory unreadable mid-walk */
 	ALYS_CNT_TRACKED_FULL,	/* tracked-block map full: block not tracked */
 	ALYS_CNT_LIVE_UNREADABLE,	/* a header could not be read: judged later */
-	ALYS_CNT_LIVE_REUSED,	/* marks mode, yet a death found by reuse */
+	ALYS_CNT_LIVE_REUSED,	/* marks mode, yet a death found by reuse (the daemon's) */
 	ALYS_CNT_LIVE_MERGED,	/* collections that ended without a scan of their own */
 	ALYS_CNT_RB_DROP_DEATH,	/* ring buffer full: death reported later */
 	ALYS_CNT_REFILL,	/* --sample refill: free-list refills recorded */

@@ -100,6 +100,8 @@ static void on_death(struct record_sink *rs, const void *data, size_t len)
 	trace_writer_death(&rs->w, &d);
 	rs->deaths++;
 	rs->scan_deaths += d.cause == ALYS_CAUSE_MARKS;
+	rs->live_reused += d.cause == ALYS_CAUSE_REUSE && rs->live_state &&
+			   *rs->live_state == ALYS_LIVE_VERIFIED;
 }
 
 static void on_collection(struct record_sink *rs, const void *data, size_t len)

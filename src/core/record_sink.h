@@ -37,6 +37,11 @@ struct record_sink {
 	uint64_t deaths, collections;
 	uint64_t scan_deaths;		/* deaths kept since the last collection record */
 	bool end_scanned;		/* the last collection was read at exit or detach */
+	/* Liveness by marks: the BPF side's state (enum alys_live_state), to
+	 * count the deaths still found by reuse once marks are read; NULL
+	 * in the other modes. */
+	const volatile __u32 *live_state;
+	uint64_t live_reused;
 };
 
 /* The ring buffer's callback (ctx: the sink): always 0. */

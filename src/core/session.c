@@ -806,6 +806,7 @@ static int attach_probes(struct session *t)
 static void write_counters(struct session *t)
 {
 	bpf_slot_counters(&t->bs, t->counters);
+	t->counters[ALYS_CNT_LIVE_REUSED] = t->sink.live_reused;
 	t->counters[CNT_STACK_RESENT] = t->sink.stacks.resent;
 	t->counters[CNT_STACK_COLLISION] = t->sink.stacks.collisions;
 	t->counters[CNT_STACK_ORPHAN] = t->sink.stacks.orphans;
@@ -914,6 +915,7 @@ int session_start(struct session *t)
 		snprintf(sample, sizeof(sample), "refill");
 
 	t->sink.sample_bytes = t->sample_bytes;
+	t->sink.live_state = t->live.mode == ALYS_LIVE_MARKS ? &t->bs.st->live_state : NULL;
 	t->sink.tool = (struct record_sink_tool){ .ctx = t, .new_frames = cover_stack,
 						  .census_stop = census_stop };
 	t->rb = ring_buffer__new(t->bs.events_fd, record_sink_on_record, &t->sink, NULL);
