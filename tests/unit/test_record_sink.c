@@ -78,6 +78,7 @@ int main(void)
 	struct alys_rb_collection c = { .type = ALYS_RB_COLLECTION, .gc_no = 3, .since = 2,
 					.followed = 40, .judged = 3, .dead = 99 };
 	const struct trace_event *f;
+	__u32 live_state = ALYS_LIVE_VERIFIED;
 	char err[256];
 
 	trace_live_begin(&live, "test", on_event, &seen);
@@ -86,6 +87,7 @@ int main(void)
 		return 1;
 	}
 	trace_writer_tap(&rs.w, tap, NULL);
+	rs.live_state = &live_state;
 	trace_writer_header(&rs.w, &h);
 
 	alloc(&rs, 0x1000, 0);		/* dies at collection 1 */
@@ -116,6 +118,7 @@ int main(void)
 	f = free_of(&seen, 0x4000);
 	check("a reuse dated from the allocation (since 2, at 3)",
 	      f && f->cause == ALYS_CAUSE_REUSE && f->gc_no == 3 && trace_free_since(f) == 2);
+	check("live_reused: the one reuse death kept while marks are read", rs.live_reused == 1);
 	check("the blocks held: 0x3000 and the new 0x4000",
 	      record_sink_holds(&rs, 0x3000) && record_sink_holds(&rs, 0x4000) &&
 	      !record_sink_holds(&rs, 0x1000) && !record_sink_holds(&rs, 0x2000));
