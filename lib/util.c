@@ -2,6 +2,7 @@
 #include "lib/util.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,26 +85,25 @@ void *grow_array(void *ptr, size_t *cap, size_t need, size_t item_size)
 	return ptr;
 }
 
+/* "prog: KIND message" on stderr, ending the line unless the message
+ * does (fail's), held together whatever other threads say. */
+static void message(const char *kind, bool end_line, const char *fmt, va_list ap)
+{
+	flockfile(stderr);
+	fprintf(stderr, "%s: %s", prog_name, kind);
+	vfprintf(stderr, fmt, ap);
+	if (end_line)
+		fputc('\n', stderr);
+	funlockfile(stderr);
+}
+
 void fail(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	flockfile(stderr);	/* one message, whatever other threads say */
-	fprintf(stderr, "%s: ", prog_name);
-	vfprintf(stderr, fmt, ap);
-	funlockfile(stderr);
+	message("", false, fmt, ap);
 	va_end(ap);
-}
-
-/* One line on stderr: "prog: KIND message". */
-static void message(const char *kind, const char *fmt, va_list ap)
-{
-	flockfile(stderr);
-	fprintf(stderr, "%s: %s", prog_name, kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	funlockfile(stderr);
 }
 
 void warnx_msg(const char *fmt, ...)
@@ -111,7 +111,7 @@ void warnx_msg(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	message("warning: ", fmt, ap);
+	message("warning: ", true, fmt, ap);
 	va_end(ap);
 }
 
@@ -124,7 +124,7 @@ void note_msg(const char *fmt, ...)
 	if (notes_quiet)
 		return;
 	va_start(ap, fmt);
-	message("note: ", fmt, ap);
+	message("note: ", true, fmt, ap);
 	va_end(ap);
 }
 
@@ -133,7 +133,7 @@ void errx_msg(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	message("", fmt, ap);
+	message("", true, fmt, ap);
 	va_end(ap);
 }
 
