@@ -129,7 +129,7 @@ $(BUILD)/tests/test_inline_names: tests/unit/unit_check.h tests/unit/test_inline
 $(BUILD)/tests/test_record_sink: tests/unit/unit_check.h tests/unit/test_record_sink.c \
 		src/core/record_sink.c src/core/trace_writer.c src/unwind/stack_table.c \
 		lib/u64_table.c lib/util.c lib/alys_records.c profile/trace.c profile/mp_scan.c \
-		profile/progress.c $(HEADERS)
+		profile/progress.c profile/alloc_tally.c profile/counted_blocks.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lmsgpackc -lzstd -lm
 

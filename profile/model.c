@@ -6,30 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/counted_blocks.h"
 #include "lib/crystal_names.h"
 #include "profile/outbuf.h"
 #include "profile/progress.h"
 #include "lib/u64_table.h"
 #include "lib/util.h"
-
-/*
- * An allocation event adds a block. A GC_realloc that returned NULL for a
- * non-zero size (failed: the old block stays) or was asked for 0 bytes (a
- * free) adds none.
- */
-bool event_allocates(const struct trace_event *e)
-{
-	if (e->kind == ALYS_KIND_MALLOC || e->kind == ALYS_KIND_MALLOC_ATOMIC)
-		return true;
-	return e->kind == ALYS_KIND_REALLOC && e->addr && e->size;
-}
-
-/* A free, or a realloc that did not fail, gives back the block it replaces. */
-bool event_releases(const struct trace_event *e)
-{
-	return e->kind == ALYS_KIND_FREE || (e->kind == ALYS_KIND_REALLOC && !(!e->addr && e->size));
-}
 
 const char *kind_function(unsigned int kind)
 {
@@ -40,20 +21,6 @@ const char *kind_function(unsigned int kind)
 	case ALYS_KIND_FREE: return "GC_free";
 	}
 	return "GC_?";
-}
-
-uint64_t event_objects(const struct trace_event *e)
-{
-	if (!e->size || e->weight <= e->size)
-		return 1;
-	return (e->weight + e->size / 2) / e->size;
-}
-
-size_t trace_bucket(const struct trace *t, uint32_t stack, unsigned int kind)
-{
-	if (stack && t->stacks[stack - 1].nr)
-		return stack;
-	return t->nr_stacks + (kind <= ALYS_KIND_REALLOC ? kind : ALYS_KIND_MALLOC);
 }
 
 size_t model_bucket_of(const struct model *m, const struct trace_event *e)
@@ -239,7 +206,7 @@ struct build {
 	trace_event_fn *fn;
 	void *ctx;
 
-	struct counted_blocks counted;	/* bucket: the model's bucket */
+	struct alloc_tally tally;	/* the buckets' totals, the blocks counted */
 
 	struct u64_table thread_of;	/* tid + 1 -> index in threads */
 	size_t cap_threads;
@@ -347,11 +314,10 @@ static void give_back(struct build *bd, const struct trace_event *e)
 	struct model_bucket *bk;
 	struct model_thread *th;
 
-	if (!counted_blocks_take(&bd->counted, e->prev_id, &blk) || bd->replay)
+	if (!alloc_tally_release(&bd->tally, m->t, e, &blk) || bd->replay)
 		return;
 	bk = &m->buckets[old->bucket];
 	th = thread_of(bd, old->tid);
-	alloc_stats_drop(&bk->s, old->objects, old->weight);
 	alloc_stats_drop(&m->sites[bk->site].s, old->objects, old->weight);
 	m->sites[bk->site].frees++;
 	/* allocated when gc_no collections had run: collection gc_no + 1 is
@@ -368,23 +334,20 @@ static void give_back(struct build *bd, const struct trace_event *e)
 	m->frees_matched++;
 }
 
-static void count_alloc(struct build *bd, const struct trace_event *e, size_t b)
+static void count_alloc(struct build *bd, const struct trace_event *e)
 {
 	struct model *m = bd->m;
-	struct model_bucket *bk = &m->buckets[b];
+	struct model_bucket *bk;
 	struct model_thread *th;
 	uint64_t objs = event_objects(e);
+	size_t b;
 
 	shown(bd, e);
-	if (bd->replay) {
-		counted_blocks_add(&bd->counted, e->id, &(struct counted_block){ 0 });
+	b = alloc_tally_add(&bd->tally, m->t, e);
+	if (bd->replay)
 		return;
-	}
-	counted_blocks_add(&bd->counted, e->id, &(struct counted_block){
-		.weight = e->weight, .objects = objs, .bucket = (uint32_t)b, .tid = e->tid,
-		.gc_no = e->gc_no });
+	bk = &m->buckets[b];
 	th = thread_of(bd, e->tid);
-	alloc_stats_count(&bk->s, objs, e->weight);
 	alloc_stats_count(&m->sites[bk->site].s, objs, e->weight);
 	m->sites[bk->site].allocs++;
 	th->allocs++;
@@ -427,7 +390,7 @@ static void on_event(void *ctx, const struct trace_event *e)
 {
 	struct build *bd = ctx;
 	struct model *m = bd->m;
-	bool prev_selected = e->prev_id && counted_blocks_has(&bd->counted, e->prev_id);
+	bool prev_selected = e->prev_id && counted_blocks_has(&bd->tally.counted, e->prev_id);
 	size_t b;
 
 	progress_tick(&bd->bar, e->id);
@@ -448,7 +411,7 @@ static void on_event(void *ctx, const struct trace_event *e)
 	b = model_bucket_of(m, e);
 	if (m->filter.type && strcmp(model_type(m, b), m->filter.type))
 		return;
-	count_alloc(bd, e, b);
+	count_alloc(bd, e);
 }
 
 static void event_pass(struct build *bd)
@@ -456,13 +419,15 @@ static void event_pass(struct build *bd)
 	struct model *m = bd->m;
 	const struct trace *t = m->t;
 
-	counted_blocks_init(&bd->counted);
+	alloc_tally_init(&bd->tally);
 	progress_begin(&bd->bar, bd->replay ? "writing" : "analysing", t->nr_events);
 	if (trace_each_event(t, on_event, bd))
 		exit(1);
 	progress_end(&bd->bar);
 	if (bd->replay)
 		return;
+	for (size_t b = 1; b < m->nr_buckets; b++)
+		m->buckets[b].s = alloc_tally_stats(&bd->tally, t, b);
 	bd->last_ts = bd->last_ts > t->hdr.start_ns ? bd->last_ts : t->hdr.start_ns;
 	for (; bd->next_coll < t->nr_collections; bd->next_coll++) {
 		snapshot(bd, t->collections[bd->next_coll].ts_ns, false);
@@ -482,7 +447,7 @@ void model_each_shown(const struct model *m, trace_event_fn *fn, void *ctx)
 	struct build bd = { .m = (struct model *)m, .replay = true, .fn = fn, .ctx = ctx };
 
 	event_pass(&bd);
-	counted_blocks_free(&bd.counted);
+	alloc_tally_free(&bd.tally);
 }
 
 /* ---- what needs the whole trace: ages, each type's totals and top site ---- */
@@ -573,9 +538,9 @@ void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 	u64_table_init(&bd.thread_of);
 	bd.dirty = xcalloc(m->nr_sites ? m->nr_sites : 1, sizeof(*bd.dirty));
 	event_pass(&bd);
-	counted_blocks_each(&bd.counted, age_one, m);
+	alloc_tally_each_held(&bd.tally, t, age_one, m);
 	free(bd.dirty);
-	counted_blocks_free(&bd.counted);
+	alloc_tally_free(&bd.tally);
 	u64_table_free(&bd.thread_of);
 
 	sum_up(m);

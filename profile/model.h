@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "lib/str_table.h"
+#include "profile/alloc_tally.h"
 #include "profile/symbolize.h"
 #include "profile/trace.h"
 #include "profile/type_ids.h"
@@ -39,34 +40,6 @@ struct event_filter {
 	int64_t from_ns, to_ns;		/* since the trace start, inclusive */
 	const char *type;		/* Crystal type constructed, or NULL */
 };
-
-struct alloc_stats {
-	uint64_t alloc_objects, alloc_space;
-	uint64_t inuse_objects, inuse_space;
-};
-
-/* An allocation counted (allocated and in use), and given back. */
-static inline void alloc_stats_count(struct alloc_stats *s, uint64_t objects, uint64_t space)
-{
-	s->alloc_objects += objects;
-	s->alloc_space += space;
-	s->inuse_objects += objects;
-	s->inuse_space += space;
-}
-
-static inline void alloc_stats_drop(struct alloc_stats *s, uint64_t objects, uint64_t space)
-{
-	s->inuse_objects -= objects;
-	s->inuse_space -= space;
-}
-
-static inline void alloc_stats_add(struct alloc_stats *sum, const struct alloc_stats *s)
-{
-	sum->alloc_objects += s->alloc_objects;
-	sum->alloc_space += s->alloc_space;
-	sum->inuse_objects += s->inuse_objects;
-	sum->inuse_space += s->inuse_space;
-}
 
 /* Named "function  file.cr:12" (file:line where DWARF gives it), or
  * "[stack lost]" / "[allocator only]" when it has no frame. */
@@ -173,15 +146,6 @@ struct model {
 void model_build(struct model *m, const struct trace *t, struct symbolizer *sym,
 		 const struct event_filter *filter, uint32_t depth, bool with_code_types);
 
-/* Buckets: the trace's stacks, then lost stacks of kinds 1..3. */
-static inline size_t model_nr_buckets(const struct trace *t)
-{
-	return t->nr_stacks + 1 + ALYS_KIND_REALLOC;
-}
-
-/* The bucket of an event with this stack (index + 1; 0: none) and kind. */
-size_t trace_bucket(const struct trace *t, uint32_t stack, unsigned int kind);
-
 /*
  * The model of totals counted elsewhere (the daemon's live profile, which
  * counts events as model_build's pass does, as they come): stats[b] for
@@ -208,17 +172,6 @@ void model_free(struct model *m);
  * an allocation counted, or a free or realloc of such an allocation (with
  * --type; any, without). */
 void model_each_shown(const struct model *m, trace_event_fn *fn, void *ctx);
-
-/* Whether e adds a block: malloc, malloc_atomic, a realloc that did not
- * fail and was not to size 0. */
-bool event_allocates(const struct trace_event *e);
-/* Whether e gives back the block it replaces: a free, a realloc that did
- * not fail. */
-bool event_releases(const struct trace_event *e);
-
-/* Objects an allocation event stands for: weight / size rounded, at least 1
- * (1 when every call is recorded). */
-uint64_t event_objects(const struct trace_event *e);
 
 size_t model_bucket_of(const struct model *m, const struct trace_event *e);
 

@@ -51,10 +51,9 @@ struct event_stream {
 	uint32_t next_id;
 };
 
-/* Record currently being decoded, for error messages. */
 /* What a reading does: the tables (trace_load's first reading, which
  * also counts the events), the events (trace_each_event's second), or both
- * at once (trace_live_feed). */
+ * at once (a trace built as written: trace_put_*). */
 enum read_mode { READ_TABLES, READ_EVENTS, READ_LIVE };
 
 struct reader {
@@ -72,13 +71,11 @@ static bool keeps_tables(const struct reader *r)
 	return r->mode != READ_EVENTS;
 }
 
-/* A trace read as it is written (trace_live_begin). */
+/* A trace built as it is written (trace_build_begin). */
 struct trace_live {
 	struct event_stream es;
-	struct inflater inf;
-	struct mp_decoder dec;
 	bool header_read;
-	uint64_t fed;			/* bytes fed before this batch */
+	uint64_t records;		/* put so far, for messages */
 };
 
 /* How a trace is read: nothing of it is for the trace's users. */
@@ -101,7 +98,9 @@ struct trace_reader {
 	struct trace_late_ref { uint64_t at; uint32_t id; } *late;
 	size_t nr_late, cap_late;
 
-	struct trace_live *live;	/* trace_live_begin: read as written */
+	struct trace_live *live;	/* trace_build_begin: built as written */
+	uint64_t *ips;			/* a stack record's frames, innermost first */
+	size_t cap_ips;
 
 	/* The record table's description of each record type as this trace's
 	 * version has it, and the fields it requires (with the type): looked
@@ -130,7 +129,9 @@ static int bad(const struct reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (r->in_block)
+	if (r->mode == READ_LIVE)
+		errx_msg("%s: record %" PRIu64 ": %s", r->t->path, r->t->rd->live->records, msg);
+	else if (r->in_block)
 		errx_msg("%s: byte %" PRIu64 " (the block there, at its inflated byte %zu): %s",
 			 r->t->path, r->rec_off, r->blk_off, msg);
 	else
@@ -377,9 +378,28 @@ static int parse_header(const struct reader *r, const msgpack_object *o)
 
 /* ---- records --------------------------------------------------------- */
 
-static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32_t n)
+/* Each record's building (put_*) is the same for a file's records, decoded
+ * by parse_*, and a live trace's, given typed (trace_put_*). */
+
+/* m's path and build id are the trace's from here. */
+static int check_mapping(const struct reader *r, uint64_t start, uint64_t end)
+{
+	if (end <= start)
+		return bad(r, "mapping [0x%" PRIx64 ", 0x%" PRIx64 ") is empty or reversed",
+			   start, end);
+	return 0;
+}
+
+static void put_mapping(const struct reader *r, const struct trace_mapping *m)
 {
 	struct trace *t = r->t;
+
+	t->maps = grow_array(t->maps, &t->rd->cap_maps, t->nr_maps + 1, sizeof(*t->maps));
+	t->maps[t->nr_maps++] = *m;
+}
+
+static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
 	struct trace_mapping m = { 0 };
 	const msgpack_object *bid;
 	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
@@ -390,9 +410,8 @@ static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32
 	m.end = v[2];
 	m.offset = v[3];
 	m.flags = (uint32_t)v[6];
-	if (m.end <= m.start)
-		return bad(r, "mapping [0x%" PRIx64 ", 0x%" PRIx64 ") is empty or reversed",
-			   m.start, m.end);
+	if (check_mapping(r, m.start, m.end))
+		return -1;
 	bid = &f[5];
 	if (bid->type != MSGPACK_OBJECT_BIN && bid->type != MSGPACK_OBJECT_NIL)
 		return bad(r, "mapping build id is %s, expected binary data",
@@ -404,28 +423,18 @@ static int parse_mapping(const struct reader *r, const msgpack_object *f, uint32
 		m.build_id = xmalloc(m.build_id_len);
 		memcpy(m.build_id, bid->via.bin.ptr, m.build_id_len);
 	}
-	t->maps = grow_array(t->maps, &t->rd->cap_maps, t->nr_maps + 1, sizeof(*t->maps));
-	t->maps[t->nr_maps++] = m;
+	put_mapping(r, &m);
 	return 0;
 }
 
 /* Version 2: stack nodes first.. (FORMAT.md record 2), each frame the child
- * of the one before it. Ids come in order, so the node table is an array. */
-static int parse_stack_nodes(const struct reader *r, const msgpack_object *f, uint32_t n)
+ * of the one outside it. Ids come in order, so the node table is an array. */
+static int put_nodes(const struct reader *r, uint32_t first, uint32_t parent,
+		     const uint64_t *ips, uint32_t nr, uint32_t flags)
 {
 	struct trace *t = r->t;
-	const msgpack_object *ips = &f[3];
-	uint32_t first, parent, flags, depth;
-	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
+	uint32_t depth;
 
-	if (want_fields(r, ALYS_REC_STACK, f, n, v))
-		return -1;
-	first = (uint32_t)v[1];
-	parent = (uint32_t)v[2];
-	flags = (uint32_t)v[4];
-	if (ips->type != MSGPACK_OBJECT_ARRAY)
-		return bad(r, "stack node %u frames are %s, expected an array", first,
-			   type_name(ips));
 	if (first != t->nr_nodes + 1)
 		return bad(r, "stack node id %u out of order: %zu nodes so far, so the next "
 			   "is %zu", first, t->nr_nodes, t->nr_nodes + 1);
@@ -433,26 +442,46 @@ static int parse_stack_nodes(const struct reader *r, const msgpack_object *f, ui
 		return bad(r, "stack node %u hangs from node %u, not defined before it",
 			   first, parent);
 	depth = parent ? t->nodes[parent - 1].depth : 0;
-	if (depth + ips->via.array.size > TRACE_MAX_FRAMES)
+	if (depth + nr > TRACE_MAX_FRAMES)
 		return bad(r, "stack node %u makes a stack of %u frames; this converter "
-			   "reads at most %d", first, depth + ips->via.array.size,
-			   TRACE_MAX_FRAMES);
-	if (ips->via.array.size > UINT32_MAX - 1 - t->nr_nodes)
+			   "reads at most %d", first, depth + nr, TRACE_MAX_FRAMES);
+	if (nr > UINT32_MAX - 1 - t->nr_nodes)
 		return bad(r, "more than %u stack nodes; this converter stops there",
 			   UINT32_MAX - 1);
-	t->nodes = grow_array(t->nodes, &t->rd->cap_nodes, t->nr_nodes + ips->via.array.size,
-			      sizeof(*t->nodes));
-	for (uint32_t i = 0; i < ips->via.array.size; i++) {
+	t->nodes = grow_array(t->nodes, &t->rd->cap_nodes, t->nr_nodes + nr, sizeof(*t->nodes));
+	for (uint32_t i = 0; i < nr; i++) {
 		struct trace_node *nd = &t->nodes[t->nr_nodes];
 
-		if (want_u64(r, &ips->via.array.ptr[i], "stack frame", &nd->ip))
-			return -1;
+		nd->ip = ips[nr - 1 - i];
 		nd->parent = i ? (uint32_t)t->nr_nodes : parent;
 		nd->depth = (uint16_t)(depth + i + 1);
 		nd->flags = (uint16_t)flags;
 		t->nr_nodes++;
 	}
 	return 0;
+}
+
+static int parse_stack_nodes(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace_reader *rd = r->t->rd;
+	const msgpack_object *ips = &f[3];
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
+	uint32_t nr;
+
+	if (want_fields(r, ALYS_REC_STACK, f, n, v))
+		return -1;
+	if (ips->type != MSGPACK_OBJECT_ARRAY)
+		return bad(r, "stack node %u frames are %s, expected an array", (uint32_t)v[1],
+			   type_name(ips));
+	nr = ips->via.array.size;
+	if (nr > TRACE_MAX_FRAMES)	/* put_nodes says so; the copy stays small */
+		return put_nodes(r, (uint32_t)v[1], (uint32_t)v[2], NULL, nr, (uint32_t)v[4]);
+	rd->ips = grow_array(rd->ips, &rd->cap_ips, nr ? nr : 1, sizeof(*rd->ips));
+	/* the file's order is outermost first */
+	for (uint32_t i = 0; i < nr; i++)
+		if (want_u64(r, &ips->via.array.ptr[i], "stack frame", &rd->ips[nr - 1 - i]))
+			return -1;
+	return put_nodes(r, (uint32_t)v[1], (uint32_t)v[2], rd->ips, nr, (uint32_t)v[4]);
 }
 
 /* The index of the stack an event's stack_id names: a version 1 stack
@@ -591,21 +620,43 @@ static uint64_t duty_weight(const struct trace *t, const struct trace_event *e)
 	return w < 1e15 ? (uint64_t)llround(w) : (uint64_t)1e15;
 }
 
-/* The first reading counts an event; the second hands it out. */
-static int push_event(const struct reader *r, struct trace_event *e, uint32_t stack_id)
+/* The tables' count of events, and the stack an event names (trace_load's
+ * first reading, a live trace). */
+static int count_event(const struct reader *r, uint32_t stack_id)
+{
+	struct trace *t = r->t;
+
+	if (t->nr_events >= UINT32_MAX - 1)
+		return bad(r, "more than %u events; this converter stops there", UINT32_MAX - 2);
+	t->nr_events++;
+	if (!stack_id || stack_of_id(t, stack_id) >= 0)
+		return 0;
+	if (r->mode == READ_TABLES) {
+		t->rd->late = grow_array(t->rd->late, &t->rd->cap_late, t->rd->nr_late + 1,
+					 sizeof(*t->rd->late));
+		t->rd->late[t->rd->nr_late++] = (struct trace_late_ref){ .at = r->rec_off,
+									 .id = stack_id };
+	} else if (!t->rd->undefined_stack_refs++) {
+		/* no second reading to wait for: shown without a stack */
+		t->rd->first_undefined_stack = stack_id;
+		t->rd->first_undefined_stack_at = t->rd->live->records;
+	}
+	return 0;
+}
+
+/* An event counted (the first reading), linked to what came before it (the
+ * second, which hands it out), or both (a live trace). */
+static int put_event(const struct reader *r, struct trace_event *e, uint32_t stack_id)
 {
 	struct trace *t = r->t;
 	struct event_stream *es = r->es;
 
-	if (keeps_tables(r)) {
-		if (t->nr_events >= UINT32_MAX - 1)
-			return bad(r, "more than %u events; this converter stops there",
-				   UINT32_MAX - 2);
-		t->nr_events++;
-		if (r->mode == READ_TABLES)
-			return 0;
-	}
+	if (keeps_tables(r) && count_event(r, stack_id))
+		return -1;
+	if (r->mode == READ_TABLES)
+		return 0;
 	e->id = ++es->next_id;
+	e->stack = 0;
 	if (stack_id) {
 		const struct u64_slot *sl = t->hdr.version < 2 ?
 			u64_table_get(&es->v1_ids, stack_id) : NULL;
@@ -616,7 +667,6 @@ static int push_event(const struct reader *r, struct trace_event *e, uint32_t st
 	}
 	link_event(&es->live, e);
 	e->weight = duty_weight(t, e);
-	es->fn(es->ctx, e);
 	return 0;
 }
 
@@ -651,65 +701,79 @@ static int parse_event(const struct reader *r, const msgpack_object *f, uint32_t
 		gc_no = UINT32_MAX;
 	}
 	e.gc_no = (uint32_t)gc_no;
-	if (stack_id && keeps_tables(r) && stack_of_id(t, stack_id) < 0) {
-		if (r->mode == READ_TABLES) {
-			t->rd->late = grow_array(t->rd->late, &t->rd->cap_late, t->rd->nr_late + 1,
-					     sizeof(*t->rd->late));
-			t->rd->late[t->rd->nr_late++] = (struct trace_late_ref){ .at = r->rec_off,
-									 .id = stack_id };
-		} else if (!t->rd->undefined_stack_refs++) {
-			/* no second reading to wait for: shown without a stack */
-			t->rd->first_undefined_stack = stack_id;
-			t->rd->first_undefined_stack_at = t->rd->live->fed + r->rec_off;
-		}
-	}
-	return push_event(r, &e, stack_id);
+	if (put_event(r, &e, stack_id))
+		return -1;
+	if (r->mode == READ_EVENTS)
+		r->es->fn(r->es->ctx, &e);
+	return 0;
 }
 
-/* [6, ts, addr, gc_no, since, cause]: a free the tracer inferred. */
+/* A free the tracer inferred: gc_no the collection that found it dead,
+ * old_addr (since) the first it may have died in. */
+static int put_death(const struct reader *r, struct trace_event *e)
+{
+	struct trace *t = r->t;
+
+	/* A collection found it dead before the first one it could die at:
+	 * its allocation's stamp raced the collection on another thread (seen
+	 * one ahead with several allocating threads). Counted, said once, and
+	 * taken as dead at the collection that found it: the rest converts. */
+	if (e->old_addr > e->gc_no) {
+		if (keeps_tables(r) && !t->rd->early_deaths++) {
+			t->rd->first_early_death_at =
+				r->mode == READ_LIVE ? t->rd->live->records : r->rec_off;
+			t->rd->first_early_death_gc = e->gc_no;
+			t->rd->first_early_death_since = (uint32_t)e->old_addr;
+		}
+		e->old_addr = e->gc_no;
+	}
+	return put_event(r, e, 0);
+}
+
+/* [6, ts, addr, gc_no, since, cause]. */
 static int parse_death(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
 	struct trace_event e = { .kind = ALYS_KIND_FREE };
 	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1], cause;
-	uint32_t gc_no, since;
 
 	if (want_fields(r, ALYS_REC_DEATH, f, n, v))
 		return -1;
 	e.ts_ns = v[1];
 	e.addr = v[2];
-	gc_no = (uint32_t)v[3];
-	since = (uint32_t)v[4];
+	e.gc_no = (uint32_t)v[3];
+	e.old_addr = (uint32_t)v[4];
 	cause = v[5];
 	if (cause != ALYS_CAUSE_MARKS && cause != ALYS_CAUSE_REUSE)
 		return bad(r, "inferred free cause %" PRIu64 " is not 1 (collected) or 2 (reused)",
 			   cause);
-	/* A collection found it dead before the first one it could die at:
-	 * its allocation's stamp raced the collection on another thread (seen
-	 * one ahead with several allocating threads). Counted, said once, and
-	 * taken as dead at the collection that found it: the rest converts. */
-	if (since > gc_no) {
-		struct trace *t = r->t;
-
-		if (keeps_tables(r) && !t->rd->early_deaths++) {
-			t->rd->first_early_death_at =
-				(r->mode == READ_LIVE ? t->rd->live->fed : 0) + r->rec_off;
-			t->rd->first_early_death_gc = gc_no;
-			t->rd->first_early_death_since = since;
-		}
-		since = gc_no;
-	}
 	e.cause = (uint32_t)cause;
-	e.gc_no = gc_no;
-	e.old_addr = since;
-	return push_event(r, &e, 0);
+	if (put_death(r, &e))
+		return -1;
+	if (r->mode == READ_EVENTS)
+		r->es->fn(r->es->ctx, &e);
+	return 0;
+}
+
+static int put_collection(const struct reader *r, const struct trace_collection *c)
+{
+	struct trace *t = r->t;
+
+	/* A live trace keeps the last one only: a day's collections would
+	 * grow without bound, and nothing live reads them all. */
+	if (r->mode == READ_LIVE)
+		t->nr_collections = 0;
+	t->collections = grow_array(t->collections, &t->rd->cap_collections,
+				    t->nr_collections + 1, sizeof(*t->collections));
+	t->collections[t->nr_collections] = *c;
+	t->collections[t->nr_collections++].first_event = t->nr_events;
+	return 0;
 }
 
 /* [7, ts, gc_no, since, judged, dead, unreadable, scan_ns, followed, at_end];
  * version 1 stops at scan_ns. */
 static int parse_collection(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
-	struct trace *t = r->t;
-	struct trace_collection c = { .first_event = t->nr_events };
+	struct trace_collection c = { 0 };
 	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
 	if (want_fields(r, ALYS_REC_COLLECTION, f, n, v))
@@ -721,7 +785,7 @@ static int parse_collection(const struct reader *r, const msgpack_object *f, uin
 	c.dead = v[5];
 	c.unreadable = v[6];
 	c.scan_ns = v[7];
-	if (t->hdr.version >= 2) {	/* the table requires them there */
+	if (r->t->hdr.version >= 2) {	/* the table requires them there */
 		c.followed = v[8];
 		if (c.followed < c.judged || v[9] > 1)
 			return bad(r, "collection record: followed %llu below judged %llu, or "
@@ -730,26 +794,40 @@ static int parse_collection(const struct reader *r, const msgpack_object *f, uin
 		c.has_followed = true;
 		c.at_end = (uint32_t)v[9];
 	}
-	/* A live trace keeps the last one only: a day's collections would
-	 * grow without bound, and nothing live reads them all. */
-	if (r->mode == READ_LIVE)
-		t->nr_collections = 0;
-	t->collections = grow_array(t->collections, &t->rd->cap_collections,
-				    t->nr_collections + 1, sizeof(*t->collections));
-	t->collections[t->nr_collections++] = c;
+	return put_collection(r, &c);
+}
+
+/* c's types are types[0..c->nr_types). */
+static int put_census(const struct reader *r, const struct trace_census *c,
+		      const struct trace_census_type *types)
+{
+	struct trace *t = r->t;
+	struct trace_census *nc;
+
+	if (r->mode == READ_LIVE)	/* the last one only, as collections */
+		t->nr_censuses = t->nr_census_types = 0;
+	t->census_types = grow_array(t->census_types, &t->rd->cap_census_types,
+				     t->nr_census_types + c->nr_types + 1, sizeof(*t->census_types));
+	t->censuses = grow_array(t->censuses, &t->rd->cap_censuses, t->nr_censuses + 1,
+				 sizeof(*t->censuses));
+	nc = &t->censuses[t->nr_censuses++];
+	*nc = *c;
+	nc->first_event = t->nr_events;
+	nc->first_type = t->nr_census_types;
+	if (c->nr_types)
+		memcpy(&t->census_types[t->nr_census_types], types,
+		       c->nr_types * sizeof(*types));
+	t->nr_census_types += c->nr_types;
 	return 0;
 }
 
 static int parse_census(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
-	struct trace *t = r->t;
-	struct trace_census c;
-	const msgpack_object *types;
+	struct trace_census c = { 0 };
+	struct trace_census_type *types;
+	const msgpack_object *arr;
 	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
-
-	if (r->mode == READ_LIVE)	/* the last one only, as collections */
-		t->nr_censuses = t->nr_census_types = 0;
-	c = (struct trace_census){ .first_event = t->nr_events, .first_type = t->nr_census_types };
+	int ret;
 
 	if (want_fields(r, ALYS_REC_CENSUS, f, n, v))
 		return -1;
@@ -758,29 +836,31 @@ static int parse_census(const struct reader *r, const msgpack_object *f, uint32_
 	c.blocks = v[3];
 	c.unreadable = v[4];
 	c.walk_ns = v[5];
-	types = &f[6];
-	if (types->type != MSGPACK_OBJECT_ARRAY)
-		return bad(r, "census types are %s, expected an array", type_name(types));
-	for (uint32_t i = 0; i < types->via.array.size; i++) {
-		const msgpack_object *e = &types->via.array.ptr[i];
-		struct trace_census_type ct;
+	arr = &f[6];
+	if (arr->type != MSGPACK_OBJECT_ARRAY)
+		return bad(r, "census types are %s, expected an array", type_name(arr));
+	/* an array's size is bounded by the bytes that hold it */
+	types = xcalloc(arr->via.array.size + 1, sizeof(*types));
+	for (uint32_t i = 0; i < arr->via.array.size; i++) {
+		const msgpack_object *e = &arr->via.array.ptr[i];
+		struct trace_census_type *ct = &types[i];
 
-		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size < ALYS_CENSUS_TYPE_FIELDS)
+		if (e->type != MSGPACK_OBJECT_ARRAY || e->via.array.size < ALYS_CENSUS_TYPE_FIELDS) {
+			free(types);
 			return bad(r, "census entry %u is not [type_id, objects, bytes, example]", i);
-		if (want_u32(r, &e->via.array.ptr[0], "census type_id", &ct.type_id) ||
-		    want_u64(r, &e->via.array.ptr[1], "census objects", &ct.objects) ||
-		    want_u64(r, &e->via.array.ptr[2], "census bytes", &ct.bytes) ||
-		    want_u64(r, &e->via.array.ptr[3], "census example", &ct.example))
+		}
+		if (want_u32(r, &e->via.array.ptr[0], "census type_id", &ct->type_id) ||
+		    want_u64(r, &e->via.array.ptr[1], "census objects", &ct->objects) ||
+		    want_u64(r, &e->via.array.ptr[2], "census bytes", &ct->bytes) ||
+		    want_u64(r, &e->via.array.ptr[3], "census example", &ct->example)) {
+			free(types);
 			return -1;
-		t->census_types = grow_array(t->census_types, &t->rd->cap_census_types,
-					     t->nr_census_types + 1, sizeof(*t->census_types));
-		t->census_types[t->nr_census_types++] = ct;
+		}
 	}
-	c.nr_types = t->nr_census_types - c.first_type;
-	t->censuses = grow_array(t->censuses, &t->rd->cap_censuses, t->nr_censuses + 1,
-				 sizeof(*t->censuses));
-	t->censuses[t->nr_censuses++] = c;
-	return 0;
+	c.nr_types = arr->via.array.size;
+	ret = put_census(r, &c, types);
+	free(types);
+	return ret;
 }
 
 static void free_bstr(struct bstr *s);
@@ -885,10 +965,19 @@ static void free_counters(struct trace *t)
 	t->nr_counters = 0;
 }
 
+/* Cumulative: the last record replaces all earlier ones; counters (and
+ * their names) are the trace's from here. */
+static void put_counters(struct trace *t, struct trace_counter *counters, size_t n)
+{
+	free_counters(t);
+	t->counters = counters;
+	t->nr_counters = n;
+}
+
 static int parse_counters(const struct reader *r, const msgpack_object *f, uint32_t n)
 {
-	struct trace *t = r->t;
 	const msgpack_object *m;
+	struct trace_counter *c;
 	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
 
 	if (want_fields(r, ALYS_REC_COUNTERS, f, n, v))
@@ -896,16 +985,17 @@ static int parse_counters(const struct reader *r, const msgpack_object *f, uint3
 	m = &f[1];
 	if (m->type != MSGPACK_OBJECT_MAP)
 		return bad(r, "counters are %s, expected a map", type_name(m));
-	/* cumulative: the last record replaces all earlier ones */
-	free_counters(t);
-	t->counters = xcalloc(m->via.map.size, sizeof(*t->counters));
+	c = xcalloc(m->via.map.size + 1, sizeof(*c));
 	for (uint32_t i = 0; i < m->via.map.size; i++) {
-		struct trace_counter *c = &t->counters[t->nr_counters++];
-
-		if (want_str(r, &m->via.map.ptr[i].key, "counter name", &c->name) ||
-		    want_u64(r, &m->via.map.ptr[i].val, "counter value", &c->value))
+		if (want_str(r, &m->via.map.ptr[i].key, "counter name", &c[i].name) ||
+		    want_u64(r, &m->via.map.ptr[i].val, "counter value", &c[i].value)) {
+			for (uint32_t k = 0; k <= i; k++)
+				free(c[k].name.ptr);
+			free(c);
 			return -1;
+		}
 	}
+	put_counters(r->t, c, m->via.map.size);
 	return 0;
 }
 
@@ -1363,51 +1453,160 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 	return ret;
 }
 
-/* ---- a trace read as it is written ---------------------------------- */
+/* ---- a trace built as it is written -------------------------------- */
 
-void trace_live_begin(struct trace *t, const char *name, trace_event_fn *fn, void *ctx)
+void trace_build_begin(struct trace *t, const char *name)
 {
 	trace_init(t, name);
 	t->rd->live = xcalloc(1, sizeof(*t->rd->live));
-	t->rd->live->es.fn = fn;
-	t->rd->live->es.ctx = ctx;
 	u64_table_init(&t->rd->live->es.live);
 	u64_table_init(&t->rd->live->es.v1_ids);
 }
 
-int trace_live_feed(struct trace *t, const void *buf, size_t len)
+/* A record put: the reader trace_put_* read it with, the header first. */
+static int live_reader(struct trace *t, struct reader *r)
 {
-	struct trace_live *lv = t->rd->live;
-	struct reader r = { .t = t, .mode = READ_LIVE, .inf = &lv->inf, .es = &lv->es };
-	size_t off = 0;
-	int ret = 0;
+	*r = (struct reader){ .t = t, .mode = READ_LIVE, .es = &t->rd->live->es };
+	t->rd->live->records++;
+	if (!t->rd->live->header_read)
+		return bad(r, "a live trace starts with its header");
+	return 0;
+}
 
-	/* next_object reads t->rd->data: the batch stands for the file meanwhile */
-	t->rd->data = buf;
-	t->rd->size = len;
-	while (!ret && off < len) {
-		enum next_result nr = next_object(&r, &lv->dec, &off);
+static void copy_bstr(struct bstr *to, const struct bstr *from)
+{
+	free(to->ptr);
+	to->ptr = from->ptr ? xmemdup_str(from->ptr, from->len) : NULL;
+	to->len = from->ptr ? from->len : 0;
+}
 
-		if (nr != NEXT_OK) {
-			if (nr == NEXT_SHORT)
-				bad(&r, "a record fed cut short");
-			ret = -1;
-		} else if (!lv->header_read) {
-			ret = parse_header(&r, &lv->dec.obj);
-			lv->header_read = true;
-			if (!ret && t->hdr.version < 2)
-				ret = bad(&r, "a live trace is of version 2 or later");
-		} else {
-			/* --duty: weights stay as recorded; the reader of the
-			 * counts divides by the share of the period it shows */
-			ret = parse_record(&r, &lv->dec.obj);
-		}
+int trace_put_header(struct trace *t, const struct trace_header *h)
+{
+	struct trace_header *to = &t->hdr;
+	struct reader r = { .t = t, .mode = READ_LIVE, .es = &t->rd->live->es };
+
+	t->rd->live->records++;
+	if (t->rd->live->header_read)
+		return bad(&r, "a second header");
+	if (h->version < 2 || h->version > ALYS_FORMAT_VERSION)
+		return bad(&r, "a live trace is of version 2 to %d, not %" PRIu64,
+			   ALYS_FORMAT_VERSION, h->version);
+	to->present = h->present;
+	to->version = h->version;
+	to->pid = h->pid;
+	to->start_ns = h->start_ns;
+	to->start_unix_ns = h->start_unix_ns;
+	to->max_frames = h->max_frames;
+	to->ns_pid = h->ns_pid;
+	copy_bstr(&to->exe, &h->exe);
+	copy_bstr(&to->hostname, &h->hostname);
+	copy_bstr(&to->unwind, &h->unwind);
+	copy_bstr(&to->sample, &h->sample);
+	copy_bstr(&to->liveness, &h->liveness);
+	copy_bstr(&to->sample_why, &h->sample_why);
+	copy_bstr(&to->liveness_why, &h->liveness_why);
+	copy_bstr(&to->container_id, &h->container_id);
+	copy_bstr(&to->pod_uid, &h->pod_uid);
+	copy_bstr(&to->cgroup, &h->cgroup);
+	to->argc = h->argc;
+	to->argv = xcalloc(h->argc + 1, sizeof(*to->argv));
+	for (uint32_t i = 0; i < h->argc; i++)
+		copy_bstr(&to->argv[i], &h->argv[i]);
+	t->rd->live->header_read = true;
+	t->liveness = liveness_mode(t);
+	return 0;
+}
+
+int trace_put_mapping(struct trace *t, const struct trace_mapping *m)
+{
+	struct trace_mapping c = *m;
+	struct reader r;
+
+	if (live_reader(t, &r) || check_mapping(&r, m->start, m->end))
+		return -1;
+	c.path = (struct bstr){ 0 };
+	copy_bstr(&c.path, &m->path);
+	if (m->build_id_len) {
+		c.build_id = xmalloc(m->build_id_len);
+		memcpy(c.build_id, m->build_id, m->build_id_len);
 	}
-	t->liveness = liveness_mode(t);	/* the header's, or the end's */
-	lv->fed += len;
-	t->rd->data = NULL;
-	t->rd->size = 0;
-	return ret;
+	put_mapping(&r, &c);
+	return 0;
+}
+
+int trace_put_nodes(struct trace *t, uint32_t first, uint32_t parent, const uint64_t *ips,
+		    uint32_t nr, uint32_t flags)
+{
+	struct reader r;
+
+	return live_reader(t, &r) || put_nodes(&r, first, parent, ips, nr, flags) ? -1 : 0;
+}
+
+int trace_put_event(struct trace *t, struct trace_event *e, uint32_t stack_id)
+{
+	struct reader r;
+
+	return live_reader(t, &r) || put_event(&r, e, stack_id) ? -1 : 0;
+}
+
+int trace_put_death(struct trace *t, struct trace_event *e)
+{
+	struct reader r;
+
+	return live_reader(t, &r) || put_death(&r, e) ? -1 : 0;
+}
+
+int trace_put_collection(struct trace *t, const struct trace_collection *c)
+{
+	struct reader r;
+
+	return live_reader(t, &r) || put_collection(&r, c) ? -1 : 0;
+}
+
+int trace_put_census(struct trace *t, const struct trace_census *c,
+		     const struct trace_census_type *types)
+{
+	struct reader r;
+
+	return live_reader(t, &r) || put_census(&r, c, types) ? -1 : 0;
+}
+
+int trace_put_counters(struct trace *t, const struct trace_counter *c, size_t n)
+{
+	struct trace_counter *own;
+	struct reader r;
+
+	if (live_reader(t, &r))
+		return -1;
+	own = xcalloc(n + 1, sizeof(*own));
+	for (size_t i = 0; i < n; i++) {
+		copy_bstr(&own[i].name, &c[i].name);
+		if (!own[i].name.ptr)
+			own[i].name.ptr = xmemdup_str("", 0);
+		own[i].value = c[i].value;
+	}
+	put_counters(t, own, n);
+	return 0;
+}
+
+int trace_put_end(struct trace *t, const struct trace_end *e)
+{
+	struct reader r;
+
+	if (live_reader(t, &r))
+		return -1;
+	t->end.present = e->present;
+	t->end.exit_status = e->exit_status;
+	t->end.stop_ns = e->stop_ns;
+	t->end.events = e->events;
+	t->end.file_bytes = e->file_bytes;
+	t->end.raw_bytes = e->raw_bytes;
+	t->end.blocks = e->blocks;
+	copy_bstr(&t->end.reason, &e->reason);
+	copy_bstr(&t->end.liveness, &e->liveness);
+	t->has_end = true;
+	t->liveness = liveness_mode(t);
+	return 0;
 }
 
 static void trace_live_free(struct trace *t)
@@ -1418,8 +1617,6 @@ static void trace_live_free(struct trace *t)
 		return;
 	u64_table_free(&lv->es.live);
 	u64_table_free(&lv->es.v1_ids);
-	mp_decoder_free(&lv->dec);
-	inflater_free(&lv->inf);
 	free(lv);
 	t->rd->live = NULL;
 }
@@ -1469,6 +1666,7 @@ void trace_free(struct trace *t)
 		u64_table_free(&t->rd->stack_by_id);
 		u64_table_free(&t->rd->v1_child);
 		free(t->rd->late);
+		free(t->rd->ips);
 		for (size_t i = 0; i < t->rd->nr_owned; i++)
 			free(t->rd->owned[i]);
 		free(t->rd->owned);

@@ -255,17 +255,56 @@ typedef void trace_event_fn(void *ctx, const struct trace_event *e);
 int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx);
 
 /*
- * A trace read as it is written (the daemon's live profile): trace_live_feed
- * takes whole records, the header first, keeps what trace_load keeps (heap
- * snapshots' records aside; of collections and censuses, the last one) and
- * hands each event to fn at once, linked and weighted as trace_each_event
- * does, except that --duty weights stay as recorded: a live reader divides
- * its counts by the windows' share of the period it shows
- * (trace_duty_shares). Free with trace_free.
+ * One record stream (docs/DESIGN.md "One allocation's way"): a trace's
+ * records as typed values, one handler a record type, as perf's struct
+ * perf_tool. The daemon's trace writer hands each record it writes to such
+ * a table (its tap), with no encoding in between; the file reader decodes
+ * each record of a file into the same values and builds its tables with
+ * trace_put_* below, which the daemon's live profile calls too. A NULL
+ * handler skips its records. Heap snapshots' records are the file's only.
  */
-void trace_live_begin(struct trace *t, const char *name, trace_event_fn *fn, void *ctx);
-/* Returns -1, with a message, on a record it cannot read. */
-int trace_live_feed(struct trace *t, const void *buf, size_t len);
+struct trace_tool {
+	void (*header)(void *ctx, const struct trace_header *h);
+	void (*mapping)(void *ctx, const struct trace_mapping *m);
+	/* nodes first .. first + nr - 1: ips innermost first, the outermost
+	 * hanging from node parent (0: the root) */
+	void (*stack_nodes)(void *ctx, uint32_t first, uint32_t parent, const uint64_t *ips,
+			    uint32_t nr, uint32_t flags);
+	/* e->stack, prev_id and id unset: stack_id names the stack's node */
+	void (*event)(void *ctx, const struct trace_event *e, uint32_t stack_id);
+	/* a free the tracer inferred: kind, cause, gc_no and since (old_addr) */
+	void (*death)(void *ctx, const struct trace_event *e);
+	void (*collection)(void *ctx, const struct trace_collection *c);
+	void (*census)(void *ctx, const struct trace_census *c,
+		       const struct trace_census_type *types);
+	/* cumulative: the last record replaces the ones before */
+	void (*counters)(void *ctx, const struct trace_counter *c, size_t n);
+	void (*end)(void *ctx, const struct trace_end *e);
+};
+
+/*
+ * A trace built as it is written (the daemon's live profile), from the
+ * records of a trace_tool: what trace_load keeps (of collections and
+ * censuses, the last one), every value copied. trace_put_event and
+ * trace_put_death link the event as trace_each_event does (id, stack,
+ * prev_id; an inferred free's old_size), except that --duty weights stay
+ * as recorded: a live reader divides its counts by the windows' share of
+ * the period it shows (trace_duty_shares). Each returns -1, with a
+ * message, on a record it cannot take (the header first, of version 2 or
+ * later). Free with trace_free.
+ */
+void trace_build_begin(struct trace *t, const char *name);
+int trace_put_header(struct trace *t, const struct trace_header *h);
+int trace_put_mapping(struct trace *t, const struct trace_mapping *m);
+int trace_put_nodes(struct trace *t, uint32_t first, uint32_t parent, const uint64_t *ips,
+		    uint32_t nr, uint32_t flags);
+int trace_put_event(struct trace *t, struct trace_event *e, uint32_t stack_id);
+int trace_put_death(struct trace *t, struct trace_event *e);
+int trace_put_collection(struct trace *t, const struct trace_collection *c);
+int trace_put_census(struct trace *t, const struct trace_census *c,
+		     const struct trace_census_type *types);
+int trace_put_counters(struct trace *t, const struct trace_counter *c, size_t n);
+int trace_put_end(struct trace *t, const struct trace_end *e);
 
 static inline const struct trace_stack *
 trace_event_stack(const struct trace *t, const struct trace_event *e)

@@ -124,7 +124,7 @@ int census_session_check(const struct gc_probes *gp, bool launched, char *err, s
 static void write_census(struct census_session *cs, const struct alys_rb_census *c,
 			 const struct census *walk)
 {
-	struct census_row *rows = calloc(walk->n ? walk->n : 1, sizeof(*rows));
+	struct trace_census_type *rows = calloc(walk->n ? walk->n : 1, sizeof(*rows));
 	size_t n = 0;
 
 	if (!rows) {
@@ -135,7 +135,7 @@ static void write_census(struct census_session *cs, const struct alys_rb_census 
 		const struct census_type *e = &walk->v[i];
 
 		if (e->objects)
-			rows[n++] = (struct census_row){ e->type_id, e->objects, e->bytes,
+			rows[n++] = (struct trace_census_type){ e->type_id, e->objects, e->bytes,
 							 e->example };
 	}
 	trace_writer_census(cs->w, c->ts_ns, c->gc_no, walk->blocks, walk->unreadable,

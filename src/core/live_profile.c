@@ -10,16 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "profile/counted_blocks.h"
+#include "profile/alloc_tally.h"
 #include "profile/model.h"
 #include "profile/pprof.h"
 #include "profile/symbolize.h"
 #include "profile/trace.h"
 #include "lib/u64_table.h"
 #include "lib/util.h"
-
-/* Buckets of events without a usable stack, by kind, above every stack's. */
-#define LOST (UINT32_MAX - 8)
 
 struct live_totals {
 	size_t nr_stacks;
@@ -36,10 +33,7 @@ struct live_profile {
 	pthread_mutex_t lock;
 	struct trace t;
 	bool failed;
-	struct live_totals tot;		/* tot.nr_stacks: slots of by_stack and
-					 * realloc, stacks counted or not */
-	size_t cap_realloc;
-	struct counted_blocks counted;	/* bucket: stack index + 1, or LOST + kind */
+	struct alloc_tally tally;	/* counted as model_build counts */
 
 	/* a reader waiting for what the ring buffer holds (catch_up) */
 	int wake_fd;
@@ -55,50 +49,13 @@ struct live_profile {
 	struct symbolizer *sym;
 };
 
-static struct alloc_stats *stats_of(struct live_totals *tot, uint32_t bucket)
-{
-	return bucket >= LOST ? &tot->lost[bucket - LOST] : &tot->by_stack[bucket];
-}
-
-/* Counted as model_build counts (model.c: give_back, count_alloc). */
-static void give_back(struct live_profile *lp, uint32_t prev_id)
+static void count_event(struct live_profile *lp, const struct trace_event *e)
 {
 	struct counted_block old;
 
-	if (counted_blocks_take(&lp->counted, prev_id, &old))
-		alloc_stats_drop(stats_of(&lp->tot, old.bucket), old.objects, old.weight);
-}
-
-static void on_event(void *ctx, const struct trace_event *e)
-{
-	struct live_profile *lp = ctx;
-	const struct trace *t = &lp->t;
-	uint64_t objs = event_objects(e);
-	size_t b;
-
-	if (event_releases(e))
-		give_back(lp, e->prev_id);
-	if (!event_allocates(e))
-		return;
-	b = trace_bucket(t, e->stack, e->kind);
-	if (b > t->nr_stacks) {
-		b = LOST + (b - t->nr_stacks);
-	} else if (b >= lp->tot.nr_stacks) {
-		size_t cap = lp->tot.nr_stacks;
-
-		lp->tot.by_stack = grow_array(lp->tot.by_stack, &cap, t->nr_stacks + 1,
-					      sizeof(*lp->tot.by_stack));
-		memset(&lp->tot.by_stack[lp->tot.nr_stacks], 0,
-		       (cap - lp->tot.nr_stacks) * sizeof(*lp->tot.by_stack));
-		lp->tot.realloc = grow_array(lp->tot.realloc, &lp->cap_realloc, cap, 1);
-		memset(&lp->tot.realloc[lp->tot.nr_stacks], 0, cap - lp->tot.nr_stacks);
-		lp->tot.nr_stacks = cap;
-	}
-	if (b <= t->nr_stacks && e->kind == ALYS_KIND_REALLOC)
-		lp->tot.realloc[b] = 1;
-	counted_blocks_add(&lp->counted, e->id, &(struct counted_block){
-		.weight = e->weight, .objects = objs, .bucket = (uint32_t)b });
-	alloc_stats_count(stats_of(&lp->tot, (uint32_t)b), objs, e->weight);
+	alloc_tally_release(&lp->tally, &lp->t, e, &old);
+	if (event_allocates(e))
+		alloc_tally_add(&lp->tally, &lp->t, e);
 }
 
 struct live_profile *live_profile_new(const char *name)
@@ -109,8 +66,8 @@ struct live_profile *live_profile_new(const char *name)
 	pthread_mutex_init(&lp->render, NULL);
 	pthread_cond_init(&lp->caught_up, NULL);
 	lp->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	trace_live_begin(&lp->t, xasprintf("%s", name), on_event, lp);
-	counted_blocks_init(&lp->counted);
+	trace_build_begin(&lp->t, xasprintf("%s", name));
+	alloc_tally_init(&lp->tally);
 	return lp;
 }
 
@@ -125,9 +82,7 @@ void live_profile_free(struct live_profile *lp)
 	free(lp->view.nodes);
 	free((char *)lp->t.path);
 	trace_free(&lp->t);
-	free(lp->tot.by_stack);
-	free(lp->tot.realloc);
-	counted_blocks_free(&lp->counted);
+	alloc_tally_free(&lp->tally);
 	pthread_mutex_destroy(&lp->lock);
 	pthread_mutex_destroy(&lp->render);
 	pthread_cond_destroy(&lp->caught_up);
@@ -136,19 +91,123 @@ void live_profile_free(struct live_profile *lp)
 	free(lp);
 }
 
-void live_profile_feed(void *ctx, const void *buf, size_t len)
+/* A record the trace refused (trace_put_* said why): counting stops
+ * there. Under lp->lock; said once, after it. */
+static bool refused(struct live_profile *lp, int err)
+{
+	if (!err || lp->failed)
+		return false;
+	lp->failed = true;
+	return true;
+}
+
+static void say_refused(void)
+{
+	fail("the live profile stopped counting (a record it could not take: "
+	     "please report); the trace file is not affected\n");
+}
+
+/* Each handler takes the record under the lock, into the trace (and an
+ * event into the counts), unless a record was refused before. */
+#define TAKE(lp, call)							\
+	do {								\
+		bool said;						\
+									\
+		pthread_mutex_lock(&(lp)->lock);			\
+		said = !(lp)->failed && refused((lp), (call));		\
+		pthread_mutex_unlock(&(lp)->lock);			\
+		if (said)						\
+			say_refused();					\
+	} while (0)
+
+static void on_header(void *ctx, const struct trace_header *h)
 {
 	struct live_profile *lp = ctx;
-	bool failed = false;
 
-	pthread_mutex_lock(&lp->lock);
-	if (!lp->failed && trace_live_feed(&lp->t, buf, len))
-		failed = lp->failed = true;
-	pthread_mutex_unlock(&lp->lock);
-	if (failed)
-		fail("the live profile stopped counting (a record it could not read: "
-		     "please report); the trace file is not affected\n");
+	TAKE(lp, trace_put_header(&lp->t, h));
 }
+
+static void on_mapping(void *ctx, const struct trace_mapping *m)
+{
+	struct live_profile *lp = ctx;
+
+	TAKE(lp, trace_put_mapping(&lp->t, m));
+}
+
+static void on_stack_nodes(void *ctx, uint32_t first, uint32_t parent, const uint64_t *ips,
+			   uint32_t nr, uint32_t flags)
+{
+	struct live_profile *lp = ctx;
+
+	TAKE(lp, trace_put_nodes(&lp->t, first, parent, ips, nr, flags));
+}
+
+static int put_and_count(struct live_profile *lp, struct trace_event *e, uint32_t stack_id,
+			 bool death)
+{
+	int err = death ? trace_put_death(&lp->t, e) : trace_put_event(&lp->t, e, stack_id);
+
+	if (!err)
+		count_event(lp, e);
+	return err;
+}
+
+static void on_event(void *ctx, const struct trace_event *e, uint32_t stack_id)
+{
+	struct live_profile *lp = ctx;
+	struct trace_event ev = *e;
+
+	TAKE(lp, put_and_count(lp, &ev, stack_id, false));
+}
+
+static void on_death(void *ctx, const struct trace_event *e)
+{
+	struct live_profile *lp = ctx;
+	struct trace_event ev = *e;
+
+	TAKE(lp, put_and_count(lp, &ev, 0, true));
+}
+
+static void on_collection(void *ctx, const struct trace_collection *c)
+{
+	struct live_profile *lp = ctx;
+
+	TAKE(lp, trace_put_collection(&lp->t, c));
+}
+
+static void on_census(void *ctx, const struct trace_census *c,
+		      const struct trace_census_type *types)
+{
+	struct live_profile *lp = ctx;
+
+	TAKE(lp, trace_put_census(&lp->t, c, types));
+}
+
+static void on_counters(void *ctx, const struct trace_counter *c, size_t n)
+{
+	struct live_profile *lp = ctx;
+
+	TAKE(lp, trace_put_counters(&lp->t, c, n));
+}
+
+static void on_end(void *ctx, const struct trace_end *e)
+{
+	struct live_profile *lp = ctx;
+
+	TAKE(lp, trace_put_end(&lp->t, e));
+}
+
+const struct trace_tool live_profile_tool = {
+	.header = on_header,
+	.mapping = on_mapping,
+	.stack_nodes = on_stack_nodes,
+	.event = on_event,
+	.death = on_death,
+	.collection = on_collection,
+	.census = on_census,
+	.counters = on_counters,
+	.end = on_end,
+};
 
 static uint64_t clock_unix_ns(void)
 {
@@ -158,10 +217,10 @@ static uint64_t clock_unix_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Slots of lp->tot to read: the trace's stacks (+ 1), those counted. */
+/* Slots of the tally to read: the trace's stacks (+ 1), those counted. */
 static size_t counted_slots(const struct live_profile *lp)
 {
-	return lp->t.nr_stacks < lp->tot.nr_stacks ? lp->t.nr_stacks + 1 : lp->tot.nr_stacks;
+	return lp->t.nr_stacks < lp->tally.nr_stacks ? lp->t.nr_stacks + 1 : lp->tally.nr_stacks;
 }
 
 static struct live_totals *copy_totals(const struct live_profile *lp)
@@ -174,10 +233,10 @@ static struct live_totals *copy_totals(const struct live_profile *lp)
 	c->by_stack = xcalloc(c->nr_stacks + 1, sizeof(*c->by_stack));
 	c->realloc = xcalloc(c->nr_stacks + 1, 1);
 	if (n) {
-		memcpy(c->by_stack, lp->tot.by_stack, n * sizeof(*c->by_stack));
-		memcpy(c->realloc, lp->tot.realloc, n);
+		memcpy(c->by_stack, lp->tally.by_stack, n * sizeof(*c->by_stack));
+		memcpy(c->realloc, lp->tally.realloc, n);
 	}
-	memcpy(c->lost, lp->tot.lost, sizeof(c->lost));
+	memcpy(c->lost, lp->tally.lost, sizeof(c->lost));
 	c->duty = trace_is_duty_cycled(&lp->t);
 	c->unix_ns = clock_unix_ns();
 	trace_duty_bytes(&lp->t, &c->bytes);

@@ -3,11 +3,11 @@
  * The profile of a trace while it is written: the daemon's /debug/pprof
  * endpoints, /metrics and --interval.
  *
- * The daemon's trace writer hands every record it writes (before
- * compression, with or without a file) to live_profile_feed, on the thread
- * that drains the ring buffer. They are read by the converter's reader
- * (trace_live_feed) and each event is counted into per-stack totals as
- * model_build counts it: the same weights, the same frees. Nothing is
+ * The daemon's trace writer hands every record it writes (with or without
+ * a file), typed, to live_profile_tool, on the thread that drains the ring
+ * buffer. The records build the converter's trace tables (trace_put_*),
+ * and each event is counted into per-stack totals as model_build counts
+ * it: the same weights, the same frees. Nothing is
  * named there: rendering (another thread, one at a time) copies the totals
  * and the stacks and mappings that arrived since its last copy under a
  * short lock, then builds the converter's model of them and symbolizes
@@ -22,6 +22,7 @@
 #include <stdio.h>
 
 #include "profile/outbuf.h"
+#include "profile/trace.h"
 
 struct live_profile;
 
@@ -29,17 +30,17 @@ struct live_profile;
 struct live_profile *live_profile_new(const char *name);
 void live_profile_free(struct live_profile *lp);
 
-/* Whole records, the header first: the trace writer's tap (ctx: the live
- * profile). A record the reader refuses is said on stderr, once: the
- * profile stops counting there, and later batches are ignored (the trace
- * file is not affected). */
-void live_profile_feed(void *ctx, const void *buf, size_t len);
+/* The trace writer's tap (ctx: the live profile). A record the trace
+ * refuses is said on stderr, once: the profile stops counting there, and
+ * later records are ignored (the trace file is not affected). */
+extern const struct trace_tool live_profile_tool;
 
 /*
  * A reader wants what the ring buffer holds now (so that a profile ends
- * when it is asked for, not at the writer's next flush): the wake fd
- * becomes readable; the feeding thread then checks live_profile_wanted,
- * flushes the writer and calls live_profile_caught_up. Readers wait a
+ * when it is asked for, not at the feeding thread's next pass): the wake
+ * fd becomes readable; the feeding thread then checks live_profile_wanted,
+ * drains the ring buffer, writes the counters and calls
+ * live_profile_caught_up. Readers wait a
  * second at most, and not at all after live_profile_detached.
  */
 int live_profile_wake_fd(const struct live_profile *lp);
@@ -80,7 +81,7 @@ struct live_totals *live_profile_window(struct live_profile *lp, const struct li
 				       struct window_profiles *out);
 
 /* The top sites by live bytes, as --interval prints them: on the feeding
- * thread, after a flush. */
+ * thread. */
 void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
 			      double elapsed_s);
 
@@ -92,7 +93,7 @@ struct live_metrics {
 	bool failed;			/* a record could not be read */
 };
 /* wait: after the feeding thread caught up (a second at most), as a
- * profile is; else as of its last flush, without waiting for it. */
+ * profile is; else as of the last record read, without waiting. */
 void live_profile_metrics(struct live_profile *lp, bool wait, struct live_metrics *out);
 
 /* The tracer's counters as the last counters record gave them: calls

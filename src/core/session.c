@@ -976,7 +976,7 @@ int session_start(struct session *t)
 			fail("out of memory for the live profile\n");
 			return -1;
 		}
-		trace_writer_tap(&t->sink.w, live_profile_feed, t->lp);
+		trace_writer_tap(&t->sink.w, &live_profile_tool, t->lp);
 	}
 	trace_writer_header(&t->sink.w, &h);
 	if (!t->launched)

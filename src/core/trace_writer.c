@@ -15,9 +15,6 @@
  * stronger levels gain little on these records (bench/RESULTS.md). */
 #define ALYS_ZSTD_LEVEL 1
 
-/* Records handed to the tap at once (and at every flush). */
-#define TAP_BATCH (64 * 1024)
-
 static int write_file(struct trace_writer *w, const void *buf, size_t len)
 {
 	if (!w->fp)		/* no file: the tap only */
@@ -55,17 +52,6 @@ static int write_cb(void *data, const char *buf, size_t len)
 
 	if (!len)
 		return 0;
-	if (w->tap && !w->in_block_record) {
-		b = grow(w->tap_buf, &w->tap_cap, w->tap_len + len);
-		if (!b) {
-			if (!w->error)
-				w->error = ENOMEM;
-			return -1;
-		}
-		w->tap_buf = b;
-		memcpy(w->tap_buf + w->tap_len, buf, len);
-		w->tap_len += len;
-	}
 	w->raw_bytes += len;
 	if (w->bare)
 		return write_file(w, buf, len);
@@ -102,11 +88,6 @@ static void emit_block(struct trace_writer *w)
 
 	if (!w->blk_len)
 		return;
-	if (!w->fp) {		/* the tap had them */
-		w->blk_len = 0;
-		w->blk_records = 0;
-		return;
-	}
 	bound = ZSTD_compressBound(w->blk_len);
 	zb = grow(w->zbuf, &w->zbuf_cap, bound);
 	if (!zb) {
@@ -123,7 +104,6 @@ static void emit_block(struct trace_writer *w)
 	}
 	raw = w->raw_bytes;	/* the records were counted as they were gathered */
 	w->bare = true;
-	w->in_block_record = true;
 	pack_head(pk, ALYS_REC_BLOCK);
 	msgpack_pack_uint8(pk, ALYS_CODEC_ZSTD);
 	msgpack_pack_uint64(pk, w->blk_len);
@@ -132,7 +112,6 @@ static void emit_block(struct trace_writer *w)
 	msgpack_pack_bin_body(pk, w->zbuf, z);
 	w->raw_bytes = raw;
 	w->bare = false;
-	w->in_block_record = false;
 	w->blk_len = 0;
 	w->blk_records = 0;
 	w->blocks++;
@@ -141,18 +120,8 @@ static void emit_block(struct trace_writer *w)
 /* Every record starts here: a full block goes out first, so that blocks
  * hold whole records. A record of size bytes or more beyond a block's
  * target (a heap block's contents) goes out bare, uncompressed. */
-static void pass_to_tap(struct trace_writer *w)
-{
-	if (w->tap && w->tap_len) {
-		w->tap(w->tap_ctx, w->tap_buf, w->tap_len);
-		w->tap_len = 0;
-	}
-}
-
 static msgpack_packer *record(struct trace_writer *w, size_t size)
 {
-	if (w->tap_len >= TAP_BATCH)
-		pass_to_tap(w);
 	if (w->bare_once)
 		w->bare = w->bare_once = false;
 	if (w->bare)
@@ -242,11 +211,8 @@ int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
 
 	memset(w, 0, sizeof(*w));
 	w->path = path;
-	if (!path) {
-		msgpack_packer_init(&w->pk, w, write_cb);
-		w->bare = true;
+	if (!path)	/* the tap only: nothing is encoded */
 		return 0;
-	}
 	fd = open_private(path, uid != (uid_t)-1 ? uid : geteuid(), err, errlen);
 	if (fd < 0)
 		return -1;
@@ -289,15 +255,57 @@ static void pack_key(msgpack_packer *pk, const char *k)
 	pack_str(pk, k);
 }
 
+/* A string as the reader holds it: NULL stays absent. */
+static struct bstr as_bstr(const char *s)
+{
+	return (struct bstr){ (char *)s, s ? (uint32_t)strlen(s) : 0 };
+}
+
+/* The header as the reader types it (the one the file gets). */
+static void tap_header(struct trace_writer *w, const struct trace_writer_header *h,
+		       const char *host, size_t argc)
+{
+	const struct container_info *ci = h->container;
+	struct trace_header th = {
+		.present = HDR_PID | HDR_EXE | HDR_ARGV | HDR_START_NS | HDR_START_UNIX_NS |
+			   HDR_HOSTNAME | HDR_UNWIND | HDR_MAX_FRAMES | HDR_SAMPLE |
+			   HDR_LIVENESS | (ci && ci->ns_pid ? HDR_NS_PID : 0),
+		.version = ALYS_FORMAT_VERSION, .pid = h->pid, .start_ns = h->start_ns,
+		.start_unix_ns = h->start_unix_ns, .max_frames = h->max_frames,
+		/* absent strings are written empty */
+		.exe = as_bstr(h->exe ? h->exe : ""), .hostname = as_bstr(host),
+		.unwind = as_bstr(h->unwind ? h->unwind : ""),
+		.sample = as_bstr(h->sample ? h->sample : ""),
+		.liveness = as_bstr(h->liveness ? h->liveness : ""),
+		.sample_why = as_bstr(h->sample_why), .liveness_why = as_bstr(h->liveness_why),
+		.container_id = as_bstr(ci && ci->id[0] ? ci->id : NULL),
+		.pod_uid = as_bstr(ci && ci->pod_uid[0] ? ci->pod_uid : NULL),
+		.cgroup = as_bstr(ci && ci->cgroup[0] ? ci->cgroup : NULL),
+		.ns_pid = ci ? (uint32_t)ci->ns_pid : 0,
+		.argc = (uint32_t)argc,
+	};
+	struct bstr argv[argc + 1];
+
+	for (size_t i = 0; i < argc; i++)
+		argv[i] = as_bstr(h->argv[i]);
+	th.argv = argv;
+	w->tap->header(w->tap_ctx, &th);
+}
+
 void trace_writer_header(struct trace_writer *w, const struct trace_writer_header *h)
 {
-	msgpack_packer *pk = record(w, 0);
+	msgpack_packer *pk;
 	char host[256] = "";
 	size_t argc = 0;
 
 	gethostname(host, sizeof(host) - 1);
 	while (h->argv && h->argv[argc])
 		argc++;
+	if (w->tap && w->tap->header)
+		tap_header(w, h, host, argc);
+	if (!w->fp)
+		return;
+	pk = record(w, 0);
 	const struct container_info *ci = h->container;
 	unsigned nci = ci ? !!ci->id[0] + !!ci->pod_uid[0] + !!ci->cgroup[0] + !!ci->ns_pid : 0;
 
@@ -359,8 +367,16 @@ void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 			  uint64_t offset, const char *path,
 			  const uint8_t *build_id, size_t build_id_len, uint32_t flags)
 {
-	msgpack_packer *pk = record_head(w, ALYS_REC_MAPPING, 0);
+	msgpack_packer *pk;
 
+	if (w->tap && w->tap->mapping)
+		w->tap->mapping(w->tap_ctx, &(struct trace_mapping){
+			.start = start, .end = end, .offset = offset,
+			.path = as_bstr(path ? path : ""), .build_id = (uint8_t *)build_id,
+			.build_id_len = (uint32_t)build_id_len, .flags = flags });
+	if (!w->fp)
+		return;
+	pk = record_head(w, ALYS_REC_MAPPING, 0);
 	msgpack_pack_uint64(pk, start);
 	msgpack_pack_uint64(pk, end);
 	msgpack_pack_uint64(pk, offset);
@@ -373,45 +389,76 @@ void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 void trace_writer_stack(struct trace_writer *w, uint32_t first, uint32_t parent,
 			const uint64_t *ips, uint32_t nr, uint32_t flags)
 {
-	msgpack_packer *pk = record_head(w, ALYS_REC_STACK, 0);
+	msgpack_packer *pk;
 
+	w->stack_nodes += nr;
+	if (w->tap && w->tap->stack_nodes)
+		w->tap->stack_nodes(w->tap_ctx, first, parent, ips, nr, flags);
+	if (!w->fp)
+		return;
+	pk = record_head(w, ALYS_REC_STACK, 0);
 	msgpack_pack_uint32(pk, first);
 	msgpack_pack_uint32(pk, parent);
 	msgpack_pack_array(pk, nr);
 	for (uint32_t i = nr; i > 0; i--)
 		msgpack_pack_uint64(pk, ips[i - 1]);
 	msgpack_pack_uint32(pk, flags);
-	w->stack_nodes += nr;
 }
 
 void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 			uint32_t stack_id, uint64_t old_size, uint64_t weight)
 {
-	record_numbers(w, ALYS_REC_EVENT, (const uint64_t[]){
-		e->kind, e->ts_ns, e->tid, e->size, e->addr, e->old_addr, old_size, stack_id,
-		weight, e->gc_no });
 	w->events++;
+	if (w->tap && w->tap->event)
+		w->tap->event(w->tap_ctx, &(struct trace_event){
+			.ts_ns = e->ts_ns, .addr = e->addr, .size = e->size,
+			.old_addr = e->old_addr, .old_size = old_size, .weight = weight,
+			.gc_no = e->gc_no, .tid = e->tid & ((1u << TRACE_TID_BITS) - 1),
+			.kind = e->kind }, stack_id);
+	if (w->fp)
+		record_numbers(w, ALYS_REC_EVENT, (const uint64_t[]){
+			e->kind, e->ts_ns, e->tid, e->size, e->addr, e->old_addr, old_size,
+			stack_id, weight, e->gc_no });
 }
 
 void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d)
 {
-	record_numbers(w, ALYS_REC_DEATH, (const uint64_t[]){
-		d->ts_ns, d->addr, d->gc_no, d->since, d->cause });
+	if (w->tap && w->tap->death)
+		w->tap->death(w->tap_ctx, &(struct trace_event){
+			.ts_ns = d->ts_ns, .addr = d->addr, .gc_no = d->gc_no,
+			.old_addr = d->since, .kind = ALYS_KIND_FREE, .cause = d->cause });
+	if (w->fp)
+		record_numbers(w, ALYS_REC_DEATH, (const uint64_t[]){
+			d->ts_ns, d->addr, d->gc_no, d->since, d->cause });
 }
 
 void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collection *c)
 {
-	record_numbers(w, ALYS_REC_COLLECTION, (const uint64_t[]){
-		c->ts_ns, c->gc_no, c->since, c->judged, c->dead, c->unreadable, c->scan_ns,
-		c->followed, c->at_end });
+	if (w->tap && w->tap->collection)
+		w->tap->collection(w->tap_ctx, &(struct trace_collection){
+			.ts_ns = c->ts_ns, .gc_no = c->gc_no, .since = c->since,
+			.judged = c->judged, .dead = c->dead, .unreadable = c->unreadable,
+			.scan_ns = c->scan_ns, .followed = c->followed, .has_followed = true,
+			.at_end = c->at_end });
+	if (w->fp)
+		record_numbers(w, ALYS_REC_COLLECTION, (const uint64_t[]){
+			c->ts_ns, c->gc_no, c->since, c->judged, c->dead, c->unreadable,
+			c->scan_ns, c->followed, c->at_end });
 }
 
 void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 			 uint64_t blocks, uint64_t unreadable, uint64_t walk_ns,
-			 const struct census_row *rows, size_t n)
+			 const struct trace_census_type *rows, size_t n)
 {
-	msgpack_packer *pk = record_head(w, ALYS_REC_CENSUS, 0);
+	msgpack_packer *pk;
 
+	if (w->tap && w->tap->census)
+		w->tap->census(w->tap_ctx, &(struct trace_census){
+			.ts_ns = ts_ns, .gc_no = gc_no, .blocks = blocks,
+			.unreadable = unreadable, .walk_ns = walk_ns, .nr_types = n }, rows);
+	if (!w->fp)
+		return;
+	pk = record_head(w, ALYS_REC_CENSUS, 0);
 	msgpack_pack_uint64(pk, ts_ns);
 	msgpack_pack_uint32(pk, gc_no);
 	msgpack_pack_uint64(pk, blocks);
@@ -430,8 +477,11 @@ void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 void trace_writer_heap_block(struct trace_writer *w, uint64_t addr, uint64_t obj_size,
 			     unsigned kind, const void *bytes, size_t len)
 {
-	msgpack_packer *pk = record_head(w, ALYS_REC_HEAP_BLOCK, len);
+	msgpack_packer *pk;
 
+	if (!w->fp)	/* snapshots are the file's only */
+		return;
+	pk = record_head(w, ALYS_REC_HEAP_BLOCK, len);
 	msgpack_pack_uint64(pk, addr);
 	msgpack_pack_uint64(pk, obj_size);
 	msgpack_pack_uint8(pk, (uint8_t)kind);
@@ -442,8 +492,11 @@ void trace_writer_heap_block(struct trace_writer *w, uint64_t addr, uint64_t obj
 void trace_writer_root(struct trace_writer *w, unsigned kind, const char *name, uint64_t addr,
 		       const void *bytes, size_t len)
 {
-	msgpack_packer *pk = record_head(w, ALYS_REC_ROOT, len);
+	msgpack_packer *pk;
 
+	if (!w->fp)
+		return;
+	pk = record_head(w, ALYS_REC_ROOT, len);
 	msgpack_pack_uint8(pk, (uint8_t)kind);
 	msgpack_pack_str(pk, strlen(name));
 	msgpack_pack_str_body(pk, name, strlen(name));
@@ -454,6 +507,8 @@ void trace_writer_root(struct trace_writer *w, unsigned kind, const char *name, 
 
 void trace_writer_snapshot(struct trace_writer *w, const struct snapshot_record *s)
 {
+	if (!w->fp)
+		return;
 	record_numbers(w, ALYS_REC_SNAPSHOT, (const uint64_t[]){
 		s->ts_ns, s->stop_ns, s->blocks, s->heap_bytes, s->roots,
 		s->all_interior_pointers, s->block_size });
@@ -462,8 +517,18 @@ void trace_writer_snapshot(struct trace_writer *w, const struct snapshot_record 
 void trace_writer_counters(struct trace_writer *w, const char *const *names,
 			   const uint64_t *counts, size_t n)
 {
-	msgpack_packer *pk = record_head(w, ALYS_REC_COUNTERS, 0);
+	msgpack_packer *pk;
 
+	if (w->tap && w->tap->counters) {
+		struct trace_counter c[n + 1];
+
+		for (size_t i = 0; i < n; i++)
+			c[i] = (struct trace_counter){ as_bstr(names[i]), counts[i] };
+		w->tap->counters(w->tap_ctx, c, n);
+	}
+	if (!w->fp)
+		return;
+	pk = record_head(w, ALYS_REC_COUNTERS, 0);
 	msgpack_pack_map(pk, n);
 	for (size_t i = 0; i < n; i++) {
 		pack_str(pk, names[i]);
@@ -475,11 +540,25 @@ void trace_writer_end(struct trace_writer *w, const char *reason, int exit_statu
 		      uint64_t stop_ns, const char *liveness)
 {
 	msgpack_packer *pk = &w->pk;
-	uint64_t file_bytes;
+	uint64_t file_bytes, raw_bytes;
 
-	emit_block(w);
-	w->bare = true;
+	if (w->fp)
+		emit_block(w);
+	/* before this record, whose own bytes are neither */
 	file_bytes = w->file_bytes;
+	raw_bytes = w->raw_bytes;
+	if (w->tap && w->tap->end)
+		w->tap->end(w->tap_ctx, &(struct trace_end){
+			.present = END_REASON | END_EXIT_STATUS | END_STOP_NS | END_EVENTS |
+				   END_LIVENESS | END_BYTES,
+			.reason = as_bstr(reason ? reason : ""),
+			.liveness = as_bstr(liveness ? liveness : ""),
+			.exit_status = exit_status, .stop_ns = stop_ns, .events = w->events,
+			.file_bytes = file_bytes, .raw_bytes = raw_bytes,
+			.blocks = w->blocks });
+	if (!w->fp)
+		return;
+	w->bare = true;
 	pack_head(pk, ALYS_REC_END);
 	msgpack_pack_map(pk, 8);
 	pack_key(pk, "liveness");
@@ -497,22 +576,23 @@ void trace_writer_end(struct trace_writer *w, const char *reason, int exit_statu
 	pack_key(pk, "file_bytes");
 	msgpack_pack_uint64(pk, file_bytes);
 	pack_key(pk, "raw_bytes");
-	msgpack_pack_uint64(pk, w->raw_bytes);
+	msgpack_pack_uint64(pk, raw_bytes);
 	pack_key(pk, "blocks");
 	msgpack_pack_uint64(pk, w->blocks);
 }
 
-void trace_writer_tap(struct trace_writer *w, trace_tap_fn *fn, void *ctx)
+void trace_writer_tap(struct trace_writer *w, const struct trace_tool *tap, void *ctx)
 {
-	w->tap = fn;
+	w->tap = tap;
 	w->tap_ctx = ctx;
 }
 
 int trace_writer_flush(struct trace_writer *w)
 {
-	pass_to_tap(w);
+	if (!w->fp)
+		return w->error ? -1 : 0;
 	emit_block(w);
-	if (w->fp && fflush(w->fp) && !w->error)
+	if (fflush(w->fp) && !w->error)
 		w->error = errno;
 	return w->error ? -1 : 0;
 }
@@ -529,8 +609,6 @@ int trace_writer_close(struct trace_writer *w)
 	ZSTD_freeCCtx(w->zctx);
 	free(w->blk);
 	free(w->zbuf);
-	free(w->tap_buf);
-	w->tap_buf = NULL;
 	w->zctx = NULL;
 	w->blk = w->zbuf = NULL;
 	return ret;

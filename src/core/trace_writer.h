@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Writes the .alys trace (docs/FORMAT.md) with msgpack-c. */
+/*
+ * Writes the .alys trace (docs/FORMAT.md) with msgpack-c, and hands each
+ * record, typed as the reader types it, to a tap (profile/trace.h's
+ * struct trace_tool): the daemon's live profile takes the records as they
+ * are written, never decoding what was just encoded.
+ */
 #ifndef ALYS_TRACE_WRITER_H
 #define ALYS_TRACE_WRITER_H
 
@@ -12,6 +17,7 @@ struct container_info;
 #include <sys/types.h>
 
 #include "alys_events.h"
+#include "profile/trace.h"
 
 struct trace_writer_header {
 	uint32_t pid;
@@ -27,10 +33,6 @@ struct trace_writer_header {
 	const char *liveness_why; /* why liveness is "reuse", or NULL */
 	const struct container_info *container;	/* NULL: in none */
 };
-
-/* Every record as written, before compression, in batches of whole
- * records (the live profile reads them). */
-typedef void trace_tap_fn(void *ctx, const void *records, size_t len);
 
 struct trace_writer {
 	FILE *fp;		/* NULL: no file (the tap only) */
@@ -49,11 +51,8 @@ struct trace_writer {
 	uint64_t raw_bytes;	/* records' bytes before compression */
 	uint64_t file_bytes;	/* bytes written to the file */
 	uint64_t blocks;
-	trace_tap_fn *tap;
+	const struct trace_tool *tap;	/* NULL: none */
 	void *tap_ctx;
-	char *tap_buf;
-	size_t tap_len, tap_cap;
-	bool in_block_record;	/* a block record's own bytes: not for the tap */
 };
 
 /*
@@ -65,7 +64,7 @@ struct trace_writer {
 int trace_writer_open(struct trace_writer *w, const char *path, uid_t uid,
 		      gid_t gid, char *err, size_t errlen);
 /* A NULL path writes no file: records go to the tap only. */
-void trace_writer_tap(struct trace_writer *w, trace_tap_fn *fn, void *ctx);
+void trace_writer_tap(struct trace_writer *w, const struct trace_tool *tap, void *ctx);
 void trace_writer_header(struct trace_writer *w, const struct trace_writer_header *h);
 void trace_writer_mapping(struct trace_writer *w, uint64_t start, uint64_t end,
 			  uint64_t offset, const char *path,
@@ -79,17 +78,12 @@ void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 /* A tracked block found dead (bpf/live.h). */
 void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d);
 void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collection *c);
-/* names[i] for counts[i]; written as one cumulative record. */
 /* --census (FORMAT.md record 8): the heap walk's totals, and a row for
- * each type with live objects. */
-struct census_row {
-	uint32_t type_id;
-	uint64_t objects, bytes;	/* bytes: block-rounded sizes (hb_sz) */
-	uint64_t example;		/* the address of one such live object */
-};
+ * each type with live objects (bytes: block-rounded sizes, hb_sz; example:
+ * the address of one such live object). */
 void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 			 uint64_t blocks, uint64_t unreadable, uint64_t walk_ns,
-			 const struct census_row *rows, size_t n);
+			 const struct trace_census_type *rows, size_t n);
 /* --heap-snapshot (FORMAT.md records 9-11). */
 void trace_writer_heap_block(struct trace_writer *w, uint64_t addr, uint64_t obj_size,
 			     unsigned kind, const void *bytes, size_t len);
@@ -101,6 +95,7 @@ struct snapshot_record {
 	uint64_t all_interior_pointers, block_size;
 };
 void trace_writer_snapshot(struct trace_writer *w, const struct snapshot_record *s);
+/* names[i] for counts[i]; written as one cumulative record. */
 void trace_writer_counters(struct trace_writer *w, const char *const *names,
 			   const uint64_t *counts, size_t n);
 void trace_writer_end(struct trace_writer *w, const char *reason, int exit_status,
