@@ -1,73 +1,36 @@
 // SPDX-License-Identifier: MIT
-#include "core/session.h"
+#include "core/session_priv.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
-#include "core/bpf_pool.h"
-#include "core/census_session.h"
 #include "base/clock_ns.h"
-#include "core/container_info.h"
 #include "gc/gc_probes.h"
-#include "core/launch.h"
 #include "core/live_profile.h"
-#include "gc/liveness_setup.h"
 #include "base/ldso_list.h"
-#include "lib/util.h"
-#include "core/mmap_watch.h"
-#include "core/proc_maps.h"
-#include "core/record_sink.h"
 #include "lib/target_file.h"
-#include "core/refill_windows.h"
-#include "core/session_link.h"
-#include "lib/u64_table.h"
 #include "unwind/stack_table.h"
-#include "core/target.h"
 #include "core/trace_writer.h"
 #include "unwind/unwind_maps.h"
 
 #define FLUSH_INTERVAL_NS (200 * 1000000ULL)
-#define TRACKED_ALL (1u << 20)		/* hblks of followed blocks, all calls: 4 GiB */
-#define TRACKED_SAMPLED (1u << 18)	/* sampled (one an hblk, mostly) */
-/* --ringbuf-size's default: see bpf/alys.bpf.c */
-#define RINGBUF_DEFAULT (64u << 20)
 #define COUNTERS_INTERVAL_NS (1000 * 1000000ULL)
 /* Detaching: how long the target's next GC call is waited for. */
 #define END_SCAN_WAIT_NS (200 * 1000000ULL)
-
-/* Counted by the daemon, after the BPF program's. */
-enum {
-	CNT_UNMAPPED_IP = ALYS_CNT_NR,	/* a frame in no known mapping */
-	CNT_STACK_RESENT,	/* a stack sent again (evicted from the kernel's cache) */
-	CNT_STACK_COLLISION,	/* two stack nodes with one 64-bit key: the later merged */
-	CNT_STACK_ORPHAN,	/* a stack record below a node never sent: stack lost */
-	CNT_STACK_UNKNOWN,	/* an event's stack key names no node: stack lost */
-	CNT_STACK_NODES,	/* stack nodes written */
-	CNT_DUTY_WINDOWS,	/* --duty: windows the refill probes were attached */
-	CNT_DUTY_LATE,		/* --duty: windows missed or begun unattached */
-	CNT_GC_BYTES,		/* --duty: the collector's count of bytes allocated */
-	CNT_GC_BYTES_SAMPLED,	/* --duty: its growth inside the windows */
-	CNT_GC_BYTES_SAMPLED_REALLOC,	/* --duty: inside those that probed GC_realloc */
-	NR_COUNTERS
-};
 
 static const char *const counter_names[] = {
 	[ALYS_CNT_RB_DROP_EVENT] = "ringbuf_drop_event",
@@ -109,68 +72,6 @@ static const char *const counter_names[] = {
 	[CNT_GC_BYTES_SAMPLED_REALLOC] = "gc_bytes_sampled_realloc",
 };
 
-struct session {
-	const struct tracer_opts *o;
-	struct target tg;
-	struct alys_bpf *skel;		/* bs.skel: the programs, maybe shared */
-	struct bpf_slot bs;		/* this session's slot in it */
-	struct bpf_pool *pool;		/* own_pool, or the agent's */
-	struct bpf_pool *own_pool;
-	struct ring_buffer *rb;
-	struct bpf_link *links[16];
-	int nlinks;
-	int session_fds[8];	/* uprobe-session and uprobe_multi links */
-	int nsessions;
-	bool uprobe_sessions;	/* attached as uprobe sessions (Linux 6.13+): see bpf/alys.bpf.c */
-	bool multi;		/* uprobes as uprobe_multi links where kept (session_link.h) */
-	bool refill_multi;	/* so are the refill probes */
-	struct unwind_maps *um;		/* the pool's */
-	struct record_sink sink;	/* the trace writer, stacks, blocks held */
-	struct proc_maps maps;
-	struct mmap_watch mw;
-	bool want_live;
-	struct live_profile *lp;	/* --interval, --http, --push: the profile so far */
-	uint64_t start_ns;
-	struct launch launch;
-	struct invoker inv;
-	int pidfd;
-	bool launched;
-	bool exited;
-	bool maps_gone;
-	int exit_status;
-	uint64_t last_flush, last_counters;
-	struct liveness_setup live;
-	uint64_t counters[NR_COUNTERS];
-	char output[PATH_MAX];
-	struct container_info ci;	/* of the target, read at start */
-	bool census_only;		/* --census without --sample: no allocation probes */
-	uint64_t sample_bytes;		/* bytes:N in effect (0: none) */
-	bool refill;			/* --sample refill in effect */
-	bool refill_fell_back;		/* asked for, but the slow paths were not found */
-	unsigned duty_pct;		/* refill probes attached this share of the time */
-	struct refill_windows rw;	/* the refill probes, in --duty windows */
-	bool refill_announced;		/* -v named their probe points */
-	struct census_session census;
-};
-
-#define say(t, ...) say_unless((t)->o->quiet, __VA_ARGS__)
-
-/* Every probe's attach cookie carries the session's slot in its top byte:
- * the programs may serve other sessions too (bpf_pool.h). */
-static __u64 slot_cookie(const struct session *t)
-{
-	return (__u64)t->bs.slot << ALYS_COOKIE_SLOT_SHIFT;
-}
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG || level == LIBBPF_INFO)
-		return 0;
-	if (getenv("ALYS_BPF_DEBUG"))
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
-
 int session_check_privileges(void)
 {
 	if (geteuid() != 0) {
@@ -185,18 +86,6 @@ int session_check_privileges(void)
 		return -1;
 	}
 	return 0;
-}
-
-/* Room for the tables built now and as many again for libraries loaded
- * later, at least 1M rows (16 MiB of kernel memory). */
-static uint32_t unwind_rows_cap(const struct session *t)
-{
-	size_t rows = unwind_maps_rows(t->um);
-
-	if (t->o->unwind != ALYS_UNWIND_DWARF || t->o->empty_probes)
-		return 1;
-	rows += rows > (1u << 20) ? rows : (1u << 20);
-	return rows > (1u << 26) ? (1u << 26) : (uint32_t)rows;
 }
 
 /* Whether the target's files are out of reach because it is exiting:
@@ -253,184 +142,6 @@ static void build_unwind_tables(struct session *t)
 	}
 }
 
-/* -ln(u) for u in [1/2, 1), 2^20 fixed point: see bpf/sample.h. */
-static void fill_neg_log_table(volatile __u32 *table, size_t n)
-{
-	for (size_t j = 0; j < n; j++)
-		table[j] = (__u32)lround(-log((n + j + 0.5) / (2.0 * n)) * (1 << 20));
-}
-
-/* Why the kernel refused the BPF program, and what to do about it. */
-static void report_load_error(int err)
-{
-	switch (-err) {
-	case ENOSYS:
-		fail("cannot load the BPF program: this kernel has no bpf(2) system call "
-		     "(%s): use a kernel built with CONFIG_BPF_SYSCALL=y, or, in a "
-		     "container, a seccomp profile that allows bpf(2)\n", strerror(-err));
-		break;
-	case EPERM:
-	case EACCES:
-		fail("cannot load the BPF program: the kernel refused bpf(2) (%s): "
-		     "alys-bpf needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): run it as "
-		     "root with sudo, outside a container or in one granted these "
-		     "capabilities, and with kernel lockdown off\n", strerror(-err));
-		break;
-	default:
-		fail("cannot load the BPF program into the kernel: %s.\n"
-		     "  Is BPF enabled (CONFIG_BPF_SYSCALL) and not locked down? "
-		     "Set ALYS_BPF_DEBUG=1 to see the verifier's log.\n", strerror(-err));
-	}
-}
-
-/* --sample refill's probes: the refill point, GC_malloc_kind_global's entry
- * and return (medium and large objects: the block's address is its
- * return), and last GC_realloc's entry (not in every window). */
-#define REFILL_PROBES 4
-
-struct refill_attach {
-	struct bpf_program *prog;
-	const struct gc_func *f;
-	bool ret;
-};
-
-static void refill_probes(struct session *t, struct refill_attach p[REFILL_PROBES])
-{
-	struct alys_bpf *s = t->skel;
-	bool empty = t->o->empty_probes;
-
-	p[0] = (struct refill_attach){ empty ? s->progs.empty_entry : s->progs.gc_refill,
-				      &t->tg.gp.refill_at, false };
-	p[1] = (struct refill_attach){ empty ? s->progs.empty_entry : s->progs.gc_kind_global_entry,
-				      &t->tg.gp.kind_global, false };
-	p[2] = (struct refill_attach){ empty ? s->progs.empty_return : s->progs.gc_alloc_return,
-				      &t->tg.gp.kind_global, true };
-	p[3] = (struct refill_attach){ empty ? s->progs.empty_entry : s->progs.gc_realloc_inplace,
-				      &t->tg.gp.funcs[ALYS_KIND_REALLOC], false };
-}
-
-/* Sampled calls with an unsampled majority are cheapest as uprobe
- * sessions: the kernel skips the return probe of calls the entry did not
- * sample. The sessions' programs, or the classic entry and return ones, are
- * loaded, not both; and only the programs attached (attach_probes): each
- * is verified, ~0.1-0.3 s apiece. */
-static void choose_programs(struct session *t)
-{
-	struct alys_bpf *s = t->skel;
-	bool per_call = !t->census_only && !t->refill && !t->o->empty_probes;
-
-	bpf_program__set_autoload(s->progs.gc_alloc_session, per_call && t->uprobe_sessions);
-	if (per_call && t->uprobe_sessions)
-		bpf_program__set_expected_attach_type(s->progs.gc_alloc_session,
-			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_SESSION);
-	bpf_program__set_autoload(s->progs.gc_alloc_entry, per_call && !t->uprobe_sessions);
-	bpf_program__set_autoload(s->progs.gc_free_entry, per_call);
-	bpf_program__set_autoload(s->progs.gc_alloc_return,
-				  !t->o->empty_probes && (t->refill || (per_call && !t->uprobe_sessions)));
-	bpf_program__set_autoload(s->progs.gc_kind_global_entry, t->refill && !t->o->empty_probes);
-	bpf_program__set_autoload(s->progs.gc_refill, t->refill && !t->o->empty_probes);
-	bpf_program__set_autoload(s->progs.gc_realloc_inplace, t->refill && !t->o->empty_probes);
-	bpf_program__set_autoload(s->progs.gc_collect_entry,
-				  t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
-	bpf_program__set_autoload(s->progs.exit_group_enter,
-				  t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
-	bpf_program__set_autoload(s->progs.end_scan_entry,
-				  t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
-	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
-	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
-	bpf_program__set_autoload(s->progs.census_setcb_entry, t->o->census_every != 0);
-	bpf_program__set_autoload(s->progs.census_trigger, t->o->census_every != 0);
-	/* The refill probes, GC_gcollect's and the end scan's as uprobe_multi
-	 * links where the kernel has them (6.6+; session_link.h): no perf
-	 * event, whose making and closing queue on a host-wide mutex.
-	 * ALYS_BPF_NO_MULTI: as perf uprobes, for comparison. */
-	t->multi = !getenv("ALYS_BPF_NO_MULTI") && uprobe_multi_supported();
-	t->refill_multi = t->refill && t->multi;
-	if (t->multi) {
-		bpf_program__set_expected_attach_type(s->progs.gc_collect_entry,
-			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->progs.end_scan_entry,
-			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
-	}
-	if (t->refill_multi) {
-		struct refill_attach probes[REFILL_PROBES];
-
-		refill_probes(t, probes);
-		for (size_t i = 0; i < REFILL_PROBES; i++)
-			bpf_program__set_expected_attach_type(probes[i].prog,
-				(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
-	}
-	t->skel->rodata->setcb_vaddr = t->tg.gp.setcb.probe_vaddr;
-	t->skel->rodata->session_mode = t->uprobe_sessions;
-}
-
-/* Refill sampling where the slow paths can be probed; bytes:512K where not,
- * said once: a user who asked for a cheap probe gets a dearer one. */
-static void choose_sampling(struct session *t)
-{
-	int mode = t->o->sample;
-
-	if (mode == SAMPLE_DEFAULT)
-		mode = t->o->pid && !t->census_only ? SAMPLE_REFILL : SAMPLE_ALL;
-	t->sample_bytes = mode == SAMPLE_BYTES ? t->o->sample_bytes : 0;
-	if (mode == SAMPLE_REFILL && !t->tg.gp.refill_ok) {
-		t->refill_fell_back = true;
-		say(t, "notice: cannot probe the collector's slow paths (%s); sampling "
-		    "bytes:%uK instead, which takes a probe on every allocation\n",
-		    t->tg.gp.refill_why, SAMPLE_FALLBACK_BYTES >> 10);
-		mode = SAMPLE_BYTES;
-		t->sample_bytes = SAMPLE_FALLBACK_BYTES;
-	}
-	t->refill = mode == SAMPLE_REFILL;
-	t->duty_pct = 100;
-	if (t->refill)
-		t->duty_pct = t->o->duty_pct ? t->o->duty_pct :
-			      t->o->pid ? DUTY_DEFAULT_PID : 100;
-	if (t->duty_pct < 100 && !t->tg.gp.total_bytes_ok) {
-		say(t, "notice: cannot read the collector's byte count to weigh the --duty "
-		    "windows by (%s); the refill probes stay attached all the time\n",
-		    t->tg.gp.total_bytes_why);
-		t->duty_pct = 100;
-	}
-	if (t->refill && t->o->verbose) {
-		const struct refill_probe *rp = &t->tg.gp.refill;
-		char size_at[32];
-
-		if (rp->size_reg >= 0)
-			snprintf(size_at, sizeof(size_at), "DWARF reg %d", rp->size_reg);
-		else
-			snprintf(size_at, sizeof(size_at), "the stack at sp+%d", rp->size_sp_off);
-		say(t, "refill probe: GC_malloc_kind+0x%lx (%s), list in DWARF reg %d, size in "
-		    "%s, kind in %d\n", (unsigned long)(rp->probe_vaddr - rp->func_vaddr),
-		    rp->insn, rp->fl_reg, size_at, rp->kind_reg);
-	}
-}
-
-static void set_layout(struct session *t)
-{
-	const struct gc_layout *l = &t->tg.gp.layout;
-	typeof(t->skel->rodata) r = t->skel->rodata;
-
-	r->live_mode = (__u32)t->live.mode;
-	if (t->live.mode != ALYS_LIVE_MARKS)
-		return;
-	r->arrays_vaddr = l->arrays_vaddr;
-	r->collect_vaddr = t->tg.gp.collect.found ? t->tg.gp.collect.probe_vaddr : 0;
-	r->top_index_off = l->top_index_off;
-	r->bi_key_off = l->bi_key_off;
-	r->bi_link_off = l->bi_link_off;
-	r->hb_sz_off = l->hb_sz_off;
-	r->hb_flags_off = l->hb_flags_off;
-	r->hb_marks_off = l->hb_marks_off;
-	r->free_blk = l->free_blk;
-	r->top_mask = l->top_mask;
-	r->bottom_mask = l->bottom_mask;
-	r->hi_shift = l->hi_shift;
-	r->log_hblk = l->log_hblk;
-	r->granule_shift = l->granule_shift;
-	r->live_test_fail_first = t->live.test_fail_first;
-}
-
 static const char *live_mode_name(const struct session *t)
 {
 	return liveness_mode_name(&t->live, t->bs.st ? t->bs.st->live_state : 0);
@@ -441,366 +152,6 @@ static void check_live_state(struct session *t)
 	liveness_check_state(&t->live, t->bs.st->live_state, t->bs.st->live_verified,
 			     t->bs.st->live_mismatched,
 			     t->tg.gp.name);
-}
-
-static uint32_t ringbuf_bytes(const struct session *t)
-{
-	return t->o->ringbuf_size ? t->o->ringbuf_size : RINGBUF_DEFAULT;
-}
-
-/* The kernel refused the uprobe-session programs once (before Linux 6.13):
- * later sessions are configured without them, as the object loaded was. */
-static bool no_uprobe_sessions;
-
-/* t->skel opened and configured for t (programs chosen, read-only data
- * set), not loaded: 0 or -1 (said). */
-static int configure_bpf(struct session *t)
-{
-	const struct gc_probes *gp = &t->tg.gp;
-	int rows_fd, objects_fd, procs_fd;
-	uint32_t slots = 2;	/* a power of two, for the kernel's mask */
-
-	libbpf_set_print(libbpf_quiet);
-	t->skel = alys_bpf__open();
-	if (!t->skel) {
-		fail("cannot open the BPF program: %s\n", strerror(errno));
-		return -1;
-	}
-	choose_programs(t);
-	t->skel->rodata->sample_mean = t->sample_bytes;
-	t->skel->rodata->sampled_trace = t->sample_bytes || t->refill;
-	fill_neg_log_table(t->skel->rodata->neg_log_table,
-			   sizeof(t->skel->rodata->neg_log_table) /
-			   sizeof(t->skel->rodata->neg_log_table[0]));
-	t->skel->rodata->max_frames = t->o->max_frames;
-	t->skel->rodata->unwind_mode = t->o->unwind;
-	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
-		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;
-	if (t->refill) {
-		/* GC_malloc_kind_global stands in for both allocation kinds. */
-		t->skel->rodata->probe_vaddr[ALYS_KIND_MALLOC] = gp->kind_global.probe_vaddr;
-		t->skel->rodata->probe_vaddr[ALYS_KIND_MALLOC_ATOMIC] = gp->kind_global.probe_vaddr;
-		t->skel->rodata->aip_vaddr = gp->aip_vaddr;
-		t->skel->rodata->refill_vaddr = gp->refill.probe_vaddr;
-		t->skel->rodata->refill_fl_reg = gp->refill.fl_reg;
-		t->skel->rodata->refill_size_reg = gp->refill.size_reg;
-		t->skel->rodata->refill_size_sp_off = gp->refill.size_sp_off;
-		t->skel->rodata->refill_kind_reg = gp->refill.kind_reg;
-	}
-	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
-	set_layout(t);
-	unwind_maps_fds(t->um, &rows_fd, &objects_fd, &procs_fd);
-	if (rows_fd >= 0) {
-		/* Another object (the agent's) made the tables' maps. */
-		if (bpf_map__reuse_fd(t->skel->maps.unwind_rows, rows_fd) ||
-		    bpf_map__reuse_fd(t->skel->maps.unwind_objects, objects_fd) ||
-		    bpf_map__reuse_fd(t->skel->maps.unwind_procs, procs_fd)) {
-			fail("cannot share the unwind tables with this session: %s\n",
-			     strerror(errno));
-			return -1;
-		}
-	} else {
-		bpf_map__set_max_entries(t->skel->maps.unwind_rows, unwind_rows_cap(t));
-	}
-	while (slots < t->o->stack_cache)
-		slots <<= 1;
-	t->skel->rodata->stack_cache_mask = slots - 1;
-	/* Wake the reader by a quarter full at the latest. */
-	if (t->skel->rodata->wakeup_bytes > ringbuf_bytes(t) / 4)
-		t->skel->rodata->wakeup_bytes = ringbuf_bytes(t) / 4;
-	/* Tests: the small and mid tracked maps take this many collector
-	 * blocks each, the rest go to the big one. */
-	if (getenv("ALYS_BPF_TRACKED_SMALL_FILL") && *getenv("ALYS_BPF_TRACKED_SMALL_FILL"))
-		t->skel->rodata->tracked_fill[0] = t->skel->rodata->tracked_fill[1] =
-			atoll(getenv("ALYS_BPF_TRACKED_SMALL_FILL"));
-	/* Tests: scans wait this many times their own length (default 4). */
-	if (getenv("ALYS_BPF_SCAN_GAP") && *getenv("ALYS_BPF_SCAN_GAP"))
-		t->skel->rodata->scan_gap = (__u32)atoi(getenv("ALYS_BPF_SCAN_GAP"));
-	/* Tests: every frame walked, none checked against the last walk. */
-	if (getenv("ALYS_BPF_NO_REUSE") && *getenv("ALYS_BPF_NO_REUSE"))
-		t->skel->rodata->reuse_walks = false;
-	return 0;
-}
-
-/* t->skel, configured, loaded into the kernel: 0 or -1 (said; t->skel
- * destroyed). */
-static int load_bpf(struct session *t)
-{
-	int err = alys_bpf__load(t->skel);
-
-	if (err && t->uprobe_sessions) {
-		/* This kernel has no uprobe sessions (before Linux 6.13). */
-		alys_bpf__destroy(t->skel);
-		t->skel = NULL;
-		t->uprobe_sessions = false;
-		no_uprobe_sessions = true;
-		if (t->o->verbose)
-			say(t, "uprobe sessions unavailable: every call gets a return probe\n");
-		if (configure_bpf(t))
-			return -1;
-		return load_bpf(t);
-	}
-	if (err) {
-		report_load_error(err);
-		return -1;
-	}
-	if (t->o->unwind == ALYS_UNWIND_DWARF && !unwind_maps_attached(t->um)) {
-		char msg[PATH_MAX + 256];
-
-		if (unwind_maps_attach(t->um, bpf_map__fd(t->skel->maps.unwind_rows),
-				       bpf_map__fd(t->skel->maps.unwind_objects),
-				       bpf_map__fd(t->skel->maps.unwind_procs),
-				       bpf_map__max_entries(t->skel->maps.unwind_rows),
-				       msg, sizeof(msg))) {
-			fail("%s\n", msg);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* The programs: those of a loaded object configured alike if the pool has
- * one with room (the agent's other processes), else loaded now; and a slot
- * in it with this session's maps. 0 or -1 (said). */
-static int open_bpf(struct session *t)
-{
-	struct bpf_slot_sizes sz = {
-		.ringbuf_bytes = ringbuf_bytes(t),
-		.tracked_small = ALYS_TRACKED_SMALL, .tracked_mid = ALYS_TRACKED_MID,
-		/* A scan walks every bucket of the big map, when it holds
-		 * any: keep it no bigger than the hblks it must hold (~16 ms
-		 * per 1M buckets). */
-		.tracked_big = t->sample_bytes || t->refill ? TRACKED_SAMPLED : TRACKED_ALL,
-	};
-	char err[256];
-	struct bpf_group *g;
-	int r = -1;
-
-	if (no_uprobe_sessions)
-		t->uprobe_sessions = false;
-	if (configure_bpf(t))
-		goto out;
-	sz.stack_cache = t->skel->rodata->stack_cache_mask + 1;
-	/* ALYS_BPF_NO_SHARE: an object a session, for comparison (bench/). */
-	g = getenv("ALYS_BPF_NO_SHARE") ? NULL : bpf_pool_find(t->pool, t->skel);
-	if (g) {
-		alys_bpf__destroy(t->skel);
-		if (t->o->verbose)
-			say(t, "BPF programs shared with another session\n");
-	} else {
-		if (load_bpf(t))
-			goto out;
-		g = bpf_pool_add(t->pool, t->skel, t->uprobe_sessions);
-		if (!g) {
-			t->skel = NULL;
-			fail("out of memory for the BPF object\n");
-			return -1;
-		}
-	}
-	t->skel = NULL;
-	if (bpf_slot_take(t->pool, g, &sz, &t->bs, err, sizeof(err))) {
-		fail("%s\n", err);
-		return -1;
-	}
-	t->skel = t->bs.skel;
-	t->uprobe_sessions = t->bs.uprobe_sessions;
-	return 0;
-out:
-	if (t->skel)
-		alys_bpf__destroy(t->skel);
-	t->skel = NULL;
-	return r;
-}
-
-/* A probe at f could not be attached (err: an errno). Not said when a
- * window's attach finds the process exiting: session_timeout. */
-static void attach_failed(struct session *t, const struct gc_func *f, int err)
-{
-	if (err == ESRCH && t->refill_announced)
-		return;
-	fail("cannot attach a uprobe to %s in %s: %s%s\n", f->name, t->tg.gp.name, strerror(err),
-	     err == EACCES || err == EPERM ?
-	     " (uprobes need root, or CAP_SYS_ADMIN with CAP_BPF and CAP_PERFMON)" : "");
-}
-
-/* Said once with -v. */
-static void announce_probe(struct session *t, const struct gc_func *f, bool ret)
-{
-	if (t->o->verbose)
-		say(t, "%s %s+0x%lx (%s)%s\n", ret ? "uretprobe" : "uprobe", f->name,
-		    (unsigned long)f->place.offset, f->place.insn,
-		    f->place.emulated ? "" : ": single-stepped, slower");
-}
-
-/* A uprobe (or uretprobe) at f's probe point. */
-static struct bpf_link *attach_link(struct session *t, struct bpf_program *prog,
-				    const struct gc_func *f, bool ret, __u64 cookie, bool announce)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = ret,
-		    .bpf_cookie = slot_cookie(t) | cookie);
-	struct bpf_link *link;
-
-	link = bpf_program__attach_uprobe_opts(prog, t->tg.pid, t->tg.gp.path,
-					      f->probe_file_off, &opts);
-	if (!link) {
-		attach_failed(t, f, errno);
-		return NULL;
-	}
-	if (announce)
-		announce_probe(t, f, ret);
-	return link;
-}
-
-/* attach_link as a uprobe_multi link: its fd, or -1. */
-static int attach_multi(struct session *t, struct bpf_program *prog, const struct gc_func *f,
-			bool ret, bool announce)
-{
-	int fd = uprobe_multi_link_create(bpf_program__fd(prog), ALYS_BPF_TRACE_UPROBE_MULTI,
-					  ret ? ALYS_BPF_F_UPROBE_MULTI_RETURN : 0, t->tg.gp.path,
-					  f->probe_file_off, slot_cookie(t), t->tg.pid);
-
-	if (fd < 0) {
-		attach_failed(t, f, -fd);
-		return -1;
-	}
-	if (announce)
-		announce_probe(t, f, ret);
-	return fd;
-}
-
-/* A probe kept until finish(). */
-static int attach_one(struct session *t, struct bpf_program *prog, const struct gc_func *f,
-		      bool ret, __u64 cookie)
-{
-	struct bpf_link *link = attach_link(t, prog, f, ret, cookie, true);
-
-	if (!link)
-		return -1;
-	t->links[t->nlinks++] = link;
-	return 0;
-}
-
-/* --sample refill's probes (refill_probes), GC_realloc's if with_realloc.
- * refill_windows.c detaches them. */
-static int attach_refill(void *ctx, bool with_realloc, struct probe_link *links, int *n)
-{
-	struct session *t = ctx;
-	bool announce = !t->refill_announced;
-	struct refill_attach probes[REFILL_PROBES];
-	size_t nprobes = REFILL_PROBES - !(with_realloc && t->tg.gp.funcs[ALYS_KIND_REALLOC].found);
-
-	refill_probes(t, probes);
-	*n = 0;
-	for (size_t i = 0; i < nprobes; i++) {
-		links[*n] = (struct probe_link){ NULL, -1 };
-		if (t->refill_multi)
-			links[*n].fd = attach_multi(t, probes[i].prog, probes[i].f, probes[i].ret,
-						    announce);
-		else
-			links[*n].link = attach_link(t, probes[i].prog, probes[i].f, probes[i].ret,
-						     0, announce);
-		if (!links[*n].link && links[*n].fd < 0)
-			return -1;
-		(*n)++;
-	}
-	t->refill_announced = true;	/* --duty attaches them every window */
-	return 0;
-}
-
-/* What gc_alloc_entry and gc_alloc_session read from their attach cookie
- * (bpf/alys.bpf.c): the kind, above its 8 bits the probe's ELF address, and
- * the slot in the top byte (slot_cookie). */
-static __u64 alloc_cookie(const struct session *t, int kind)
-{
-	return slot_cookie(t) | t->tg.gp.funcs[kind].probe_vaddr << 8 | (__u64)kind;
-}
-
-static int attach_probes(struct session *t)
-{
-	struct alys_bpf *s = t->skel;
-	const struct gc_func *f = t->tg.gp.funcs;
-
-	if (t->o->census_every &&
-	    attach_one(t, s->progs.census_setcb_entry, &t->tg.gp.setcb, false, 0))
-		return -1;
-	if (t->o->census_every && !t->launched) {
-		char err[PATH_MAX + 256];
-
-		if (census_session_attach_running(&t->census, err, sizeof(err))) {
-			fail("%s\n", err);
-			return -1;
-		}
-	}
-	if (t->refill) {
-		t->rw = (struct refill_windows){
-			.duty_pct = t->duty_pct, .launched = t->launched,
-			.attach = attach_refill, .attach_ctx = t,
-			.bpf_from = &t->bs.st->duty_from_ns,
-			.bpf_until = &t->bs.st->duty_until_ns,
-		};
-		gc_count_init(&t->rw.count, t->tg.pid, &t->tg.gp);
-		if (refill_windows_start(&t->rw, clock_ns(CLOCK_MONOTONIC))) {
-			fail("cannot %s\n", t->duty_pct < 100 ?
-			     "read the collector's byte count in the target (for --duty)" :
-			     "attach the refill probes");
-			return -1;
-		}
-	}
-	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++) {
-		/* the allocation kinds share one program, told apart by the cookie */
-		bool alloc = k != ALYS_KIND_FREE;
-
-		if (!f[k].found || t->census_only || t->refill)
-			continue;
-		if (t->uprobe_sessions && alloc) {
-			int fd = session_link_create(bpf_program__fd(s->progs.gc_alloc_session),
-						     t->tg.gp.path, f[k].probe_file_off,
-						     alloc_cookie(t, k), t->tg.pid);
-
-			if (fd < 0) {
-				fail("cannot attach a uprobe session to %s in %s: %s\n",
-				     f[k].name, t->tg.gp.name, strerror(-fd));
-				return -1;
-			}
-			t->session_fds[t->nsessions++] = fd;
-			if (t->o->verbose)
-				say(t, "uprobe session %s+0x%lx (%s)\n", f[k].name,
-				    (unsigned long)f[k].place.offset, f[k].place.insn);
-			continue;
-		}
-		if (attach_one(t, t->o->empty_probes ? s->progs.empty_entry
-				 : alloc ? s->progs.gc_alloc_entry : s->progs.gc_free_entry,
-			       &f[k], false, alloc ? alloc_cookie(t, k) : 0))
-			return -1;
-		if (alloc &&
-		    attach_one(t, t->o->empty_probes ? s->progs.empty_return
-						     : s->progs.gc_alloc_return, &f[k], true, 0))
-			return -1;
-	}
-	if (t->live.mode == ALYS_LIVE_MARKS && t->tg.gp.collect.found && !t->o->empty_probes) {
-		if (!t->multi) {
-			if (attach_one(t, s->progs.gc_collect_entry, &t->tg.gp.collect, false, 0))
-				return -1;
-		} else {
-			int fd = attach_multi(t, s->progs.gc_collect_entry, &t->tg.gp.collect,
-					      false, true);
-
-			if (fd < 0)
-				return -1;
-			t->session_fds[t->nsessions++] = fd;
-		}
-	}
-	if (t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes) {
-		int err = bpf_slot_watch_exit(&t->bs, t->tg.pid);
-
-		if (err) {
-			fail("cannot attach to the exit_group tracepoint (for the liveness scan at "
-			     "exit): %s; is tracefs available (CONFIG_FTRACE_SYSCALLS)?\n",
-			     strerror(-err));
-			return -1;
-		}
-	}
-	return 0;
 }
 
 static void write_counters(struct session *t)
@@ -954,7 +305,7 @@ int session_start(struct session *t)
 	h.start_ns = clock_ns(CLOCK_MONOTONIC);
 	h.start_unix_ns = clock_ns(CLOCK_REALTIME);
 	t->start_ns = t->last_flush = t->last_counters = h.start_ns;
-	if (attach_probes(t))
+	if (probe_attach_all(t))
 		return -1;
 	if (trace_writer_open(&t->sink.w, t->output[0] ? t->output : NULL,
 			      t->inv.drop ? t->inv.uid : (uid_t)-1,
@@ -1022,9 +373,9 @@ static void request_end_scan(struct session *t)
 			continue;
 		links[n] = (struct probe_link){ NULL, -1 };
 		if (t->multi)
-			links[n].fd = attach_multi(t, prog, f, false, false);
+			links[n].fd = probe_attach_multi(t, prog, f, false, false);
 		else
-			links[n].link = attach_link(t, prog, f, false, 0, false);
+			links[n].link = probe_attach_link(t, prog, f, false, 0, false);
 		if (links[n].link || links[n].fd >= 0)
 			n++;
 	}
@@ -1208,7 +559,7 @@ int session_load(struct session *t)
 
 	build_unwind_tables(t);
 	t->census_only = o->census_every && o->sample == SAMPLE_DEFAULT;
-	choose_sampling(t);
+	bpf_setup_choose_sampling(t);
 	if (o->census_every) {
 		char err[PATH_MAX + 512];
 
@@ -1222,7 +573,7 @@ int session_load(struct session *t)
 	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
 	 * sessions (tests and benchmarks compare the two). */
 	t->uprobe_sessions = t->sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");
-	return open_bpf(t);
+	return bpf_setup_open(t);
 }
 
 int session_launch(struct session *t)
