@@ -25,18 +25,7 @@ ALYS=$ROOT/bin/alys-bpf CONV=$ROOT/bin/alys_converter
 command -v crystal >/dev/null || { echo "crystal: not installed (scripts/setup-debian.sh)" >&2; exit 1; }
 W=$(mktemp -d /tmp/alys-compiler.XXXXXX)
 trap 'sysctl -qw kernel.bpf_stats_enabled=0; rm -rf "$W"' EXIT
-cat >"$W/prog.cr" <<'CR'
-require "json"
-require "http/server"
-
-server = HTTP::Server.new do |context|
-  context.response.content_type = "application/json"
-  context.response.print({"hello" => "world"}.to_json)
-end
-puts server.class
-x = JSON.parse(%({"a": 1}))
-puts x["a"]
-CR
+cp "$ROOT/bench/workloads/compiler_input.cr" "$W/prog.cr"
 export CRYSTAL_CACHE_DIR=$W/cache
 CMD=(crystal build --no-codegen --no-color "$W/prog.cr" -o "$W/prog")
 "${CMD[@]}" >/dev/null	# warm the cache
