@@ -7,6 +7,8 @@
 #   untraced        nothing attached
 #   default         alys-bpf --pid (refill sampling, probes attached 20% of
 #                   the time: --duty 20)
+#   default-nopauses  the same without the GC pause probes
+#                   (ALYS_BPF_NO_PAUSES=1): what they cost (issue 40)
 #   floor-default   the same probes doing nothing (--empty-probes)
 #   refill-100      --sample refill --duty 100 (probes attached all along)
 #   bytes:512K      --sample bytes:512K (a probe on every allocation)
@@ -21,7 +23,8 @@
 # Prints, per mode, the median over REPS rounds of its requests/s divided by
 # those of an untraced run just before it, and the bytes per request the
 # trace estimates (its allocated bytes over the requests served while
-# attached), against the full trace's (the same round's).
+# attached), against the full trace's (the same round's); and, beside wrk's
+# p99 latency, the p99 and longest GC pause the trace recorded.
 #   bench/http_server.sh [REPS [SECS]]   (as root, after make; 3 and 8)
 # MODES="default ..." picks modes; LIBGC_DIR=DIR links the server with
 # DIR/libgc.a (bench/http_lib.sh), e.g. the clang large-config build of the
@@ -48,10 +51,11 @@ RX_PORT=$(cat "$W/rx/port")
 
 # run MODE: prints "requests_per_s requests bytes".
 run() {
-	local mode=$1 args=() pid rps req bytes=0
+	local mode=$1 args=() envs=() pid rps req bytes=0 p99=- gcp99=- gcmax=-
 	case $mode in
 	untraced) ;;
 	default) args=() ;;
+	default-nopauses) envs=(ALYS_BPF_NO_PAUSES=1) ;;
 	floor-default) args=(--empty-probes) ;;
 	refill-100) args=(--sample refill --duty 100) ;;
 	bytes:512K) args=(--sample bytes:512K) ;;
@@ -74,11 +78,11 @@ run() {
 		until grep -q "tracing pid $SERVER " "$W/err" 2>/dev/null; do sleep 0.05; done
 		url=$(sed -n 's|^alys-bpf: serving the agent.s metrics at \(http://[0-9.:]*\)/.*|\1|p' "$W/err")
 	elif [ "$mode" != untraced ]; then
-		"$ALYS" "${args[@]}" --pid $SERVER -o "$W/t.alys" 2>"$W/err" &
+		env "${envs[@]}" "$ALYS" "${args[@]}" --pid $SERVER -o "$W/t.alys" 2>"$W/err" &
 		pid=$!
 		until grep -q 'tracing pid' "$W/err" 2>/dev/null; do sleep 0.05; done
 	fi
-	taskset -c 0 wrk -t1 -c4 -d"${SECS}s" "http://127.0.0.1:$PORT/" >"$W/wrk"
+	taskset -c 0 wrk --latency -t1 -c4 -d"${SECS}s" "http://127.0.0.1:$PORT/" >"$W/wrk"
 	if [ "$mode" = http-fetch5 ]; then
 		kill $fetcher
 		wait $fetcher 2>/dev/null || true
@@ -98,13 +102,20 @@ run() {
 		fi
 	fi
 	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p' "$W/wrk")
+	# wrk's p99 in ms (it prints us, ms or s)
+	p99=$(awk '$1 == "99%" { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
+		print (u == "us" ? v / 1000 : u == "s" ? v * 1000 : v) }' "$W/wrk")
+	if [ -s "$W/t.alys" ]; then
+		read -r gcp99 gcmax < <("$CONV" -q -f report -o - "$W/t.alys" 2>/dev/null |
+			sed -n 's/^ *p50 .* p99 \([0-9.]*\) ms, max \([0-9.]*\) ms$/\1 \2/p') || true
+	fi
 	req=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$W/wrk")
 	case $mode in
 	untraced | floor-default | http-fetch5 | agent) ;;
 	*) bytes=$("$CONV" -f report -o - "$W/t.alys" 2>/dev/null |
 		sed -n 's/^ *Allocated: [0-9]* objects, \([0-9]*\) bytes.*/\1/p') ;;
 	esac
-	echo "$rps $req ${bytes:-0}"
+	echo "$rps $req ${bytes:-0} ${p99:--} ${gcp99:--} ${gcmax:--}"
 }
 
 # Machine speed drifts by 30% and more from minute to minute here: each
@@ -118,12 +129,13 @@ echo "# bench/http_server.sh, $(date -u +%F), $(uname -r), $(nproc) CPUs," \
 for i in $(seq "$REPS"); do
 	for mode in $MODES; do
 		read -r u _ _ < <(run untraced)
-		read -r r req bytes < <(run "$mode")
+		read -r r req bytes p99 gcp99 gcmax < <(run "$mode")
 		echo "$(awk -v r="$r" -v u="$u" 'BEGIN { printf "%.4f", r / u }') $r $u $req $bytes" \
-			>>"$W/runs.${mode//[:]/_}"
+			"$p99 $gcp99 $gcmax" >>"$W/runs.${mode//[:]/_}"
 	done
 done
-printf '%-14s %12s %12s %11s %14s %12s\n' mode requests/s untraced x_untraced bytes/request x_full_trace
+printf '%-16s %12s %12s %11s %14s %12s %9s %11s %10s\n' mode requests/s untraced x_untraced \
+	bytes/request x_full_trace p99_ms gc_p99_ms gc_max_ms
 declare -A line=() bpr=()
 for mode in $MODES; do
 	line[$mode]=$(sort -n "$W/runs.${mode//[:]/_}" | sed -n "$(((REPS + 1) / 2))p")
@@ -131,9 +143,9 @@ for mode in $MODES; do
 	bpr[$mode]=$(awk -v b="$bytes" -v r="$req" 'BEGIN { printf "%.0f", (b > 0 ? b / r : 0) }')
 done
 for mode in $MODES; do
-	read -r ratio r u _ _ <<<"${line[$mode]}"
+	read -r ratio r u _ _ p99 gcp99 gcmax <<<"${line[$mode]}"
 	awk -v m=$mode -v x="$ratio" -v r="$r" -v u="$u" -v b="${bpr[$mode]}" \
-		-v f="${bpr[all]:-0}" 'BEGIN {
-		printf "%-14s %12.0f %12.0f %11.2f %14s %12s\n", m, r, u, x, (b > 0 ? b : "-"),
-			(b > 0 && f > 0 ? sprintf("%.3f", b / f) : "-") }'
+		-v f="${bpr[all]:-0}" -v p="$p99" -v g="$gcp99" -v gm="$gcmax" 'BEGIN {
+		printf "%-16s %12.0f %12.0f %11.2f %14s %12s %9s %11s %10s\n", m, r, u, x,
+			(b > 0 ? b : "-"), (b > 0 && f > 0 ? sprintf("%.3f", b / f) : "-"), p, g, gm }'
 done

@@ -223,6 +223,10 @@ struct thread_state {
 	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too */
 	__u32 walk;		/* walks[walk & 1]: this walk; the other: the last */
 	struct walk_record walks[2];
+	/* a stop-the-world pause under way on this thread (gc_world_stop),
+	 * and the collection around it (its entry: gc_world_stop) */
+	__u64 pause_stop_ns, pause_start_ns, pause_key, pause_gc_no_addr;
+	__u64 collect_begin_ns;
 };
 
 /* Task storage: found without a hash lookup, freed when the thread exits. */
@@ -792,6 +796,135 @@ int end_scan_entry(struct pt_regs *ctx)
 
 	if (S && S->live_end_request && S->live_bias)
 		maybe_scan(S, S->live_bias, SCAN_IMPLICIT);
+	return 0;
+}
+
+/*
+ * Stop-the-world pauses: GC_stop_world's entry (the collecting thread, the
+ * lock held; its stack leads to what triggered the collection) and
+ * GC_start_world's return, when every thread runs again. Where the probes
+ * also bound the collection around the pause (GC_try_to_collect_inner's
+ * entry and return), the stack is walked at its entry: a walk from
+ * GC_stop_world would meet that function's return address replaced by its
+ * return probe's trampoline. Two to four probe hits a collection, in every
+ * mode.
+ */
+const volatile __u64 world_stop_vaddr;	/* GC_stop_world's probe */
+const volatile __u64 collect_inner_vaddr;	/* GC_try_to_collect_inner's, 0: none */
+
+/* At GC_stop_world, and (cookie ALYS_COOKIE_COLLECT) at the collection's
+ * entry: one program, so that the walk is verified once. */
+SEC("uprobe")
+int gc_world_stop(struct pt_regs *ctx)
+{
+	struct alys_sess *S = probe_sess(ctx);
+	bool begin = bpf_get_attach_cookie(ctx) & ALYS_COOKIE_COLLECT;
+	struct thread_state *st;
+	struct pending_call *c;
+	__u64 sp, pv;
+	__u32 d;
+
+	if (!S)
+		return 0;
+	st = thread_of(S, true);
+	if (!st)
+		return 0;
+	/* the stop inside a collection whose entry was walked */
+	if (!begin && st->collect_begin_ns) {
+		st->pause_stop_ns = bpf_ktime_get_ns();
+		return 0;
+	}
+	/* An allocation under way (its entry walked, its return probe
+	 * pending) triggered the collection: its stack is the trigger's, and
+	 * a walk from here would stop at its return address, replaced by the
+	 * trampoline. Else (GC.collect, an unsampled call) walked here,
+	 * before the pause is stamped. */
+	d = st->depth;
+	c = d > 0 && d <= ALYS_MAX_DEPTH ? &st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)] : NULL;
+	sp = PT_REGS_SP(ctx);
+	if (c && !c->skip && c->stack_key && c->sp > sp && c->sp - sp < NEST_SPAN)
+		st->pause_key = c->stack_key;
+	else
+		st->pause_key = collect_stack(ctx, st);
+	pv = begin ? collect_inner_vaddr : world_stop_vaddr;
+	st->pause_gc_no_addr = gc_no_vaddr && pv ? bias_of(ctx, pv) + gc_no_vaddr : 0;
+	if (begin) {
+		st->collect_begin_ns = bpf_ktime_get_ns();
+		st->pause_stop_ns = 0;
+	} else {
+		st->pause_stop_ns = bpf_ktime_get_ns();
+	}
+	return 0;
+}
+
+/* The pause's record; end: when the collection around it returned (0:
+ * not measured). */
+static __always_inline void submit_pause(struct alys_sess *S, struct thread_state *st,
+					 __u64 end)
+{
+	struct alys_rb_pause *p;
+	__u64 gc_no = 0;
+	void *rb = events_at(S->slot);
+
+	if (!rb)
+		return;
+	p = bpf_ringbuf_reserve(rb, sizeof(*p), 0);
+	if (!p) {
+		count(S->slot, ALYS_CNT_RB_DROP_EVENT);
+		return;
+	}
+	if (st->pause_gc_no_addr)
+		read_u64(&gc_no, st->pause_gc_no_addr);
+	p->type = ALYS_RB_PAUSE;
+	p->pad[0] = p->pad[1] = p->pad[2] = 0;
+	p->pad2 = 0;
+	p->tid = (__u32)bpf_get_current_pid_tgid();
+	p->gc_no = (__u32)gc_no;
+	p->stop_ns = st->pause_stop_ns;
+	p->start_ns = st->pause_start_ns;
+	p->stack_key = st->pause_key;
+	p->begin_ns = end ? st->collect_begin_ns : 0;
+	p->end_ns = end;
+	bpf_ringbuf_submit(p, 0);
+}
+
+SEC("uretprobe")
+int gc_world_started(struct pt_regs *ctx)
+{
+	struct alys_sess *S = probe_sess(ctx);
+	struct thread_state *st;
+
+	if (!S)
+		return 0;
+	st = thread_of(S, false);
+	/* no stop seen: attached in between */
+	if (!st || !st->pause_stop_ns)
+		return 0;
+	st->pause_start_ns = bpf_ktime_get_ns();
+	/* inside a collection the probes follow: written as it returns */
+	if (st->collect_begin_ns)
+		return 0;
+	submit_pause(S, st, 0);
+	st->pause_stop_ns = 0;
+	return 0;
+}
+
+/* GC_try_to_collect_inner's return: the whole collection, the lock held,
+ * the world stopped for part of it (its entry: gc_world_stop). */
+SEC("uretprobe")
+int gc_collect_end(struct pt_regs *ctx)
+{
+	struct alys_sess *S = probe_sess(ctx);
+	struct thread_state *st = S ? thread_of(S, false) : NULL;
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!st || !st->collect_begin_ns)
+		return 0;
+	/* a collection abandoned before the stop has no pause */
+	if (st->pause_stop_ns && st->pause_start_ns)
+		submit_pause(S, st, now);
+	st->collect_begin_ns = 0;
+	st->pause_stop_ns = 0;
 	return 0;
 }
 

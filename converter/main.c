@@ -16,6 +16,7 @@
 #include "alys_format.h"
 #include "converter/diff.h"
 #include "converter/output.h"
+#include "profile/gc_pauses.h"
 #include "profile/model.h"
 #include "profile/progress.h"
 #include "profile/symbolize.h"
@@ -35,6 +36,7 @@ enum {
 	HONOURS_KEEP_ALLOC = 1 << 7,
 	HONOURS_INLINE_STACKS = 1 << 8,
 	HONOURS_LIMIT = 1 << 10,
+	HONOURS_PAUSES = 1 << 11,	/* --pauses */
 	SELECTS = HONOURS_TIME | HONOURS_TYPE,
 	/* names types: type ids from the program's code (type_ids.h) */
 	NAMES_TYPES = 1 << 9,
@@ -51,7 +53,7 @@ static const struct format formats[] = {
 	{ "json", ".json", write_json,
 	  SELECTS | HONOURS_DEPTH | HONOURS_INDENT | HONOURS_INLINE_STACKS },
 	{ "pprof", ".pb.gz", write_pprof,
-	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_KEEP_ALLOC },
+	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_KEEP_ALLOC | HONOURS_PAUSES },
 	{ "folded-stacks", ".folded", write_folded,
 	  SELECTS | HONOURS_DEPTH | HONOURS_MIN_BYTES | HONOURS_VALUE | HONOURS_KEEP_ALLOC },
 	{ "flamegraph", ".svg", write_flamegraph,
@@ -79,6 +81,7 @@ static const struct {
 	{ HONOURS_VALUE, "--value" }, { HONOURS_INDENT, "--indent" },
 	{ HONOURS_MARKDOWN, "--markdown" }, { HONOURS_KEEP_ALLOC, "--keep-allocator-frames" },
 	{ HONOURS_INLINE_STACKS, "--inline-stacks" }, { HONOURS_LIMIT, "--limit" },
+	{ HONOURS_PAUSES, "--pauses" },
 };
 
 /* 0, or complain about the first option given that fmt does not honour. */
@@ -147,6 +150,9 @@ static void usage(FILE *f)
 		"                     __crystal_malloc*, ...) at the leaf; by default stacks\n"
 		"                     start at the allocating Crystal code, as Go's heap\n"
 		"                     profiles do\n"
+		"      --pauses       pprof: the collector's stop-the-world pauses by the\n"
+		"                     stack that triggered each (sample types gc_pauses/count,\n"
+		"                     gc_pause/nanoseconds) instead of allocations\n"
 		"      --min-bytes N  folded-stacks, flamegraph, report, pprof: leave out\n"
 		"                     stacks (report: sites, types) that allocated fewer bytes\n"
 		"      --type NAME    only allocations of Crystal type NAME (from the\n"
@@ -307,6 +313,16 @@ static int convert(const struct run *r)
 	if (r->filter.type && !m.alloc_events && r->fmt->write != write_heap_graph)
 		warnx_msg("no allocation of type '%s' in %s; the report format lists the "
 			  "types found", r->filter.type, r->input);
+	if (r->opt.pprof_values == PPROF_PAUSES) {
+		struct gc_pause_summary ps;
+
+		if (!t.nr_pauses)
+			warnx_msg("%s has no GC pause records (traced by an older alys-bpf, or "
+				  "GC_stop_world was not found): the profile is empty", r->input);
+		gc_pauses_summarize(&m, &ps);
+		gc_pauses_as_buckets(&m, &ps);
+		gc_pauses_free(&ps);
+	}
 	outbuf_init(&o, fd);
 	r->fmt->write(&m, &o, &r->opt);
 	err = outbuf_flush(&o);
@@ -399,7 +415,7 @@ int main(int argc, char **argv)
 	enum {
 		OPT_INDENT = 256, OPT_DEPTH, OPT_VALUE, OPT_MARKDOWN, OPT_MIN_BYTES,
 		OPT_TYPE, OPT_TIME, OPT_AT, OPT_DEBUG_DIR, OPT_NO_SYMBOLS, OPT_FULL_NAMES, OPT_KEEP_ALLOC,
-		OPT_INLINE_STACKS, OPT_LIMIT,
+		OPT_INLINE_STACKS, OPT_LIMIT, OPT_PAUSES,
 	};
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -418,6 +434,7 @@ int main(int argc, char **argv)
 		{ "keep-allocator-frames", no_argument, NULL, OPT_KEEP_ALLOC },
 		{ "inline-stacks", no_argument, NULL, OPT_INLINE_STACKS },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
+		{ "pauses", no_argument, NULL, OPT_PAUSES },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -541,6 +558,10 @@ int main(int argc, char **argv)
 		case OPT_KEEP_ALLOC:
 			r.opt.keep_allocator_frames = true;
 			given |= HONOURS_KEEP_ALLOC;
+			break;
+		case OPT_PAUSES:
+			r.opt.pprof_values = PPROF_PAUSES;
+			given |= HONOURS_PAUSES;
 			break;
 		case OPT_FULL_NAMES:
 			r.sym.full_names = true;

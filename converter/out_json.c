@@ -241,6 +241,29 @@ static void write_collections(struct json *j, const struct trace *t)
 	close_(j, ']');
 }
 
+/* The stop-the-world pauses (FORMAT.md record 13); their stacks are in
+ * "stacks" with the events'. */
+static void write_pauses(struct json *j, const struct trace *t)
+{
+	key(j, "pauses");
+	open_(j, '[');
+	for (size_t i = 0; i < t->nr_pauses; i++) {
+		const struct trace_pause *p = &t->pauses[i];
+
+		elem(j);
+		open_(j, '{');
+		key(j, "time_ns");
+		outbuf_i64(j->o, (int64_t)(p->stop_ns - t->hdr.start_ns));
+		key_u64(j, "duration_ns", true, p->start_ns - p->stop_ns);
+		key_u64(j, "collection_ns", p->end_ns != 0, p->end_ns - p->begin_ns);
+		key_u64(j, "tid", true, p->tid);
+		key_u64(j, "gc_no", true, p->gc_no);
+		key_u64(j, "stack_id", true, p->stack ? t->stacks[p->stack - 1].id : 0);
+		close_(j, '}');
+	}
+	close_(j, ']');
+}
+
 /* Prerendered frame objects, one per symbolizer entry, made on first use. */
 struct frame_cache {
 	char **text;
@@ -490,6 +513,10 @@ void write_json(struct model *m, struct outbuf *o, const struct output_options *
 	write_counters(&j, t);
 	write_end(&j, t);
 	write_collections(&j, t);
+	write_pauses(&j, t);
+	for (size_t i = 0; i < t->nr_pauses; i++)
+		if (t->pauses[i].stack)
+			m->stack_shown[t->pauses[i].stack - 1] = 1;
 	if (!opt->inline_stacks)
 		write_stacks(&j, m, &fc, opt);
 	key(&j, "events");

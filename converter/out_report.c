@@ -11,6 +11,8 @@
  *    T.allocate frame (the model's type), like the compiler's __trace_new
  *    statistics, with each type's biggest site.
  *  - With --type: that type's top call stacks.
+ *  - GC pauses: the collector's stop-the-world pauses, their spread, the
+ *    longest and what triggered each (profile/gc_pauses.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,11 +21,13 @@
 
 #include "converter/output.h"
 #include "lib/util.h"
+#include "profile/gc_pauses.h"
 
 #define TOP_SITES 20
 #define TOP_TYPES 30
 #define TOP_STACKS 10
 #define STACK_FRAMES 24
+#define TOP_PAUSES 10
 
 /* A line of the site or type tables. */
 struct row {
@@ -402,6 +406,87 @@ static void short_lived_table(struct outbuf *o, struct rows *sites, bool md,
 		outbuf_str(o, "(none)\n");
 }
 
+static int by_pause_desc(const void *a, const void *b)
+{
+	const struct gc_pause_row *x = *(const struct gc_pause_row *const *)a;
+	const struct gc_pause_row *y = *(const struct gc_pause_row *const *)b;
+
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? 1 : -1;
+	return x->p < y->p ? -1 : x->p > y->p;
+}
+
+/* The run's wall time: the trace's start to its end (else its last pause). */
+static uint64_t run_ns(const struct trace *t)
+{
+	uint64_t end = t->has_end && (t->end.present & END_STOP_NS) ? t->end.stop_ns : 0;
+
+	if (!end && t->nr_pauses)
+		end = t->pauses[t->nr_pauses - 1].start_ns;
+	return end > t->hdr.start_ns ? end - t->hdr.start_ns : 0;
+}
+
+static void pauses_section(struct model *m, struct outbuf *o, bool md)
+{
+	const struct trace *t = m->t;
+	struct gc_pause_summary s;
+	const struct gc_pause_row **top;
+	size_t n;
+	uint64_t wall = run_ns(t);
+
+	if (!t->nr_pauses)
+		return;
+	gc_pauses_summarize(m, &s);
+	heading(o, md, "GC pauses (the world stopped for the collector: every thread waits)");
+	outbuf_printf(o, "%s%zu pauses, %.3f ms in all", md ? "- " : "  ", s.n,
+		      (double)s.total_ns / 1e6);
+	if (wall)
+		outbuf_printf(o, ", %.2f%% of the run's %.3f s", pct(s.total_ns, wall),
+			      (double)wall / 1e9);
+	outbuf_printf(o, "; %zu asked for by GC.collect, %zu by allocations\n", s.n_explicit,
+		      s.n - s.n_explicit);
+	outbuf_printf(o, "%sp50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms\n", md ? "- " : "  ",
+		      (double)s.p50_ns / 1e6, (double)s.p90_ns / 1e6, (double)s.p99_ns / 1e6,
+		      (double)s.max_ns / 1e6);
+	if (s.n_collections)
+		outbuf_printf(o, "%sThe collections around %zu of them took %.3f ms, the lock held "
+			      "(allocating threads wait): the world stopped for %.1f%% of it, "
+			      "the rest sweeping and clearing marks before, finishing after\n",
+			      md ? "- " : "  ", s.n_collections, (double)s.collection_ns / 1e6,
+			      pct(s.collection_pause_ns, s.collection_ns));
+	top = xcalloc(s.n, sizeof(*top));
+	for (size_t i = 0; i < s.n; i++)
+		top[i] = &s.rows[i];
+	qsort(top, s.n, sizeof(*top), by_pause_desc);
+	n = s.n < TOP_PAUSES ? s.n : TOP_PAUSES;
+	if (md)
+		outbuf_printf(o, "\nThe longest %zu:\n\n| ms | collection ms | at s | gc_no | "
+			      "thread | trigger | site |\n|---:|---:|---:|---:|---:|---|---|\n", n);
+	else
+		outbuf_printf(o, "\n  The longest %zu:\n%10s %13s %9s %7s %8s  %-10s  %s\n", n, "ms",
+			      "collection ms", "at s", "gc_no", "thread", "trigger", "site");
+	for (size_t i = 0; i < n; i++) {
+		const struct gc_pause_row *r = top[i];
+		double at = (double)(int64_t)(r->p->stop_ns - t->hdr.start_ns) / 1e9;
+		const char *why = r->explicit_gc ? "GC.collect" : "allocation";
+
+		char coll[32] = "-";
+
+		if (r->collection_ns)
+			snprintf(coll, sizeof(coll), "%.3f", (double)r->collection_ns / 1e6);
+		if (md)
+			outbuf_printf(o, "| %.3f | %s | %.3f | %" PRIu32 " | %" PRIu32 " | %s | ",
+				      (double)r->ns / 1e6, coll, at, r->p->gc_no, r->p->tid, why);
+		else
+			outbuf_printf(o, "%10.3f %13s %9.3f %7" PRIu32 " %8" PRIu32 "  %-10s  ",
+				      (double)r->ns / 1e6, coll, at, r->p->gc_no, r->p->tid, why);
+		site_text(o, model_site(m, r->bucket), md);
+		outbuf_str(o, md ? " |\n" : "\n");
+	}
+	free(top);
+	gc_pauses_free(&s);
+}
+
 /* Leak suspects, object age and threads come from -f leaks, which follows
  * live bytes through the whole trace (so only without window or type). */
 static void liveness_sections(struct model *m, struct outbuf *o,
@@ -440,6 +525,7 @@ void write_report(struct model *m, struct outbuf *o, const struct output_options
 	short_lived_table(o, &sites, md, m);
 	if (m->filter.type)
 		type_stacks(m, o, md, m->filter.type, opt->min_bytes);
+	pauses_section(m, o, md);
 	if (!m->filter.type && !m->filter.has_from && !m->filter.has_to)
 		liveness_sections(m, o, opt);
 	free(sites.r);

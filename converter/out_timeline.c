@@ -5,7 +5,10 @@
  * bytes (total and the same sites). Points are the model's snapshots
  * (each collection read, or each new gc_no) and the end of the trace; the
  * top sites are the TOP_SERIES with the highest peak of live bytes. Sites
- * name their type through the constructor frame (`T::new`).
+ * name their type through the constructor frame (`T::new`). The
+ * collector's stop-the-world pauses are marks along the live panel's
+ * bottom, each as wide as it lasted (a pixel at least), its length in its
+ * tooltip.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -158,6 +161,31 @@ static void panel(struct outbuf *o, const struct timeline *tl, bool live, int y0
 	}
 }
 
+#define PAUSE_H 10
+
+/* The pauses along the bottom of the panel at y0 (t0: the chart's origin). */
+static void pauses(struct outbuf *o, const struct trace *t, uint64_t t0, double tmax, int y0)
+{
+	int plot_w = W - LEFT - RIGHT;
+
+	if (tmax <= 0)
+		return;
+	for (size_t i = 0; i < t->nr_pauses; i++) {
+		const struct trace_pause *p = &t->pauses[i];
+		double at = ((double)(int64_t)(p->stop_ns - t0)) / 1e9;
+		double len = (double)(p->start_ns - p->stop_ns) / 1e9;
+		double w = len / tmax * plot_w;
+
+		if (at < 0 || at > tmax)
+			continue;
+		outbuf_printf(o, "<rect class=\"pause\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+			      "height=\"%d\" fill=\"#d62728\" fill-opacity=\"0.7\"><title>GC pause "
+			      "%.3f ms at %.3f s (collection %" PRIu32 ")</title></rect>\n",
+			      LEFT + at / tmax * plot_w, y0 + PANEL_H - PAUSE_H, w < 1 ? 1 : w, PAUSE_H,
+			      len * 1e3, at, p->gc_no);
+	}
+}
+
 void write_timeline(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
 	const struct trace *t = m->t;
@@ -172,7 +200,7 @@ void write_timeline(struct model *m, struct outbuf *o, const struct output_optio
 	tl.live_n = judged && tl.n > 1 ? tl.n - 1 : tl.n;
 
 	tmax = tl.n ? (double)(tl.pts[tl.n - 1].ts - tl.pts[0].ts) / 1e9 : 0;
-	h = TOP + 2 * PANEL_H + GAP + 40 + (int)(tl.ntop + 1) * LEGEND_LINE + 20;
+	h = TOP + 2 * PANEL_H + GAP + 40 + (int)(tl.ntop + 2) * LEGEND_LINE + 20;
 	outbuf_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		      "font-family=\"sans-serif\" font-size=\"12\">\n", W, h);
@@ -183,6 +211,8 @@ void write_timeline(struct model *m, struct outbuf *o, const struct output_optio
 	panel(o, &tl, true, TOP + PANEL_H + GAP, tmax,
 	      judged ? "Live bytes (after each collection read)" :
 	      "Live bytes (no inferred frees in this trace: upper bound)");
+	if (tl.n)
+		pauses(o, t, tl.pts[0].ts, tmax, TOP + PANEL_H + GAP);
 	if (judged)
 		outbuf_printf(o, "<text class=\"note\" x=\"%d\" y=\"%d\" text-anchor=\"end\" "
 			      "fill=\"#555\">%s</text>\n", W - RIGHT, TOP + PANEL_H + GAP - 8,
@@ -196,6 +226,15 @@ void write_timeline(struct model *m, struct outbuf *o, const struct output_optio
 		outbuf_printf(o, "<text class=\"legend\" x=\"%d\" y=\"%d\">", LEFT + 30, y);
 		xml_text(o, k ? tl.top[k - 1]->name : "[total]");
 		outbuf_printf(o, "</text>\n");
+	}
+	if (t->nr_pauses) {
+		int y = TOP + 2 * PANEL_H + GAP + 40 + (int)(tl.ntop + 1) * LEGEND_LINE;
+
+		outbuf_printf(o, "<rect x=\"%d\" y=\"%d\" width=\"24\" height=\"8\" fill=\"#d62728\" "
+			      "fill-opacity=\"0.7\"/>\n", LEFT, y - 8);
+		outbuf_printf(o, "<text class=\"legend\" x=\"%d\" y=\"%d\">GC pauses: %zu, the world "
+			      "stopped (along the live panel's bottom, as wide as they lasted)</text>\n",
+			      LEFT + 30, y, t->nr_pauses);
 	}
 	outbuf_printf(o, "</svg>\n");
 	free(tl.pts);

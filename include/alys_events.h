@@ -28,6 +28,7 @@ enum alys_rb_type {
 	ALYS_RB_DEATH = 3,	/* a tracked block found dead */
 	ALYS_RB_COLLECTION = 4,	/* a collection's marks were read */
 	ALYS_RB_CENSUS = 5,	/* --census: the target is stopped for a heap walk */
+	ALYS_RB_PAUSE = 6,	/* the collector stopped the world and restarted it */
 };
 
 enum alys_live_mode {
@@ -105,6 +106,9 @@ enum alys_counter {
 /* A block header's hb_flags this far before its hb_marks, at most. */
 #define ALYS_FLAGS_GAP_MAX 64
 #define ALYS_COOKIE_SLOT_SHIFT 56
+/* gc_world_stop's cookie bit: attached at the collection's entry
+ * (GC_try_to_collect_inner), not at GC_stop_world. */
+#define ALYS_COOKIE_COLLECT 1
 
 /* A session's state in the BPF object's `sessions` map, read and written
  * by the daemon through its mapping (src/core/bpf_pool.h). */
@@ -184,6 +188,26 @@ struct alys_rb_census {
 	__u64 ts_ns;
 	__u64 arg;
 	__u64 bias;		/* load bias of the object holding libgc */
+};
+
+/*
+ * A stop-the-world pause: the thread that collected stopped the other
+ * threads (GC_stop_world) at stop_ns and had them running again
+ * (GC_start_world returned) at start_ns. Its stack, walked as the world
+ * stopped, leads to what triggered the collection: an allocation's slow
+ * path, or GC_gcollect.
+ */
+struct alys_rb_pause {
+	__u8 type;		/* ALYS_RB_PAUSE */
+	__u8 pad[3];
+	__u32 tid;
+	__u32 gc_no;		/* GC_gc_no once restarted: the collection's number */
+	__u32 pad2;
+	__u64 stop_ns, start_ns;
+	__u64 stack_key;	/* 0: no stack */
+	/* the collection around it (GC_try_to_collect_inner's entry and
+	 * return, where libgc names it); 0: not measured */
+	__u64 begin_ns, end_ns;
 };
 
 /*

@@ -27,6 +27,7 @@ enum alys_record {
 	ALYS_REC_ROOT = 10,
 	ALYS_REC_SNAPSHOT = 11,
 	ALYS_REC_BLOCK = 12,	/* records compressed together (version 2) */
+	ALYS_REC_PAUSE = 13,	/* a stop-the-world pause */
 };
 
 /* Blocks (record 12): independent compressed runs of records, so that a

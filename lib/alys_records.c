@@ -44,6 +44,9 @@ static const struct alys_record_desc records[] = {
 	{ ALYS_REC_SNAPSHOT, 0, "snapshot", "snapshot", 7,
 	  { U64("ts"), U64("stop_ns"), U64("blocks"), U64("heap_bytes"), U64("roots"),
 	    U8("all_interior_pointers"), U64("block_size") } },
+	{ ALYS_REC_PAUSE, 0, "pause", "pause", 7,
+	  { U64("stop_ns"), U64("start_ns"), U32("tid"), U32("gc_no"), U32("stack_id"),
+	    { "begin_ns", ALYS_F_U64, 0 }, { "end_ns", ALYS_F_U64, 0 } } },
 	{ ALYS_REC_BLOCK, 0, "block", "block", 4,
 	  { U8("codec"), U64("raw_len"), U64("records"), BIN("data") } },
 };

@@ -29,7 +29,10 @@ struct output_options {
 	/* pprof: which sample types (a pushed window's allocations and its
 	 * in-use snapshot go as two profiles), and at most this many samples
 	 * (0: all), the smallest stacks added up as one "[other stacks]" */
-	enum pprof_values { PPROF_ALL, PPROF_ALLOC, PPROF_INUSE } pprof_values;
+	enum pprof_values {
+		PPROF_ALL, PPROF_ALLOC, PPROF_INUSE,
+		PPROF_PAUSES,	/* gc_pauses_as_buckets: the buckets hold pauses */
+	} pprof_values;
 	uint32_t max_samples;
 	bool instant;			/* pprof: a moment, no duration at all */
 };

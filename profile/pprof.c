@@ -334,6 +334,8 @@ static bool bucket_shown(const struct model *m, size_t b, const struct output_op
 	 * each zero); a delta (the daemon's ?seconds=) may have frees and no
 	 * allocation */
 	switch (opt->pprof_values) {
+	case PPROF_PAUSES:
+		return s->alloc_objects != 0;
 	case PPROF_ALLOC:
 		return s->alloc_objects && s->alloc_space >= opt->min_bytes;
 	case PPROF_INUSE:
@@ -348,7 +350,8 @@ static uint64_t bucket_weight(const struct model *m, size_t b, const struct outp
 {
 	const struct alloc_stats *s = &m->buckets[b].s;
 
-	return opt->pprof_values == PPROF_ALLOC ? s->alloc_space :
+	return opt->pprof_values == PPROF_ALLOC || opt->pprof_values == PPROF_PAUSES ?
+	       s->alloc_space :
 	       opt->pprof_values == PPROF_INUSE ? s->inuse_space : s->alloc_space + s->inuse_space;
 }
 
@@ -403,7 +406,7 @@ static void put_sample_values(struct outbuf *sub, struct outbuf *scratch,
 		put_varint(scratch, s->alloc_objects);
 		put_varint(scratch, s->alloc_space);
 	}
-	if (opt->pprof_values != PPROF_ALLOC) {
+	if (opt->pprof_values != PPROF_ALLOC && opt->pprof_values != PPROF_PAUSES) {
 		put_varint(scratch, s->inuse_objects);
 		put_varint(scratch, s->inuse_space);
 	}
@@ -446,11 +449,15 @@ void pprof_encode(struct model *m, struct outbuf *o, const struct output_options
 	outbuf_init(&ids, -1);
 	fn.msg = &msg;
 
-	if (opt->pprof_values != PPROF_INUSE) {
+	if (opt->pprof_values == PPROF_PAUSES) {
+		/* as Go's pprof names its own: a count, then the time */
+		put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "gc_pauses", "count");
+		put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "gc_pause", "nanoseconds");
+	} else if (opt->pprof_values != PPROF_INUSE) {
 		put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "alloc_objects", "count");
 		put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "alloc_space", "bytes");
 	}
-	if (opt->pprof_values != PPROF_ALLOC) {
+	if (opt->pprof_values != PPROF_ALLOC && opt->pprof_values != PPROF_PAUSES) {
 		put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "inuse_objects", "count");
 		put_value_type(&msg, PROFILE_SAMPLE_TYPE, &st, "inuse_space", "bytes");
 	}
@@ -534,20 +541,27 @@ void pprof_encode(struct model *m, struct outbuf *o, const struct output_options
 		put_uint(&msg, PROFILE_DURATION_NANOS, opt->duration_ns);
 	else if (!opt->instant && t->has_end && (t->end.present & END_STOP_NS) && t->end.stop_ns > t->hdr.start_ns)
 		put_uint(&msg, PROFILE_DURATION_NANOS, t->end.stop_ns - t->hdr.start_ns);
-	put_value_type(&msg, PROFILE_PERIOD_TYPE, &st, "space", "bytes");
+	if (opt->pprof_values == PPROF_PAUSES)
+		put_value_type(&msg, PROFILE_PERIOD_TYPE, &st, "gc_pause", "nanoseconds");
+	else
+		put_value_type(&msg, PROFILE_PERIOD_TYPE, &st, "space", "bytes");
 	/* values are already scaled by each event's weight */
 	put_uint(&msg, PROFILE_PERIOD, 1);
 	snprintf(comment, sizeof(comment), "alys-bpf trace of %s, sample %s",
 		 t->hdr.exe.ptr ? t->hdr.exe.ptr : "?",
 		 t->hdr.sample.ptr ? t->hdr.sample.ptr : "all");
 	put_uint(&msg, PROFILE_COMMENT, str_table_intern(&st, comment));
-	put_uint(&msg, PROFILE_COMMENT, str_table_intern(&st, inuse_meaning(t)));
+	put_uint(&msg, PROFILE_COMMENT, str_table_intern(&st,
+		 opt->pprof_values == PPROF_PAUSES ?
+		 "gc_pause: the collector's stop-the-world pauses, by the stack that triggered "
+		 "each (an allocation's slow path, or GC.collect)" : inuse_meaning(t)));
 	put_uint(&msg, PROFILE_COMMENT, str_table_intern(&st,
 		 "names: :: and . are look-alikes so that pprof draws names whole; "
 		 "in -focus, -list and search regexps write them as . (String:.:Builder)"));
 	/* what viewers open first: allocations, or what is live at --at */
 	put_uint(&msg, PROFILE_DEFAULT_SAMPLE_TYPE,
-		 str_table_intern(&st, opt->pprof_values == PPROF_INUSE ||
+		 str_table_intern(&st, opt->pprof_values == PPROF_PAUSES ? "gc_pause" :
+					opt->pprof_values == PPROF_INUSE ||
 					(opt->live_view && opt->pprof_values == PPROF_ALL) ?
 				       "inuse_space" : "alloc_space"));
 	for (size_t i = 0; i < st.nr; i++)

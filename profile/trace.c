@@ -85,7 +85,7 @@ struct trace_reader {
 	size_t read_end;		/* byte after the last record read */
 
 	/* the tables' capacities (struct trace holds their lengths) */
-	size_t cap_maps, cap_stacks, cap_nodes, cap_collections, cap_censuses;
+	size_t cap_maps, cap_stacks, cap_nodes, cap_collections, cap_censuses, cap_pauses;
 	size_t cap_census_types, cap_heap_blocks, cap_roots;
 	struct u64_table stack_by_id;	/* id -> index into stacks */
 	struct u64_table v1_child;	/* version 1, while reading: (parent, ip) -> node */
@@ -797,6 +797,47 @@ static int parse_collection(const struct reader *r, const msgpack_object *f, uin
 	return put_collection(r, &c);
 }
 
+static int put_pause(const struct reader *r, struct trace_pause *p, uint32_t stack_id)
+{
+	struct trace *t = r->t;
+	int64_t st = stack_id ? stack_of_id(t, stack_id) : -1;
+
+	if (p->start_ns < p->stop_ns)
+		return bad(r, "pause restarted at %" PRIu64 ", before it stopped at %" PRIu64,
+			   p->start_ns, p->stop_ns);
+	if ((p->begin_ns || p->end_ns) &&
+	    (p->begin_ns > p->stop_ns || p->end_ns < p->start_ns))
+		return bad(r, "pause's collection [%" PRIu64 ", %" PRIu64 "] does not hold the "
+			   "pause [%" PRIu64 ", %" PRIu64 "]", p->begin_ns, p->end_ns,
+			   p->stop_ns, p->start_ns);
+	p->stack = st >= 0 ? (uint32_t)st + 1 : 0;
+	if (r->mode == READ_LIVE)	/* the last one only, as collections */
+		t->nr_pauses = 0;
+	t->pauses = grow_array(t->pauses, &t->rd->cap_pauses, t->nr_pauses + 1,
+			       sizeof(*t->pauses));
+	t->pauses[t->nr_pauses++] = *p;
+	return 0;
+}
+
+/* [13, stop_ns, start_ns, tid, gc_no, stack_id, begin_ns, end_ns] */
+static int parse_pause(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	struct trace_pause p = { 0 };
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
+
+	if (want_fields(r, ALYS_REC_PAUSE, f, n, v))
+		return -1;
+	p.stop_ns = v[1];
+	p.start_ns = v[2];
+	if (v[3] >> TRACE_TID_BITS)
+		return bad(r, "pause tid %" PRIu64 " is not a Linux thread id", v[3]);
+	p.tid = (uint32_t)v[3];
+	p.gc_no = (uint32_t)v[4];
+	p.begin_ns = v[6];
+	p.end_ns = v[7];
+	return put_pause(r, &p, (uint32_t)v[5]);
+}
+
 /* c's types are types[0..c->nr_types). */
 static int put_census(const struct reader *r, const struct trace_census *c,
 		      const struct trace_census_type *types)
@@ -1146,6 +1187,7 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 	case ALYS_REC_DEATH: return parse_death(r, f, n);
 	case ALYS_REC_COLLECTION: return parse_collection(r, f, n);
 	case ALYS_REC_CENSUS: return parse_census(r, f, n);
+	case ALYS_REC_PAUSE: return parse_pause(r, f, n);
 	/* A live trace keeps no record's bytes (they point into the file). */
 	case ALYS_REC_HEAP_BLOCK: return r->mode == READ_LIVE ? 0 : parse_heap_block(r, f, n);
 	case ALYS_REC_ROOT: return r->mode == READ_LIVE ? 0 : parse_root(r, f, n);
@@ -1563,6 +1605,13 @@ int trace_put_collection(struct trace *t, const struct trace_collection *c)
 	return live_reader(t, &r) || put_collection(&r, c) ? -1 : 0;
 }
 
+int trace_put_pause(struct trace *t, struct trace_pause *p, uint32_t stack_id)
+{
+	struct reader r;
+
+	return live_reader(t, &r) || put_pause(&r, p, stack_id) ? -1 : 0;
+}
+
 int trace_put_census(struct trace *t, const struct trace_census *c,
 		     const struct trace_census_type *types)
 {
@@ -1656,6 +1705,7 @@ void trace_free(struct trace *t)
 	free_bstr(&t->end.reason);
 	free_bstr(&t->end.liveness);
 	free(t->collections);
+	free(t->pauses);
 	free(t->censuses);
 	free(t->census_types);
 	free(t->heap_blocks);

@@ -119,6 +119,14 @@ struct trace_collection {
 	size_t first_event;		/* events with id > first_event come after it */
 };
 
+/* A stop-the-world pause (FORMAT.md record 13). */
+struct trace_pause {
+	uint64_t stop_ns, start_ns;
+	uint64_t begin_ns, end_ns;	/* the collection around it; 0: not measured */
+	uint32_t tid, gc_no;
+	uint32_t stack;			/* index into trace.stacks + 1; 0: no stack */
+};
+
 /* A heap census (FORMAT.md record 8); its types are
  * census_types[first_type..first_type + nr_types). */
 struct trace_census {
@@ -211,6 +219,9 @@ struct trace {
 	struct trace_collection *collections;
 	size_t nr_collections;
 
+	struct trace_pause *pauses;	/* a live trace: the last one */
+	size_t nr_pauses;
+
 	struct trace_census *censuses;
 	size_t nr_censuses;
 	struct trace_census_type *census_types;
@@ -275,6 +286,8 @@ struct trace_tool {
 	/* a free the tracer inferred: kind, cause, gc_no and since (old_addr) */
 	void (*death)(void *ctx, const struct trace_event *e);
 	void (*collection)(void *ctx, const struct trace_collection *c);
+	/* p->stack unset: stack_id names the stack's node */
+	void (*pause)(void *ctx, const struct trace_pause *p, uint32_t stack_id);
 	void (*census)(void *ctx, const struct trace_census *c,
 		       const struct trace_census_type *types);
 	/* cumulative: the last record replaces the ones before */
@@ -301,6 +314,8 @@ int trace_put_nodes(struct trace *t, uint32_t first, uint32_t parent, const uint
 int trace_put_event(struct trace *t, struct trace_event *e, uint32_t stack_id);
 int trace_put_death(struct trace *t, struct trace_event *e);
 int trace_put_collection(struct trace *t, const struct trace_collection *c);
+/* p->stack set from stack_id */
+int trace_put_pause(struct trace *t, struct trace_pause *p, uint32_t stack_id);
 int trace_put_census(struct trace *t, const struct trace_census *c,
 		     const struct trace_census_type *types);
 int trace_put_counters(struct trace *t, const struct trace_counter *c, size_t n);

@@ -65,8 +65,8 @@ STATIC_GC_DIR=$OUTDIR/.gc-static
 LIBGC_A=${LIBGC_A:-$(${CC} -print-file-name=libgc.a)}
 [ -f "$LIBGC_A" ] || LIBGC_A=/usr/lib/x86_64-linux-gnu/libgc.a
 
-STATIC_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph"
-GC_MATRIX_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph"
+STATIC_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph gc_pauses"
+GC_MATRIX_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph gc_pauses"
 # name:compiler:CFLAGS:configure options (the official tarballs' own, from
 # crystal-lang/distribution-scripts: CFLAGS="-fPIC -pipe -O2" --disable-debug
 # --disable-shared --enable-large-config)
@@ -79,7 +79,7 @@ GC_SRC=${ALYS_GC_SRC:-/var/cache/alys-bpf/libgc-src}
 D13_ROOT=${ALYS_D13_ROOT:-/var/cache/alys-bpf/trixie}
 D13_LIB=$D13_ROOT/usr/lib/x86_64-linux-gnu
 MT_PROGRAMS="faults"
-RELEASE_PROGRAMS="callchain census deep_stacks http_names sample_sites sleeper"
+RELEASE_PROGRAMS="callchain census deep_stacks gc_pauses http_names sample_sites sleeper"
 RELEASE_ONLY="deep_stacks"
 
 # is_mt NAME: NAME is built multi-threaded only.
@@ -193,6 +193,11 @@ build_d13() {
 	local name=$1 src=$2 sfx=$3 dir=/alys-build/$1-$3 static= mt=
 	[ "$sfx" = d13static ] && static=-L/alys-build/.static-gc
 	[ "$sfx" = d13mt ] && mt=-Dpreview_mt
+	# (before the build directory is emptied: there is nothing to copy)
+	if up_to_date "$OUTDIR/$name-$sfx" "$src"; then
+		echo "  up to date  $name-$sfx"
+		return 0
+	fi
 	rm -rf "$D13_ROOT$dir"
 	mkdir -p "$D13_ROOT$dir"
 	build_one "$OUTDIR/$name-$sfx" "$src" \

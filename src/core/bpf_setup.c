@@ -102,6 +102,14 @@ static void choose_programs(struct session *t)
 				  t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.end_scan_entry,
 				  t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes);
+	/* ALYS_BPF_NO_PAUSES: without the pause probes, for comparison
+	 * (bench/http_server.sh) */
+	t->pauses = !t->o->empty_probes && t->tg.gp.stop_world.found &&
+		    t->tg.gp.start_world.found && !getenv("ALYS_BPF_NO_PAUSES");
+	bpf_program__set_autoload(s->progs.gc_world_stop, t->pauses);
+	bpf_program__set_autoload(s->progs.gc_world_started, t->pauses);
+	bpf_program__set_autoload(s->progs.gc_collect_end,
+				  t->pauses && t->tg.gp.collect_inner.found);
 	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.census_setcb_entry, t->o->census_every != 0);
@@ -117,6 +125,12 @@ static void choose_programs(struct session *t)
 			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->progs.end_scan_entry,
 			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->progs.gc_world_stop,
+			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->progs.gc_world_started,
+			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->progs.gc_collect_end,
+			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
 	}
 	if (t->refill_multi) {
 		struct refill_attach probes[REFILL_PROBES];
@@ -127,6 +141,9 @@ static void choose_programs(struct session *t)
 				(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
 	}
 	t->skel->rodata->setcb_vaddr = t->tg.gp.setcb.probe_vaddr;
+	t->skel->rodata->world_stop_vaddr = t->tg.gp.stop_world.probe_vaddr;
+	t->skel->rodata->collect_inner_vaddr = t->tg.gp.collect_inner.found ?
+					       t->tg.gp.collect_inner.probe_vaddr : 0;
 	t->skel->rodata->session_mode = t->uprobe_sessions;
 }
 

@@ -34,6 +34,8 @@ struct live_profile {
 	struct trace t;
 	bool failed;
 	struct alloc_tally tally;	/* counted as model_build counts */
+	uint64_t pause_in[LIVE_PAUSE_BUCKETS];	/* pauses in (le[i-1], le[i]] */
+	uint64_t pauses, pause_ns;
 
 	/* a reader waiting for what the ring buffer holds (catch_up) */
 	int wake_fd;
@@ -175,6 +177,33 @@ static void on_collection(void *ctx, const struct trace_collection *c)
 	TAKE(lp, trace_put_collection(&lp->t, c));
 }
 
+const double live_pause_le[LIVE_PAUSE_BUCKETS] = {
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 1, INFINITY,
+};
+
+static int put_pause(struct live_profile *lp, const struct trace_pause *p, uint32_t stack_id)
+{
+	struct trace_pause pp = *p;
+	uint64_t ns = p->start_ns - p->stop_ns;
+	size_t i = 0;
+
+	if (trace_put_pause(&lp->t, &pp, stack_id))
+		return -1;
+	while (i + 1 < LIVE_PAUSE_BUCKETS && (double)ns > live_pause_le[i] * 1e9)
+		i++;
+	lp->pause_in[i]++;
+	lp->pauses++;
+	lp->pause_ns += ns;
+	return 0;
+}
+
+static void on_pause(void *ctx, const struct trace_pause *p, uint32_t stack_id)
+{
+	struct live_profile *lp = ctx;
+
+	TAKE(lp, put_pause(lp, p, stack_id));
+}
+
 static void on_census(void *ctx, const struct trace_census *c,
 		      const struct trace_census_type *types)
 {
@@ -204,6 +233,7 @@ const struct trace_tool live_profile_tool = {
 	.event = on_event,
 	.death = on_death,
 	.collection = on_collection,
+	.pause = on_pause,
 	.census = on_census,
 	.counters = on_counters,
 	.end = on_end,
@@ -606,7 +636,11 @@ void live_profile_metrics(struct live_profile *lp, bool wait, struct live_metric
 		.events = lp->t.nr_events,
 		.stacks = lp->t.nr_stacks,
 		.failed = lp->failed,
+		.pauses = lp->pauses,
+		.pause_ns = lp->pause_ns,
 	};
+	for (size_t i = 0; i < LIVE_PAUSE_BUCKETS; i++)
+		out->pause_le[i] = (i ? out->pause_le[i - 1] : 0) + lp->pause_in[i];
 	pthread_mutex_unlock(&lp->lock);
 	/* the buckets a profile shows, added up */
 	stats = period_buckets(now, NULL);

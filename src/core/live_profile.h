@@ -85,8 +85,17 @@ struct live_totals *live_profile_window(struct live_profile *lp, const struct li
 void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
 			      double elapsed_s);
 
+/* The pause histogram's upper bounds, in seconds (Prometheus's le), the
+ * last +Inf. */
+#define LIVE_PAUSE_BUCKETS 12
+extern const double live_pause_le[LIVE_PAUSE_BUCKETS];
+
 struct live_metrics {
 	uint64_t events;		/* event records read (frees included) */
+	/* the collector's stop-the-world pauses: how many at most each
+	 * bound (cumulative), their number and their sum */
+	uint64_t pause_le[LIVE_PAUSE_BUCKETS];
+	uint64_t pauses, pause_ns;
 	uint64_t alloc_objects, alloc_space;	/* estimated, since attach */
 	uint64_t inuse_objects, inuse_space;	/* not given back */
 	uint64_t stacks;

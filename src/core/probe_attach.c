@@ -69,11 +69,11 @@ struct bpf_link *probe_attach_link(struct session *t, struct bpf_program *prog,
 }
 
 int probe_attach_multi(struct session *t, struct bpf_program *prog, const struct gc_func *f,
-		       bool ret, bool announce)
+		       bool ret, __u64 cookie, bool announce)
 {
 	int fd = uprobe_multi_link_create(bpf_program__fd(prog), ALYS_BPF_TRACE_UPROBE_MULTI,
 					  ret ? ALYS_BPF_F_UPROBE_MULTI_RETURN : 0, t->tg.gp.path,
-					  f->probe_file_off, slot_cookie(t), t->tg.pid);
+					  f->probe_file_off, slot_cookie(t) | cookie, t->tg.pid);
 
 	if (fd < 0) {
 		attach_failed(t, f, -fd);
@@ -96,6 +96,22 @@ static int attach_one(struct session *t, struct bpf_program *prog, const struct 
 	return 0;
 }
 
+/* A probe kept until finish(), as an uprobe_multi link where the kernel
+ * has them (bpf_setup.c gave the program that attach type). */
+static int attach_kept(struct session *t, struct bpf_program *prog, const struct gc_func *f,
+		       bool ret, __u64 cookie)
+{
+	int fd;
+
+	if (!t->multi)
+		return attach_one(t, prog, f, ret, cookie);
+	fd = probe_attach_multi(t, prog, f, ret, cookie, true);
+	if (fd < 0)
+		return -1;
+	t->session_fds[t->nsessions++] = fd;
+	return 0;
+}
+
 /* --sample refill's probes (probe_attach_refill_probes), GC_realloc's if with_realloc.
  * refill_windows.c detaches them. */
 static int attach_refill(void *ctx, bool with_realloc, struct probe_link *links, int *n)
@@ -111,7 +127,7 @@ static int attach_refill(void *ctx, bool with_realloc, struct probe_link *links,
 		links[*n] = (struct probe_link){ NULL, -1 };
 		if (t->refill_multi)
 			links[*n].fd = probe_attach_multi(t, probes[i].prog, probes[i].f,
-							  probes[i].ret, announce);
+							  probes[i].ret, 0, announce);
 		else
 			links[*n].link = probe_attach_link(t, probes[i].prog, probes[i].f,
 							    probes[i].ret, 0, announce);
@@ -193,19 +209,19 @@ int probe_attach_all(struct session *t)
 						     : s->progs.gc_alloc_return, &f[k], true, 0))
 			return -1;
 	}
-	if (t->live.mode == ALYS_LIVE_MARKS && t->tg.gp.collect.found && !t->o->empty_probes) {
-		if (!t->multi) {
-			if (attach_one(t, s->progs.gc_collect_entry, &t->tg.gp.collect, false, 0))
-				return -1;
-		} else {
-			int fd = probe_attach_multi(t, s->progs.gc_collect_entry,
-						    &t->tg.gp.collect, false, true);
-
-			if (fd < 0)
-				return -1;
-			t->session_fds[t->nsessions++] = fd;
-		}
-	}
+	if (t->live.mode == ALYS_LIVE_MARKS && t->tg.gp.collect.found && !t->o->empty_probes &&
+	    attach_kept(t, s->progs.gc_collect_entry, &t->tg.gp.collect, false, 0))
+		return -1;
+	/* the collection's entry and the stop share a program (one walk to
+	 * verify), told apart by the cookie's ALYS_COOKIE_COLLECT */
+	if (t->pauses && (attach_kept(t, s->progs.gc_world_stop, &t->tg.gp.stop_world, false, 0) ||
+			  attach_kept(t, s->progs.gc_world_started, &t->tg.gp.start_world, true, 0)))
+		return -1;
+	if (t->pauses && t->tg.gp.collect_inner.found &&
+	    (attach_kept(t, s->progs.gc_world_stop, &t->tg.gp.collect_inner, false,
+			 ALYS_COOKIE_COLLECT) ||
+	     attach_kept(t, s->progs.gc_collect_end, &t->tg.gp.collect_inner, true, 0)))
+		return -1;
 	if (t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes) {
 		int err = bpf_slot_watch_exit(&t->bs, t->tg.pid);
 

@@ -122,6 +122,15 @@ static void on_collection(struct record_sink *rs, const void *data, size_t len)
 	rs->end_scanned |= c.at_end;
 }
 
+static void on_pause(struct record_sink *rs, const void *data, size_t len)
+{
+	const struct alys_rb_pause *p = data;
+
+	(void)len;
+	trace_writer_pause(&rs->w, p, stack_table_event(&rs->stacks, p->stack_key));
+	rs->pauses++;
+}
+
 /* One handler a record type, and the least a record of it holds. */
 static const struct {
 	void (*fn)(struct record_sink *rs, const void *data, size_t len);
@@ -132,6 +141,7 @@ static const struct {
 	[ALYS_RB_DEATH] = { on_death, sizeof(struct alys_rb_death) },
 	[ALYS_RB_COLLECTION] = { on_collection, sizeof(struct alys_rb_collection) },
 	[ALYS_RB_CENSUS] = { on_census, sizeof(struct alys_rb_census) },
+	[ALYS_RB_PAUSE] = { on_pause, sizeof(struct alys_rb_pause) },
 };
 
 int record_sink_on_record(void *ctx, void *data, size_t len)

@@ -34,7 +34,7 @@ struct record_sink {
 	struct u64_table blocks;	/* address -> size (a), collection (b) */
 	uint64_t sample_bytes;		/* bytes:N sampling in effect, for weights */
 	struct record_sink_tool tool;
-	uint64_t deaths, collections;
+	uint64_t deaths, collections, pauses;
 	uint64_t scan_deaths;		/* deaths kept since the last collection record */
 	bool end_scanned;		/* the last collection was read at exit or detach */
 	/* Liveness by marks: the BPF side's state (enum alys_live_state), to

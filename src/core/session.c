@@ -373,7 +373,7 @@ static void request_end_scan(struct session *t)
 			continue;
 		links[n] = (struct probe_link){ NULL, -1 };
 		if (t->multi)
-			links[n].fd = probe_attach_multi(t, prog, f, false, false);
+			links[n].fd = probe_attach_multi(t, prog, f, false, 0, false);
 		else
 			links[n].link = probe_attach_link(t, prog, f, false, 0, false);
 		if (links[n].link || links[n].fd >= 0)

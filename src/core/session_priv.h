@@ -58,9 +58,10 @@ struct session {
 	struct ring_buffer *rb;
 	struct bpf_link *links[16];
 	int nlinks;
-	int session_fds[8];	/* uprobe-session and uprobe_multi links */
+	int session_fds[12];	/* uprobe-session and uprobe_multi links */
 	int nsessions;
 	bool uprobe_sessions;	/* attached as uprobe sessions (Linux 6.13+): see bpf/alys.bpf.c */
+	bool pauses;		/* the pause probes (both found, not --empty-probes) */
 	bool multi;		/* uprobes as uprobe_multi links where kept (session_link.h) */
 	bool refill_multi;	/* so are the refill probes */
 	struct unwind_maps *um;		/* the pool's */
@@ -132,7 +133,7 @@ struct bpf_link *probe_attach_link(struct session *t, struct bpf_program *prog,
 				   const struct gc_func *f, bool ret, __u64 cookie, bool announce);
 /* probe_attach_link as a uprobe_multi link: its fd, or -1. */
 int probe_attach_multi(struct session *t, struct bpf_program *prog, const struct gc_func *f,
-		       bool ret, bool announce);
+		       bool ret, __u64 cookie, bool announce);
 /* The probes session_start attaches: those kept until session_finish, the
  * refill windows' first (refill_windows.h), the exit tracepoint. 0 or -1
  * (said). */

@@ -446,6 +446,20 @@ void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collec
 			c->scan_ns, c->followed, c->at_end });
 }
 
+void trace_writer_pause(struct trace_writer *w, const struct alys_rb_pause *p, uint32_t stack_id)
+{
+	if (w->tap && w->tap->pause)
+		w->tap->pause(w->tap_ctx, &(struct trace_pause){
+			.stop_ns = p->stop_ns, .start_ns = p->start_ns,
+			.begin_ns = p->begin_ns, .end_ns = p->end_ns,
+			.tid = p->tid & ((1u << TRACE_TID_BITS) - 1), .gc_no = p->gc_no },
+			stack_id);
+	if (w->fp)
+		record_numbers(w, ALYS_REC_PAUSE, (const uint64_t[]){
+			p->stop_ns, p->start_ns, p->tid, p->gc_no, stack_id, p->begin_ns,
+			p->end_ns });
+}
+
 void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 			 uint64_t blocks, uint64_t unreadable, uint64_t walk_ns,
 			 const struct trace_census_type *rows, size_t n)

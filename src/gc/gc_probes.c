@@ -23,15 +23,13 @@ static const struct {
 	[ALYS_KIND_FREE] = { "GC_free", ARG_RDI },
 };
 
-static int place_probe(struct elf_file *ef, struct gc_func *f, char *err, size_t errlen)
+/* f's probe in the function at vaddr (size bytes, 0: unknown). */
+static int place_probe_at(struct elf_file *ef, struct gc_func *f, GElf_Addr vaddr,
+			  GElf_Xword size, char *err, size_t errlen)
 {
-	GElf_Xword size = 0;
-	GElf_Addr vaddr;
 	const uint8_t *code;
 	size_t len;
 
-	if (!elf_file_find_symbol(ef, f->name, &vaddr, &size))
-		return 0;
 	len = size && size < 64 ? size : 64;
 	code = elf_file_bytes_at(ef, vaddr, len);
 	if (!code) {
@@ -51,6 +49,29 @@ static int place_probe(struct elf_file *ef, struct gc_func *f, char *err, size_t
 	}
 	f->found = true;
 	return 0;
+}
+
+static int place_probe(struct elf_file *ef, struct gc_func *f, char *err, size_t errlen)
+{
+	GElf_Xword size = 0;
+	GElf_Addr vaddr;
+
+	if (!elf_file_find_symbol(ef, f->name, &vaddr, &size))
+		return 0;
+	return place_probe_at(ef, f, vaddr, size, err, errlen);
+}
+
+/* GC_stop_world and GC_start_world: the pause probes (f->name the internal
+ * function's). Not found: why says so. */
+static int place_world_probe(struct elf_file *ef, struct gc_func *f, const char *external,
+			     char *why, size_t whylen, char *err, size_t errlen)
+{
+	uint64_t vaddr;
+
+	f->args = 0;
+	if (gc_world_func_derive(ef, f->name, external, &vaddr, why, whylen))
+		return 0;
+	return place_probe_at(ef, f, vaddr, 0, err, errlen);
 }
 
 int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t errlen)
@@ -124,6 +145,23 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 	else if (!gc_layout_derive(&ef, &gp->layout, gp->layout_why, sizeof(gp->layout_why)))
 		gp->layout_ok = true;
 	gc_start_callback_derive(&ef, &gp->startcb_vaddr, gp->startcb_why, sizeof(gp->startcb_why));
+	gp->stop_world.name = "GC_stop_world";
+	gp->start_world.name = "GC_start_world";
+	if (place_world_probe(&ef, &gp->stop_world, "GC_stop_world_external", gp->pauses_why,
+			      sizeof(gp->pauses_why), err, errlen) ||
+	    place_world_probe(&ef, &gp->start_world, "GC_start_world_external", gp->pauses_why,
+			      sizeof(gp->pauses_why), err, errlen)) {
+		ret = -1;
+		goto out;
+	}
+	gp->collect_inner.name = "GC_try_to_collect_inner";
+	if (gp->stop_world.found &&
+	    !gc_collect_inner_derive(&ef, gp->stop_world.vaddr, &v, gp->collect_why,
+				     sizeof(gp->collect_why)) &&
+	    place_probe_at(&ef, &gp->collect_inner, v, 0, err, errlen)) {
+		ret = -1;
+		goto out;
+	}
 	if (gp->layout_ok)
 		gp->roots_ok = !gc_static_roots_derive(&ef, gp->layout.arrays_vaddr, &gp->roots_n_off,
 						       &gp->roots_off, &gp->roots_max, gp->roots_why,

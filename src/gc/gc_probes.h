@@ -41,6 +41,11 @@ struct gc_probes {
 	uint32_t roots_max;	/* MAX_ROOT_SETS of this build */
 	char roots_why[256];	/* why not */
 	char startcb_why[256];	/* why not */
+	/* the pauses: GC_stop_world's entry, GC_start_world's return */
+	struct gc_func stop_world, start_world;
+	struct gc_func collect_inner;	/* GC_try_to_collect_inner: the collection */
+	char collect_why[PATH_MAX + 128];	/* why it is not found */
+	char pauses_why[PATH_MAX + 128];	/* why either is not found */
 	/* --sample refill: the collector's slow paths. GC_malloc_kind_global
 	 * takes every medium and large object (and a thread's first small
 	 * ones); the refill probe every small-object free-list refill. */

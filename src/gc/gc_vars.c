@@ -3,8 +3,11 @@
 
 #include <capstone/capstone.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "lib/elf_file.h"
+#include "lib/util.h"
 #include "lib/x86_insn.h"
 
 /* The code of the exported getter name, disassembled with details into
@@ -267,4 +270,227 @@ int gc_static_roots_derive(struct elf_file *ef, uint64_t arrays_vaddr, uint32_t 
 		snprintf(why, whylen, "GC_add_roots in %s does not look like Boehm GC 7/8's",
 			 ef->path);
 	return ret;
+}
+
+/* Within section name (false when the file has none). */
+static bool in_section(struct elf_file *ef, const char *name, uint64_t a)
+{
+	GElf_Addr at;
+	size_t size;
+
+	return elf_file_section(ef, name, &at, &size) && a >= at && a < at + size;
+}
+
+int gc_world_func_derive(struct elf_file *ef, const char *internal, const char *external,
+			 uint64_t *vaddr, char *why, size_t whylen)
+{
+	GElf_Addr fn;
+	cs_insn *in = NULL;
+	size_t n;
+	csh cs;
+
+	*vaddr = 0;
+	if (elf_file_find_symbol(ef, internal, &fn, NULL)) {
+		*vaddr = fn;
+		return 0;
+	}
+	/* A stripped libgc.so exports the lock-taking wrapper only: it calls
+	 * the internal function first, the lock's slow path (a local call
+	 * too) placed after it, pthread's calls through the PLT. */
+	n = disasm_getter(ef, external, &cs, &in, why, whylen);
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < n && !*vaddr; i++) {
+		const cs_x86 *x = &in[i].detail->x86;
+		uint64_t to;
+
+		if (in[i].id != X86_INS_CALL || x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+			continue;
+		to = (uint64_t)x->operands[0].imm;
+		if (in_section(ef, ".text", to) && !in_section(ef, ".plt", to) &&
+		    !in_section(ef, ".plt.sec", to))
+			*vaddr = to;
+	}
+	cs_free(in, n);
+	cs_close(&cs);
+	if (!*vaddr) {
+		snprintf(why, whylen, "%s defines neither %s nor an %s calling it directly",
+			 ef->path, internal, external);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- GC_try_to_collect_inner in a stripped libgc.so ---- */
+
+/* The direct local calls of .text, in address order, and the functions
+ * they reach: a stripped file's function starts are its call targets. */
+struct call_graph {
+	struct { uint64_t site, target; } *calls;
+	size_t nr, cap;
+	uint64_t *starts;		/* sorted, unique */
+	size_t nr_starts;
+};
+
+static int by_addr(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int call_graph_build(struct elf_file *ef, struct call_graph *g)
+{
+	GElf_Addr text;
+	size_t size, n;
+	const uint8_t *code;
+	cs_insn *in = NULL;
+	csh cs;
+
+	memset(g, 0, sizeof(*g));
+	if (!elf_file_section(ef, ".text", &text, &size) || size > (64u << 20) ||
+	    !(code = elf_file_bytes_at(ef, text, size)) ||
+	    cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return -1;
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	cs_option(cs, CS_OPT_SKIPDATA, CS_OPT_ON);
+	n = cs_disasm(cs, code, size, text, 0, &in);
+	for (size_t i = 0; i < n; i++) {
+		const cs_x86 *x = &in[i].detail->x86;
+		uint64_t t;
+
+		if (in[i].id != X86_INS_CALL || x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+			continue;
+		t = (uint64_t)x->operands[0].imm;
+		if (t < text || t >= text + size)
+			continue;
+		g->calls = grow_array(g->calls, &g->cap, g->nr + 1, sizeof(*g->calls));
+		g->calls[g->nr].site = in[i].address;
+		g->calls[g->nr++].target = t;
+	}
+	if (n)
+		cs_free(in, n);
+	cs_close(&cs);
+	g->starts = xcalloc(g->nr + 2, sizeof(*g->starts));	/* + call_graph_add_start */
+	for (size_t i = 0; i < g->nr; i++)
+		g->starts[i] = g->calls[i].target;
+	qsort(g->starts, g->nr, sizeof(*g->starts), by_addr);
+	for (size_t i = 0; i < g->nr; i++)
+		if (!g->nr_starts || g->starts[g->nr_starts - 1] != g->starts[i])
+			g->starts[g->nr_starts++] = g->starts[i];
+	return 0;
+}
+
+/* A function start known otherwise (an exported function no local code
+ * calls), so that the function before it does not seem to hold its code. */
+static void call_graph_add_start(struct call_graph *g, uint64_t addr)
+{
+	size_t i = 0;
+
+	while (i < g->nr_starts && g->starts[i] < addr)
+		i++;
+	if (i < g->nr_starts && g->starts[i] == addr)
+		return;
+	memmove(&g->starts[i + 1], &g->starts[i], (g->nr_starts - i) * sizeof(*g->starts));
+	g->starts[i] = addr;
+	g->nr_starts++;
+}
+
+static void call_graph_free(struct call_graph *g)
+{
+	free(g->calls);
+	free(g->starts);
+}
+
+/* The function start at or before addr (0: none). */
+static uint64_t function_of(const struct call_graph *g, uint64_t addr)
+{
+	size_t lo = 0, hi = g->nr_starts;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (g->starts[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? g->starts[lo - 1] : 0;
+}
+
+/* Whether function fn calls target directly. */
+static bool calls_to(const struct call_graph *g, uint64_t fn, uint64_t target)
+{
+	for (size_t i = 0; i < g->nr; i++)
+		if (g->calls[i].target == target && function_of(g, g->calls[i].site) == fn)
+			return true;
+	return false;
+}
+
+/* Whether function fn calls target, or a function that does. */
+static bool reaches(const struct call_graph *g, uint64_t fn, uint64_t target)
+{
+	for (size_t i = 0; i < g->nr; i++) {
+		uint64_t t = g->calls[i].target;
+
+		if (function_of(g, g->calls[i].site) != fn)
+			continue;
+		if (t == target || (t != fn && calls_to(g, t, target)))
+			return true;
+	}
+	return false;
+}
+
+/* The first function fn calls (0: none). */
+static uint64_t first_call(const struct call_graph *g, uint64_t fn)
+{
+	for (size_t i = 0; i < g->nr; i++)
+		if (function_of(g, g->calls[i].site) == fn)
+			return g->calls[i].target;
+	return 0;
+}
+
+int gc_collect_inner_derive(struct elf_file *ef, uint64_t stop_world, uint64_t *vaddr,
+			    char *why, size_t whylen)
+{
+	struct call_graph g;
+	uint64_t general;
+	GElf_Addr fn;
+
+	*vaddr = 0;
+	if (elf_file_find_symbol(ef, "GC_try_to_collect_inner", &fn, NULL)) {
+		*vaddr = fn;
+		return 0;
+	}
+	if (!stop_world || !elf_file_find_symbol(ef, "GC_gcollect", &fn, NULL)) {
+		snprintf(why, whylen, "%s names neither GC_try_to_collect_inner nor GC_gcollect",
+			 ef->path);
+		return -1;
+	}
+	if (call_graph_build(ef, &g)) {
+		snprintf(why, whylen, "%s: its .text cannot be disassembled", ef->path);
+		return -1;
+	}
+	call_graph_add_start(&g, fn);
+	/* GC_gcollect calls GC_try_to_collect_general first (or has it
+	 * inlined), which takes the lock and calls GC_try_to_collect_inner:
+	 * of its calls, the first that reaches GC_stop_world through
+	 * GC_stopped_mark (or directly, that one inlined). */
+	general = first_call(&g, fn);
+	if (!general || reaches(&g, fn, stop_world))
+		general = fn;
+	for (size_t i = 0; i < g.nr && !*vaddr; i++) {
+		uint64_t t = g.calls[i].target;
+
+		if (function_of(&g, g.calls[i].site) == general && t != general &&
+		    reaches(&g, t, stop_world))
+			*vaddr = t;
+	}
+	call_graph_free(&g);
+	if (!*vaddr) {
+		snprintf(why, whylen, "%s: none of GC_gcollect's calls leads to GC_stop_world as "
+			 "GC_try_to_collect_inner's does", ef->path);
+		return -1;
+	}
+	return 0;
 }

@@ -39,4 +39,15 @@ int gc_start_callback_derive(struct elf_file *ef, uint64_t *vaddr, char *why, si
 int gc_static_roots_derive(struct elf_file *ef, uint64_t arrays_vaddr, uint32_t *n_off,
 			   uint32_t *roots_off, uint32_t *max_sets, char *why, size_t whylen);
 
+/* GC_stop_world or GC_start_world (internal): its symbol, else (a stripped
+ * libgc.so) the function the exported external wrapper calls first. */
+int gc_world_func_derive(struct elf_file *ef, const char *internal, const char *external,
+			 uint64_t *vaddr, char *why, size_t whylen);
+
+/* GC_try_to_collect_inner: its symbol, else (a stripped libgc.so) the
+ * call on GC_gcollect's path that reaches stop_world (GC_stop_world's
+ * address) within two calls. */
+int gc_collect_inner_derive(struct elf_file *ef, uint64_t stop_world, uint64_t *vaddr,
+			    char *why, size_t whylen);
+
 #endif

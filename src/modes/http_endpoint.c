@@ -263,6 +263,25 @@ void http_profile_metrics(struct outbuf *o, size_t n, struct live_profile *const
 				      *labels[i] ? "{" : "", labels[i], *labels[i] ? "}" : "",
 				      *(const uint64_t *)((const char *)&v[i] + profile_metric[k].off));
 	}
+	http_metric_head(o, "alys_gc_pause_seconds", "histogram",
+			 "The collector's stop-the-world pauses: from stopping the world to "
+			 "every thread running again.");
+	for (size_t i = 0; i < n; i++) {
+		const char *sep = *labels[i] ? "," : "";
+
+		for (size_t k = 0; k < LIVE_PAUSE_BUCKETS; k++) {
+			outbuf_printf(o, "alys_gc_pause_seconds_bucket{%s%sle=\"", labels[i], sep);
+			if (k + 1 == LIVE_PAUSE_BUCKETS)
+				outbuf_str(o, "+Inf");
+			else
+				outbuf_printf(o, "%g", live_pause_le[k]);
+			outbuf_printf(o, "\"} %" PRIu64 "\n", v[i].m.pause_le[k]);
+		}
+		outbuf_printf(o, "alys_gc_pause_seconds_sum%s%s%s %.9f\n", *labels[i] ? "{" : "",
+			      labels[i], *labels[i] ? "}" : "", (double)v[i].m.pause_ns / 1e9);
+		outbuf_printf(o, "alys_gc_pause_seconds_count%s%s%s %" PRIu64 "\n",
+			      *labels[i] ? "{" : "", labels[i], *labels[i] ? "}" : "", v[i].m.pauses);
+	}
 	http_metric_head(o, "alys_tracer_counter", "counter",
 			 "The tracer's counters as the trace records them (docs/FORMAT.md), "
 			 "once a second.");

@@ -11,7 +11,8 @@
 #     from big_site, one size class: ~90% of the collections the
 #     allocations trigger are big_site's (within 5 points), as the report,
 #     the JSON and pprof --pauses say.
-# Launched, in every sampling mode, and --pid; shared and static libgc, a
+# Launched, in every sampling mode, and --pid (attached while the program
+# waits, before its collections); shared and static libgc, a
 # release build, and the toolchain matrix (the official tarballs' clang
 # libgc among them).
 . "$(dirname "$0")/../lib.sh"
@@ -85,6 +86,23 @@ for v in gc_pauses gc_pauses-static gc_pauses-release $(gc_matrix gc_pauses); do
 	check_eq "$v sites: traced" "$?" 0
 	sites_checks "$v-s"
 done
+
+# --pid: attached to the running program, the truths hold the same.
+v=pid-attached
+"$ALYS_PROGS/gc_pauses" explicit-after "$T/go" 8 300000 >"$T/$v.out" 2>&1 &
+prog=$!
+on_exit "kill $prog 2>/dev/null"
+wait_for_line "$T/$v.out" '^READY' 60
+"$BIN/alys-bpf" -v --pid $prog -o "$T/$v.alys" 2>"$T/$v.err" &
+tracer=$!
+on_exit "kill $tracer 2>/dev/null"
+wait_for_line "$T/$v.err" 'tracing pid' 60
+check_status "--pid: attached" $?
+touch "$T/go"
+wait $prog
+wait $tracer
+check_eq "--pid: the tracer ended with the program" "$?" 0
+explicit_checks "$v"
 
 # Every mode: the pauses are there, two probe hits a collection.
 for mode in "" "--sample bytes:64K" "--sample refill" "--census"; do

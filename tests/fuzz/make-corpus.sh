@@ -28,6 +28,8 @@ T=$BIN/alys-bpf
 "$T" -q -o "$OUT/real-callchain-c.alys" -- "$P/callchain-c" 5 >/dev/null
 # anonymous and memfd mappings; a stack cut at the frame limit
 "$T" -q -o "$OUT/real-jit_alloc.alys" -- "$P/jit_alloc" 5 3 >/dev/null
+# GC pauses (record 13), with and without the collection around them
+"$T" -q --no-liveness --sample bytes:64K -o "$OUT/real-gc_pauses.alys" -- "$P/gc_pauses" explicit 3 2000 >/dev/null
 "$T" -q --max-frames 16 -o "$OUT/real-deep-truncated.alys" -- "$P/many_stacks" deep 40 3 >/dev/null
 # stacks as a prefix tree of nodes (format version 2), a path sharing most frames
 "$T" -q -o "$OUT/real-deep_stacks.alys" -- "$P/deep_stacks-release" 16 30 1 >/dev/null

@@ -137,7 +137,8 @@ ev = doc["events"]
 def eq(what, got, want):
     if got != want:
         sys.exit(f"{what}: got {got!r}, want {want!r}")
-eq("top keys (--inline-stacks)", sorted(doc), ["collections", "counters", "end", "events", "header", "mappings"])
+eq("top keys (--inline-stacks)", sorted(doc), ["collections", "counters", "end", "events", "header", "mappings", "pauses"])
+eq("no pauses", doc["pauses"], [])
 eq("no collections read", doc["collections"], [])
 eq("no liveness mode", (doc["header"]["liveness"], doc["end"]["liveness"]), (None, None))
 eq("header pid", doc["header"]["pid"], 4242)
@@ -798,6 +799,52 @@ t = sys.stdin.read()
 st = [""] + [eval("b" + s).decode() for s in re.findall(r"^string_table: (\".*\")$", t, re.M)][1:]
 print(st[int(re.search(r"^default_sample_type: (\d+)$", t, re.M).group(1))])'
 }
+
+# ---- GC pauses (record 13) --------------------------------------------------------
+# Three pauses of 1000, 3000 and 500 ns (the first in a collection of 1150
+# ns, the second's record without the optional collection fields, the third
+# without a stack): the JSON lists them, the report's section counts them
+# (p50 by nearest rank: 1000 ns), pprof --pauses sums them by stack.
+{
+	header
+	echo "stack 1 0x1000 0x2000"
+	echo "event 1 10 7 32 0x10000 0 0 1 32 4"
+	echo "pause 100 1100 7 1 1 50 1200"
+	echo "pause 2000 5000 7 2 1"
+	echo "pause 6000 6500 8 3 0 0 0"
+	echo "end exit 0 9000 1"
+} | "$W/gen" >"$W/pauses.alys"
+run -o "$W/pauses.json" "$W/pauses.alys"
+[ $RC -eq 0 ] && clean_run && python3 -c "
+import json, sys
+d = json.load(open('$W/pauses.json'))
+s0 = d['header']['start_ns']
+got = [(p['time_ns'] + s0, p['duration_ns'], p['collection_ns'], p['tid'], p['gc_no'], p['stack_id']) for p in d['pauses']]
+sys.exit(got != [(100, 1000, 1150, 7, 1, 1), (2000, 3000, None, 7, 2, 1), (6000, 500, None, 8, 3, 0)] and str(got))"
+check_status "pauses: JSON lists the three with their collection (null when not measured)" $?
+run -f report -o - "$W/pauses.alys"
+[ $RC -eq 0 ] && grep -q "^  3 pauses, 0.004 ms in all.*; 0 asked for by GC.collect, 3 by allocations$" "$W/out" &&
+	grep -q "^  p50 0.001 ms, p90 0.003 ms, p99 0.003 ms, max 0.003 ms$" "$W/out" &&
+	grep -q "The collections around 1 of them took 0.001 ms" "$W/out" &&
+	grep -Eq "^ +0\.003 +- +.* +2 +7  allocation  " "$W/out"
+check_status "pauses: the report's section (count, total, quantiles, the longest first)" $?
+run -f pprof --pauses -o "$W/pauses.pb.gz" "$W/pauses.alys"
+# two sample types: the totals' fields pair up as (count, ns) twice
+[ $RC -eq 0 ] && [ "$(pprof_totals "$W/pauses.pb.gz" | awk '{ print $1 + $3, $2 + $4 }')" = "3 4500" ] &&
+	[ "$(pprof_default_type "$W/pauses.pb.gz")" = gc_pause ]
+check_status "pprof --pauses: 3 pauses, 4500 ns, gc_pause the default type" $?
+run -f report --pauses -o - "$W/pauses.alys"
+[ $RC -eq 2 ] && err_has "-f report does not honour --pauses"
+check_status "--pauses: refused by formats that do not honour it" $?
+{ header; echo "pause 200 100 7 1 0"; } | "$W/gen" >"$W/pause_bad.alys"
+run -o - "$W/pause_bad.alys"
+[ $RC -eq 1 ] && err_has "pause restarted at 100, before it stopped at 200"
+check_status "a pause that restarts before it stops is malformed" $?
+{ header; echo "pause 200 300 7 1 0 250 400"; } | "$W/gen" >"$W/pause_bad2.alys"
+run -o - "$W/pause_bad2.alys"
+[ $RC -eq 1 ] && err_has "does not hold the pause"
+check_status "a pause outside its collection is malformed" $?
+
 [ "$(pprof_default_type "$W/full.pb.gz")" = alloc_space ]
 check_status "pprof: allocations first (default_sample_type alloc_space)" $?
 run -f pprof --at 0.0000025s -o "$W/at.pb.gz" "$W/full.alys"
