@@ -870,7 +870,7 @@ static __always_inline void submit_pause(struct alys_sess *S, struct thread_stat
 		return;
 	p = bpf_ringbuf_reserve(rb, sizeof(*p), 0);
 	if (!p) {
-		count(S->slot, ALYS_CNT_RB_DROP_EVENT);
+		count(S->slot, ALYS_CNT_RB_DROP_PAUSE);
 		return;
 	}
 	if (st->pause_gc_no_addr)

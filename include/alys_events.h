@@ -85,6 +85,7 @@ enum alys_counter {
 	ALYS_CNT_STACK_PAGES_READ,	/* dwarf: stack pages a walk copied whole */
 	ALYS_CNT_UNWIND_SEARCHES,	/* dwarf: rows not memoized: the tables searched */
 	ALYS_CNT_STACK_WORDS_READ,	/* dwarf: stack words read one by one, not by page */
+	ALYS_CNT_RB_DROP_PAUSE,	/* a GC pause's record lost (ring buffer full) */
 	ALYS_CNT_NR,
 };
 

@@ -54,7 +54,10 @@ sites() {
 # sampled block allocated before its last collection is reported freed
 # (read at exit when the time budget skipped it), except those the
 # collector itself kept (conservative: a stale copy of the pointer), which
-# the scan at exit counts as marked. Blocks allocated after the last
+# the scan at exit counts as marked, and those in collector blocks the
+# program allocated into again after that collection, whose clear marks
+# the scan cannot tell from deaths (followed - judged: the more of them the
+# later the scan, on a busy machine). Blocks allocated after the last
 # collection cannot be judged: they are few (one collection's worth).
 freed_explained() {
 	local name=$1 json=$2 end_gc judged unfreed kept after all
@@ -62,11 +65,11 @@ freed_explained() {
 	check_ge "$name: the last collection read at exit (gc $end_gc)" "$end_gc" 1
 	judged=$(json_query "$json" "len([e for e in select(frame='site_') if e['gc_no'] < $end_gc])")
 	unfreed=$(json_query "$json" "(lambda fr: len([e for e in select(frame='site_') if e['gc_no'] < $end_gc and e['id'] not in fr]))(set(f.get('prev_id') for f in events if f['kind'] == 'free'))")
-	kept=$(json_query "$json" "[c['judged'] - c['dead'] - c['unreadable'] for c in d['collections'] if c.get('at_end')][-1]")
+	kept=$(json_query "$json" "[c['followed'] - c['dead'] - c['unreadable'] for c in d['collections'] if c.get('at_end')][-1]")
 	after=$(json_query "$json" "len([e for e in select(frame='site_') if e['gc_no'] >= $end_gc])")
 	all=$(json_query "$json" "len(select(frame='site_'))")
 	echo "note: $name: $all sampled blocks at the sites: $judged before the last collection ($unfreed of them kept by the collector), $after after it"
-	check_le "$name: sampled blocks not reported freed are kept by the collector at exit ($unfreed <= $kept)" "$unfreed" "$kept"
+	check_le "$name: sampled blocks not reported freed are kept by the collector or not judged at exit ($unfreed <= $kept)" "$unfreed" "$kept"
 	check_le "$name: >= 99.9% of the sampled blocks allocated before the last collection reported freed ($unfreed of $judged not)" \
 		$((unfreed * 1000)) "$judged"
 	check_le "$name: < 1% allocated after the last collection ($after of $all)" $((after * 100)) "$all"
@@ -154,11 +157,12 @@ progs, ids = json.load(open(sys.argv[1])), set(map(int, sys.argv[2].split()))
 print(" ".join(sorted(p["name"] for p in progs if p["id"] in ids)))' \
 		"$T/$1.progs.json" "$(cat "$T/$1.tracer")"
 }
-check_eq "--pid default: only the refill programs are loaded" "$(loaded_programs default)" \
-	"end_scan_entry exit_group_enter gc_alloc_return gc_collect_entry gc_kind_global_entry gc_realloc_inplace gc_refill"
-check_eq "--sample all: one entry program for the three allocation calls, and GC_free's" \
+check_eq "--pid default: only the refill programs are loaded (and the pauses')" \
+	"$(loaded_programs default)" \
+	"end_scan_entry exit_group_enter gc_alloc_return gc_collect_end gc_collect_entry gc_kind_global_entry gc_realloc_inplace gc_refill gc_world_started gc_world_stop"
+check_eq "--sample all: one entry program for the three allocation calls, and GC_free's (and the pauses')" \
 	"$(loaded_programs all)" \
-	"end_scan_entry exit_group_enter gc_alloc_entry gc_alloc_return gc_collect_entry gc_free_entry"
+	"end_scan_entry exit_group_enter gc_alloc_entry gc_alloc_return gc_collect_end gc_collect_entry gc_free_entry gc_world_started gc_world_stop"
 
 # The refill probes and GC_gcollect's are uprobe_multi links (bpftool's
 # link type 12) where the kernel has them: making or closing a perf uprobe
