@@ -831,6 +831,7 @@ int gc_world_stop(struct pt_regs *ctx)
 		return 0;
 	/* the stop inside a collection whose entry was walked */
 	if (!begin && st->collect_begin_ns) {
+		st->pause_start_ns = 0;
 		st->pause_stop_ns = bpf_ktime_get_ns();
 		return 0;
 	}
@@ -848,6 +849,8 @@ int gc_world_stop(struct pt_regs *ctx)
 		st->pause_key = collect_stack(ctx, st);
 	pv = begin ? collect_inner_vaddr : world_stop_vaddr;
 	st->pause_gc_no_addr = gc_no_vaddr && pv ? bias_of(ctx, pv) + gc_no_vaddr : 0;
+	/* no restart from an earlier pause may stand for this one's */
+	st->pause_start_ns = 0;
 	if (begin) {
 		st->collect_begin_ns = bpf_ktime_get_ns();
 		st->pause_stop_ns = 0;

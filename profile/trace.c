@@ -80,7 +80,7 @@ struct trace_live {
 
 /* How a trace is read: nothing of it is for the trace's users. */
 struct trace_reader {
-	const uint8_t *data;		/* the mapped file (a live batch) */
+	const uint8_t *data;		/* the mapped file */
 	size_t size;
 	size_t read_end;		/* byte after the last record read */
 
@@ -381,7 +381,6 @@ static int parse_header(const struct reader *r, const msgpack_object *o)
 /* Each record's building (put_*) is the same for a file's records, decoded
  * by parse_*, and a live trace's, given typed (trace_put_*). */
 
-/* m's path and build id are the trace's from here. */
 static int check_mapping(const struct reader *r, uint64_t start, uint64_t end)
 {
 	if (end <= start)
@@ -390,6 +389,7 @@ static int check_mapping(const struct reader *r, uint64_t start, uint64_t end)
 	return 0;
 }
 
+/* m's path and build id are the trace's from here. */
 static void put_mapping(const struct reader *r, const struct trace_mapping *m)
 {
 	struct trace *t = r->t;
@@ -1188,10 +1188,9 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 	case ALYS_REC_COLLECTION: return parse_collection(r, f, n);
 	case ALYS_REC_CENSUS: return parse_census(r, f, n);
 	case ALYS_REC_PAUSE: return parse_pause(r, f, n);
-	/* A live trace keeps no record's bytes (they point into the file). */
-	case ALYS_REC_HEAP_BLOCK: return r->mode == READ_LIVE ? 0 : parse_heap_block(r, f, n);
-	case ALYS_REC_ROOT: return r->mode == READ_LIVE ? 0 : parse_root(r, f, n);
-	case ALYS_REC_SNAPSHOT: return r->mode == READ_LIVE ? 0 : parse_snapshot(r, f, n);
+	case ALYS_REC_HEAP_BLOCK: return parse_heap_block(r, f, n);
+	case ALYS_REC_ROOT: return parse_root(r, f, n);
+	case ALYS_REC_SNAPSHOT: return parse_snapshot(r, f, n);
 	case ALYS_REC_BLOCK: return parse_block(r, f, n);
 	}
 	return 0;	/* a record type from a later minor version: skip */

@@ -97,7 +97,7 @@ void live_profile_free(struct live_profile *lp)
  * there. Under lp->lock; said once, after it. */
 static bool refused(struct live_profile *lp, int err)
 {
-	if (!err || lp->failed)
+	if (!err)
 		return false;
 	lp->failed = true;
 	return true;

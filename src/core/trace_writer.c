@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,8 +18,6 @@
 
 static int write_file(struct trace_writer *w, const void *buf, size_t len)
 {
-	if (!w->fp)		/* no file: the tap only */
-		return 0;
 	if (len && fwrite(buf, 1, len, w->fp) != len) {
 		if (!w->error)
 			w->error = errno ? errno : EIO;
@@ -284,12 +283,19 @@ static void tap_header(struct trace_writer *w, const struct trace_writer_header 
 		.ns_pid = ci ? (uint32_t)ci->ns_pid : 0,
 		.argc = (uint32_t)argc,
 	};
-	struct bstr argv[argc + 1];
+	/* on the heap: a command line may hold a million arguments */
+	struct bstr *argv = calloc(argc + 1, sizeof(*argv));
 
+	if (!argv) {
+		if (!w->error)
+			w->error = ENOMEM;
+		return;
+	}
 	for (size_t i = 0; i < argc; i++)
 		argv[i] = as_bstr(h->argv[i]);
 	th.argv = argv;
 	w->tap->header(w->tap_ctx, &th);
+	free(argv);
 }
 
 void trace_writer_header(struct trace_writer *w, const struct trace_writer_header *h)

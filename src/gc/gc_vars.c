@@ -326,7 +326,7 @@ int gc_world_func_derive(struct elf_file *ef, const char *internal, const char *
 /* The direct local calls of .text, in address order, and the functions
  * they reach: a stripped file's function starts are its call targets. */
 struct call_graph {
-	struct { uint64_t site, target; } *calls;
+	struct { uint64_t site, target, fn; } *calls;	/* fn: the function holding site */
 	size_t nr, cap;
 	uint64_t *starts;		/* sorted, unique */
 	size_t nr_starts;
@@ -337,69 +337,6 @@ static int by_addr(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
-}
-
-static int call_graph_build(struct elf_file *ef, struct call_graph *g)
-{
-	GElf_Addr text;
-	size_t size, n;
-	const uint8_t *code;
-	cs_insn *in = NULL;
-	csh cs;
-
-	memset(g, 0, sizeof(*g));
-	if (!elf_file_section(ef, ".text", &text, &size) || size > (64u << 20) ||
-	    !(code = elf_file_bytes_at(ef, text, size)) ||
-	    cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
-		return -1;
-	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-	cs_option(cs, CS_OPT_SKIPDATA, CS_OPT_ON);
-	n = cs_disasm(cs, code, size, text, 0, &in);
-	for (size_t i = 0; i < n; i++) {
-		const cs_x86 *x = &in[i].detail->x86;
-		uint64_t t;
-
-		if (in[i].id != X86_INS_CALL || x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
-			continue;
-		t = (uint64_t)x->operands[0].imm;
-		if (t < text || t >= text + size)
-			continue;
-		g->calls = grow_array(g->calls, &g->cap, g->nr + 1, sizeof(*g->calls));
-		g->calls[g->nr].site = in[i].address;
-		g->calls[g->nr++].target = t;
-	}
-	if (n)
-		cs_free(in, n);
-	cs_close(&cs);
-	g->starts = xcalloc(g->nr + 2, sizeof(*g->starts));	/* + call_graph_add_start */
-	for (size_t i = 0; i < g->nr; i++)
-		g->starts[i] = g->calls[i].target;
-	qsort(g->starts, g->nr, sizeof(*g->starts), by_addr);
-	for (size_t i = 0; i < g->nr; i++)
-		if (!g->nr_starts || g->starts[g->nr_starts - 1] != g->starts[i])
-			g->starts[g->nr_starts++] = g->starts[i];
-	return 0;
-}
-
-/* A function start known otherwise (an exported function no local code
- * calls), so that the function before it does not seem to hold its code. */
-static void call_graph_add_start(struct call_graph *g, uint64_t addr)
-{
-	size_t i = 0;
-
-	while (i < g->nr_starts && g->starts[i] < addr)
-		i++;
-	if (i < g->nr_starts && g->starts[i] == addr)
-		return;
-	memmove(&g->starts[i + 1], &g->starts[i], (g->nr_starts - i) * sizeof(*g->starts));
-	g->starts[i] = addr;
-	g->nr_starts++;
-}
-
-static void call_graph_free(struct call_graph *g)
-{
-	free(g->calls);
-	free(g->starts);
 }
 
 /* The function start at or before addr (0: none). */
@@ -418,11 +355,72 @@ static uint64_t function_of(const struct call_graph *g, uint64_t addr)
 	return lo ? g->starts[lo - 1] : 0;
 }
 
+/* starts: the functions known otherwise (exported ones no local code
+ * calls), so that the function before one does not seem to hold its code. */
+static int call_graph_build(struct elf_file *ef, struct call_graph *g, const uint64_t *starts,
+			    size_t nr_starts)
+{
+	GElf_Addr text;
+	size_t size, left;
+	const uint8_t *code, *p;
+	uint64_t at;
+	cs_insn *in;
+	csh cs;
+
+	memset(g, 0, sizeof(*g));
+	if (!elf_file_section(ef, ".text", &text, &size) || size > (64u << 20) ||
+	    !(code = elf_file_bytes_at(ef, text, size)) ||
+	    cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return -1;
+	/* one instruction at a time, without details: a call rel32 is told
+	 * by its bytes (e8), and a libgc's .text is ~30,000 instructions */
+	cs_option(cs, CS_OPT_SKIPDATA, CS_OPT_ON);
+	in = cs_malloc(cs);
+	p = code;
+	left = size;
+	at = text;
+	while (in && cs_disasm_iter(cs, &p, &left, &at, in)) {
+		uint64_t t;
+		int32_t rel;
+
+		if (in->size != 5 || in->bytes[0] != 0xe8)
+			continue;
+		memcpy(&rel, &in->bytes[1], 4);
+		t = in->address + 5 + (uint64_t)(int64_t)rel;
+		if (t < text || t >= text + size)
+			continue;
+		g->calls = grow_array(g->calls, &g->cap, g->nr + 1, sizeof(*g->calls));
+		g->calls[g->nr].site = in->address;
+		g->calls[g->nr++].target = t;
+	}
+	if (in)
+		cs_free(in, 1);
+	cs_close(&cs);
+	g->starts = xcalloc(g->nr + nr_starts + 1, sizeof(*g->starts));
+	for (size_t i = 0; i < g->nr; i++)
+		g->starts[i] = g->calls[i].target;
+	memcpy(&g->starts[g->nr], starts, nr_starts * sizeof(*starts));
+	qsort(g->starts, g->nr + nr_starts, sizeof(*g->starts), by_addr);
+	for (size_t i = 0; i < g->nr + nr_starts; i++)
+		if (!g->nr_starts || g->starts[g->nr_starts - 1] != g->starts[i])
+			g->starts[g->nr_starts++] = g->starts[i];
+	/* each call's function, once */
+	for (size_t i = 0; i < g->nr; i++)
+		g->calls[i].fn = function_of(g, g->calls[i].site);
+	return 0;
+}
+
+static void call_graph_free(struct call_graph *g)
+{
+	free(g->calls);
+	free(g->starts);
+}
+
 /* Whether function fn calls target directly. */
 static bool calls_to(const struct call_graph *g, uint64_t fn, uint64_t target)
 {
 	for (size_t i = 0; i < g->nr; i++)
-		if (g->calls[i].target == target && function_of(g, g->calls[i].site) == fn)
+		if (g->calls[i].target == target && g->calls[i].fn == fn)
 			return true;
 	return false;
 }
@@ -433,7 +431,7 @@ static bool reaches(const struct call_graph *g, uint64_t fn, uint64_t target)
 	for (size_t i = 0; i < g->nr; i++) {
 		uint64_t t = g->calls[i].target;
 
-		if (function_of(g, g->calls[i].site) != fn)
+		if (g->calls[i].fn != fn)
 			continue;
 		if (t == target || (t != fn && calls_to(g, t, target)))
 			return true;
@@ -445,7 +443,7 @@ static bool reaches(const struct call_graph *g, uint64_t fn, uint64_t target)
 static uint64_t first_call(const struct call_graph *g, uint64_t fn)
 {
 	for (size_t i = 0; i < g->nr; i++)
-		if (function_of(g, g->calls[i].site) == fn)
+		if (g->calls[i].fn == fn)
 			return g->calls[i].target;
 	return 0;
 }
@@ -467,11 +465,10 @@ int gc_collect_inner_derive(struct elf_file *ef, uint64_t stop_world, uint64_t *
 			 ef->path);
 		return -1;
 	}
-	if (call_graph_build(ef, &g)) {
+	if (call_graph_build(ef, &g, (const uint64_t[]){ fn }, 1)) {
 		snprintf(why, whylen, "%s: its .text cannot be disassembled", ef->path);
 		return -1;
 	}
-	call_graph_add_start(&g, fn);
 	/* GC_gcollect calls GC_try_to_collect_general first (or has it
 	 * inlined), which takes the lock and calls GC_try_to_collect_inner:
 	 * of its calls, the first that reaches GC_stop_world through
@@ -482,7 +479,7 @@ int gc_collect_inner_derive(struct elf_file *ef, uint64_t stop_world, uint64_t *
 	for (size_t i = 0; i < g.nr && !*vaddr; i++) {
 		uint64_t t = g.calls[i].target;
 
-		if (function_of(&g, g.calls[i].site) == general && t != general &&
+		if (g.calls[i].fn == general && t != general &&
 		    reaches(&g, t, stop_world))
 			*vaddr = t;
 	}
