@@ -7,8 +7,10 @@
 #   untraced        nothing attached
 #   default         alys-bpf --pid (refill sampling, probes attached 20% of
 #                   the time: --duty 20)
-#   default-nopauses  the same without the GC pause probes
+#   default-nopauses  the same without the GC pause and heap growth probes
 #                   (ALYS_BPF_NO_PAUSES=1): what they cost (issue 40)
+#   default-nomemory  the same without the memory samples (--memory-every
+#                   0): what reading where RSS goes costs (issue 40)
 #   floor-default   the same probes doing nothing (--empty-probes)
 #   refill-100      --sample refill --duty 100 (probes attached all along)
 #   bytes:512K      --sample bytes:512K (a probe on every allocation)
@@ -56,6 +58,7 @@ run() {
 	untraced) ;;
 	default) args=() ;;
 	default-nopauses) envs=(ALYS_BPF_NO_PAUSES=1) ;;
+	default-nomemory) args=(--memory-every 0) ;;
 	floor-default) args=(--empty-probes) ;;
 	refill-100) args=(--sample refill --duty 100) ;;
 	bytes:512K) args=(--sample bytes:512K) ;;
@@ -109,6 +112,15 @@ run() {
 		read -r gcp99 gcmax < <("$CONV" -q -f report -o - "$W/t.alys" 2>/dev/null |
 			sed -n 's/^ *p50 .* p99 \([0-9.]*\) ms, max \([0-9.]*\) ms$/\1 \2/p') || true
 	fi
+	# the default's last round: its pauses and wrk's distribution, printed
+	# side by side at the end
+	if [ "$mode" = default ] && [ -s "$W/t.alys" ]; then
+		cp "$W/wrk" "$W/wrk.default"
+		"$CONV" -q -f json -o - "$W/t.alys" 2>/dev/null | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["pauses"]:
+    print(p["duration_ns"])' >"$W/pauses.default" || true
+	fi
 	req=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$W/wrk")
 	case $mode in
 	untraced | floor-default | http-fetch5 | agent) ;;
@@ -149,3 +161,27 @@ for mode in $MODES; do
 		printf "%-16s %12.0f %12.0f %11.2f %14s %12s %9s %11s %10s\n", m, r, u, x,
 			(b > 0 ? b : "-"), (b > 0 && f > 0 ? sprintf("%.3f", b / f) : "-"), p, g, gm }'
 done
+
+# The collector's pauses beside what the clients waited (the default mode's
+# last round): wrk's latency percentiles and the pauses' own, in ms, then
+# the pauses' histogram (/metrics' buckets).
+if [ -s "${W}/pauses.default" ]; then
+	echo
+	echo "# default mode, last round: wrk's latency and the GC pauses, ms"
+	wrk_ms() {
+		awk -v q="$1" '$1 == q { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v);
+			printf "%.3f", (u == "us" ? v / 1000 : u == "s" ? v * 1000 : v) }' "$W/wrk.default"
+	}
+	printf '%-10s %8s %8s %8s %8s %8s %8s\n' "" p50 p75 p90 p99 max count
+	printf '%-10s %8s %8s %8s %8s %8s %8s\n' wrk "$(wrk_ms 50%)" "$(wrk_ms 75%)" "$(wrk_ms 90%)" \
+		"$(wrk_ms 99%)" - "$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$W/wrk.default")"
+	sort -n "$W/pauses.default" | awk '{ v[NR] = $1 / 1e6 } END {
+		q[1] = 0.5; q[2] = 0.75; q[3] = 0.9; q[4] = 0.99
+		printf "%-10s", "gc pauses"
+		for (i = 1; i <= 4; i++) { k = int(q[i] * NR + 0.999999); if (k < 1) k = 1; printf " %8.3f", v[k] }
+		printf " %8.3f %8d\n", v[NR], NR }'
+	awk 'BEGIN { n = split("0.1 0.25 0.5 1 2.5 5 10 25 50 100 1000", le, " ") }
+		{ ms = $1 / 1e6; for (i = 1; i <= n && ms > le[i]; i++); c[i]++ }
+		END { printf "pauses by ms:"; for (i = 1; i <= n; i++) if (c[i]) printf " <=%s: %d", le[i], c[i]
+			if (c[n + 1]) printf " >%s: %d", le[n], c[n + 1]; printf "\n" }' "$W/pauses.default"
+fi

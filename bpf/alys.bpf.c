@@ -931,6 +931,56 @@ int gc_collect_end(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * The heap's growth: a probe on GC_expand_hp_inner's call of
+ * GC_add_to_heap (its bytes in rsi), once per section the collector adds.
+ * The stack, as the pause's: the pending allocation's, else walked here.
+ */
+const volatile __u64 heap_grow_vaddr;
+
+SEC("uprobe")
+int gc_heap_grow(struct pt_regs *ctx)
+{
+	struct alys_sess *S = probe_sess(ctx);
+	struct thread_state *st;
+	struct pending_call *c;
+	struct alys_rb_grow *g;
+	void *rb;
+	__u64 sp, gc_no = 0, key;
+	__u32 d;
+
+	if (!S)
+		return 0;
+	st = thread_of(S, true);
+	rb = events_at(S->slot);
+	if (!st || !rb)
+		return 0;
+	d = st->depth;
+	c = d > 0 && d <= ALYS_MAX_DEPTH ? &st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)] : NULL;
+	sp = PT_REGS_SP(ctx);
+	if (c && !c->skip && c->stack_key && c->sp > sp && c->sp - sp < NEST_SPAN)
+		key = c->stack_key;
+	else
+		key = collect_stack(ctx, st);
+	if (gc_no_vaddr && heap_grow_vaddr)
+		read_u64(&gc_no, bias_of(ctx, heap_grow_vaddr) + gc_no_vaddr);
+	g = bpf_ringbuf_reserve(rb, sizeof(*g), 0);
+	if (!g) {
+		count(S->slot, ALYS_CNT_RB_DROP_GROW);
+		return 0;
+	}
+	g->type = ALYS_RB_GROW;
+	g->pad[0] = g->pad[1] = g->pad[2] = 0;
+	g->pad2 = 0;
+	g->tid = (__u32)bpf_get_current_pid_tgid();
+	g->gc_no = (__u32)gc_no;
+	g->ts_ns = bpf_ktime_get_ns();
+	g->bytes = PT_REGS_PARM2(ctx);
+	g->stack_key = key;
+	bpf_ringbuf_submit(g, 0);
+	return 0;
+}
+
 /* --empty-probes: the same probes doing nothing, the floor benchmarks
  * compare against. */
 SEC("uprobe")

@@ -264,6 +264,56 @@ static void write_pauses(struct json *j, const struct trace *t)
 	close_(j, ']');
 }
 
+/* Where the target's memory was (FORMAT.md record 14), sample by sample. */
+static void write_memory(struct json *j, const struct trace *t)
+{
+	key(j, "memory");
+	open_(j, '[');
+	for (size_t i = 0; i < t->nr_memory; i++) {
+		const struct trace_memory *m = &t->memory[i];
+
+		elem(j);
+		open_(j, '{');
+		key(j, "time_ns");
+		outbuf_i64(j->o, (int64_t)(m->ts_ns - t->hdr.start_ns));
+		key_u64(j, "rss", true, m->rss);
+		key_u64(j, "heap_resident", true, m->heap_resident);
+		key_u64(j, "live", true, m->live);
+		key_u64(j, "heap_in_use", true, m->heap_in_use);
+		key_u64(j, "heap_free", true, m->heap_free);
+		key_u64(j, "heap_unmapped", true, m->heap_unmapped);
+		key_u64(j, "fiber_stacks", true, m->fiber_stacks);
+		key_u64(j, "fibers", true, m->fibers);
+		key_u64(j, "malloc", true, m->malloc);
+		key_u64(j, "anon", true, m->anon);
+		key_u64(j, "files", true, m->files);
+		key_u64(j, "gc_no", true, m->gc_no);
+		close_(j, '}');
+	}
+	close_(j, ']');
+}
+
+/* The heap's growths (FORMAT.md record 15); their stacks are in "stacks". */
+static void write_grows(struct json *j, const struct trace *t)
+{
+	key(j, "heap_growths");
+	open_(j, '[');
+	for (size_t i = 0; i < t->nr_grows; i++) {
+		const struct trace_grow *g = &t->grows[i];
+
+		elem(j);
+		open_(j, '{');
+		key(j, "time_ns");
+		outbuf_i64(j->o, (int64_t)(g->ts_ns - t->hdr.start_ns));
+		key_u64(j, "bytes", true, g->bytes);
+		key_u64(j, "tid", true, g->tid);
+		key_u64(j, "gc_no", true, g->gc_no);
+		key_u64(j, "stack_id", true, g->stack ? t->stacks[g->stack - 1].id : 0);
+		close_(j, '}');
+	}
+	close_(j, ']');
+}
+
 /* Prerendered frame objects, one per symbolizer entry, made on first use. */
 struct frame_cache {
 	char **text;
@@ -514,9 +564,14 @@ void write_json(struct model *m, struct outbuf *o, const struct output_options *
 	write_end(&j, t);
 	write_collections(&j, t);
 	write_pauses(&j, t);
+	write_memory(&j, t);
+	write_grows(&j, t);
 	for (size_t i = 0; i < t->nr_pauses; i++)
 		if (t->pauses[i].stack)
 			m->stack_shown[t->pauses[i].stack - 1] = 1;
+	for (size_t i = 0; i < t->nr_grows; i++)
+		if (t->grows[i].stack)
+			m->stack_shown[t->grows[i].stack - 1] = 1;
 	if (!opt->inline_stacks)
 		write_stacks(&j, m, &fc, opt);
 	key(&j, "events");

@@ -13,6 +13,8 @@
  *  - With --type: that type's top call stacks.
  *  - GC pauses: the collector's stop-the-world pauses, their spread, the
  *    longest and what triggered each (profile/gc_pauses.c).
+ *  - Memory: RSS and its parts at the peak and at the last sample, the
+ *    collector's heap, and its growths by site (profile/gc_memory.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 
 #include "converter/output.h"
 #include "lib/util.h"
+#include "profile/gc_memory.h"
 #include "profile/gc_pauses.h"
 
 #define TOP_SITES 20
@@ -28,6 +31,8 @@
 #define TOP_STACKS 10
 #define STACK_FRAMES 24
 #define TOP_PAUSES 10
+#define TOP_GROW_SITES 10
+#define MIB(x) ((double)(x) / 1048576.0)
 
 /* A line of the site or type tables. */
 struct row {
@@ -487,6 +492,84 @@ static void pauses_section(struct model *m, struct outbuf *o, bool md)
 	gc_pauses_free(&s);
 }
 
+static void memory_row(struct outbuf *o, bool md, const char *name, uint64_t a, uint64_t ra,
+		       uint64_t b, uint64_t rb)
+{
+	if (md)
+		outbuf_printf(o, "| %s | %.1f | %.1f%% | %.1f | %.1f%% |\n", name, MIB(a),
+			      pct(a, ra), MIB(b), pct(b, rb));
+	else
+		outbuf_printf(o, "  %-26s %10.1f %6.1f%% %10.1f %6.1f%%\n", name, MIB(a),
+			      pct(a, ra), MIB(b), pct(b, rb));
+}
+
+static void memory_section(struct model *m, struct outbuf *o, bool md)
+{
+	const struct trace *t = m->t;
+	struct gc_memory_summary s;
+	const struct trace_memory *p, *e;
+	uint64_t pp[GC_MEM_PARTS], ep[GC_MEM_PARTS], psum = 0, esum = 0;
+	char ph[48], eh[48];
+
+	gc_memory_summarize(m, &s);
+	if (!s.peak && !s.n_grows) {
+		gc_memory_free(&s);
+		return;
+	}
+	heading(o, md, "Memory (where RSS goes)");
+	if (s.peak) {
+		p = s.peak;
+		e = s.last;
+		gc_memory_parts(p, pp);
+		gc_memory_parts(e, ep);
+		for (int i = 0; i < GC_MEM_PARTS; i++) {
+			psum += pp[i];
+			esum += ep[i];
+		}
+		snprintf(ph, sizeof(ph), "peak, at %.1f s", (double)(int64_t)(p->ts_ns - t->hdr.start_ns) / 1e9);
+		snprintf(eh, sizeof(eh), "last, at %.1f s", (double)(int64_t)(e->ts_ns - t->hdr.start_ns) / 1e9);
+		outbuf_printf(o, "%s%zu samples. Parts are resident pages (/proc/PID/pagemap); "
+			      "live is what the last collection marked\n",
+			      md ? "- " : "  ", t->nr_memory);
+		if (md)
+			outbuf_printf(o, "\n| MiB | %s | | %s | |\n|---|---:|---:|---:|---:|\n", ph, eh);
+		else
+			outbuf_printf(o, "\n  %-26s %17s %17s\n", "MiB", ph, eh);
+		memory_row(o, md, "RSS", p->rss, p->rss, e->rss, e->rss);
+		for (int i = 0; i < GC_MEM_PARTS; i++)
+			memory_row(o, md, gc_memory_part_names[i], pp[i], p->rss, ep[i], e->rss);
+		memory_row(o, md, "(parts summed)", psum, p->rss, esum, e->rss);
+		outbuf_printf(o, "%s%" PRIu32 " and %" PRIu32 " fibers listed. The collector's heap "
+			      "(its own blocks): %.1f and %.1f MiB in use, %.1f and %.1f MiB free "
+			      "kept mapped, %.1f and %.1f MiB given back to the system\n",
+			      md ? "\n- " : "\n  ", p->fibers, e->fibers, MIB(p->heap_in_use),
+			      MIB(e->heap_in_use), MIB(p->heap_free), MIB(e->heap_free),
+			      MIB(p->heap_unmapped), MIB(e->heap_unmapped));
+	}
+	if (s.n_grows) {
+		size_t n = s.nr_sites < TOP_GROW_SITES ? s.nr_sites : TOP_GROW_SITES;
+
+		outbuf_printf(o, "%sThe collector's heap grew %zu times, %.1f MiB in all; "
+			      "by the site whose allocation needed it:\n", md ? "\n- " : "\n  ",
+			      s.n_grows, MIB(s.grown_bytes));
+		if (md)
+			outbuf_str(o, "\n| MiB | times | site |\n|---:|---:|---|\n");
+		else
+			outbuf_printf(o, "%10s %7s  %s\n", "MiB", "times", "site");
+		for (size_t i = 0; i < n; i++) {
+			if (md)
+				outbuf_printf(o, "| %.1f | %" PRIu64 " | ", MIB(s.sites[i].bytes),
+					      s.sites[i].n);
+			else
+				outbuf_printf(o, "%10.1f %7" PRIu64 "  ", MIB(s.sites[i].bytes),
+					      s.sites[i].n);
+			site_text(o, s.sites[i].site, md);
+			outbuf_str(o, md ? " |\n" : "\n");
+		}
+	}
+	gc_memory_free(&s);
+}
+
 /* Leak suspects, object age and threads come from -f leaks, which follows
  * live bytes through the whole trace (so only without window or type). */
 static void liveness_sections(struct model *m, struct outbuf *o,
@@ -526,6 +609,7 @@ void write_report(struct model *m, struct outbuf *o, const struct output_options
 	if (m->filter.type)
 		type_stacks(m, o, md, m->filter.type, opt->min_bytes);
 	pauses_section(m, o, md);
+	memory_section(m, o, md);
 	if (!m->filter.type && !m->filter.has_from && !m->filter.has_to)
 		liveness_sections(m, o, opt);
 	free(sites.r);

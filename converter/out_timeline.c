@@ -8,7 +8,9 @@
  * name their type through the constructor frame (`T::new`). The
  * collector's stop-the-world pauses are marks along the live panel's
  * bottom, each as wide as it lasted (a pixel at least), its length in its
- * tooltip.
+ * tooltip. Where the trace has memory samples, a third panel stacks RSS's
+ * parts over time (profile/gc_memory.h) under the RSS line, the heap's
+ * growths as ticks along its bottom.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "converter/output.h"
+#include "profile/gc_memory.h"
 #include "profile/model.h"
 #include "lib/util.h"
 
@@ -186,13 +189,91 @@ static void pauses(struct outbuf *o, const struct trace *t, uint64_t t0, double 
 	}
 }
 
+static const char *const part_colors[GC_MEM_PARTS] = {
+	"#2ca02c", "#98df8a", "#9467bd", "#ff7f0e", "#c7c7c7", "#1f77b4",
+};
+
+/* RSS's parts stacked, sample by sample, under the RSS line; the heap's
+ * growths as ticks along the bottom. */
+static void memory_panel(struct outbuf *o, const struct trace *t, uint64_t t0, double tmax,
+			 int y0)
+{
+	int plot_w = W - LEFT - RIGHT;
+	double vmax = 1;
+	size_t n = t->nr_memory;
+
+	for (size_t i = 0; i < n; i++)
+		if ((double)t->memory[i].rss > vmax)
+			vmax = (double)t->memory[i].rss;
+	outbuf_printf(o, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">Resident memory (RSS) "
+		      "and its parts</text>\n", LEFT, y0 - 8);
+	outbuf_printf(o, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+		      "stroke=\"#888\"/>\n", LEFT, y0, plot_w, PANEL_H);
+	for (int k = 0; k <= 4; k++) {
+		char lab[32];
+		int y = y0 + PANEL_H - k * PANEL_H / 4;
+
+		human(lab, sizeof(lab), vmax * k / 4);
+		outbuf_printf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
+			      LEFT - 6, y + 4, lab);
+		outbuf_printf(o, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
+			      LEFT + k * plot_w / 4, y0 + PANEL_H + 16, tmax * k / 4);
+	}
+	if (tmax <= 0)
+		return;
+#define X(ts) (LEFT + ((double)(int64_t)((ts) - t0) / 1e9 / tmax) * plot_w)
+#define Y(v) (y0 + PANEL_H - (double)(v) / vmax * PANEL_H)
+	/* each part's band: its top edge forwards, its bottom edge back */
+	for (int k = GC_MEM_PARTS; k-- > 0;) {
+		outbuf_printf(o, "<polygon class=\"mem%d\" fill=\"%s\" fill-opacity=\"0.8\" "
+			      "points=\"", k, part_colors[k]);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t p[GC_MEM_PARTS], top = 0;
+
+			gc_memory_parts(&t->memory[i], p);
+			for (int j = 0; j <= k; j++)
+				top += p[j];
+			outbuf_printf(o, "%.1f,%.1f ", X(t->memory[i].ts_ns), Y(top));
+		}
+		for (size_t i = n; i-- > 0;) {
+			uint64_t p[GC_MEM_PARTS], bottom = 0;
+
+			gc_memory_parts(&t->memory[i], p);
+			for (int j = 0; j < k; j++)
+				bottom += p[j];
+			outbuf_printf(o, "%.1f,%.1f ", X(t->memory[i].ts_ns), Y(bottom));
+		}
+		outbuf_printf(o, "\"><title>%s</title></polygon>\n", gc_memory_part_names[k]);
+	}
+	outbuf_printf(o, "<polyline class=\"rss\" fill=\"none\" stroke=\"#000\" "
+		      "stroke-width=\"2\" points=\"");
+	for (size_t i = 0; i < n; i++)
+		outbuf_printf(o, "%.1f,%.1f ", X(t->memory[i].ts_ns), Y(t->memory[i].rss));
+	outbuf_printf(o, "\"/>\n");
+	for (size_t i = 0; i < t->nr_grows; i++) {
+		const struct trace_grow *g = &t->grows[i];
+		char lab[32];
+
+		if (g->ts_ns < t0 || (double)(g->ts_ns - t0) / 1e9 > tmax)
+			continue;
+		human(lab, sizeof(lab), (double)g->bytes);
+		outbuf_printf(o, "<rect class=\"grow\" x=\"%.1f\" y=\"%d\" width=\"1\" "
+			      "height=\"%d\" fill=\"#000\"><title>heap grew %s at %.3f s"
+			      "</title></rect>\n", X(g->ts_ns), y0 + PANEL_H - PAUSE_H, PAUSE_H, lab,
+			      (double)(g->ts_ns - t0) / 1e9);
+	}
+#undef X
+#undef Y
+}
+
 void write_timeline(struct model *m, struct outbuf *o, const struct output_options *opt)
 {
 	const struct trace *t = m->t;
 	struct timeline tl = { 0 };
 	bool judged = t->liveness != TRACE_LIVENESS_OFF;
 	double tmax;
-	int h;
+	int h, legend_y;
+	bool mem;
 
 	(void)opt;
 	series(m, &tl);
@@ -200,7 +281,17 @@ void write_timeline(struct model *m, struct outbuf *o, const struct output_optio
 	tl.live_n = judged && tl.n > 1 ? tl.n - 1 : tl.n;
 
 	tmax = tl.n ? (double)(tl.pts[tl.n - 1].ts - tl.pts[0].ts) / 1e9 : 0;
-	h = TOP + 2 * PANEL_H + GAP + 40 + (int)(tl.ntop + 2) * LEGEND_LINE + 20;
+	/* one time axis for every panel: to the last sample or growth too */
+	for (size_t i = 0; tl.n && i < t->nr_memory + t->nr_grows; i++) {
+		uint64_t ts = i < t->nr_memory ? t->memory[i].ts_ns : t->grows[i - t->nr_memory].ts_ns;
+		double at = (double)(int64_t)(ts - tl.pts[0].ts) / 1e9;
+
+		if (at > tmax)
+			tmax = at;
+	}
+	mem = t->nr_memory > 0;
+	legend_y = TOP + 2 * PANEL_H + GAP + 40 + (mem ? PANEL_H + GAP : 0);
+	h = legend_y + (int)(tl.ntop + 2 + (mem ? GC_MEM_PARTS + 2 : 0)) * LEGEND_LINE + 20;
 	outbuf_printf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		      "font-family=\"sans-serif\" font-size=\"12\">\n", W, h);
@@ -213,13 +304,15 @@ void write_timeline(struct model *m, struct outbuf *o, const struct output_optio
 	      "Live bytes (no inferred frees in this trace: upper bound)");
 	if (tl.n)
 		pauses(o, t, tl.pts[0].ts, tmax, TOP + PANEL_H + GAP);
+	if (mem && tl.n)
+		memory_panel(o, t, tl.pts[0].ts, tmax, TOP + 2 * (PANEL_H + GAP));
 	if (judged)
 		outbuf_printf(o, "<text class=\"note\" x=\"%d\" y=\"%d\" text-anchor=\"end\" "
 			      "fill=\"#555\">%s</text>\n", W - RIGHT, TOP + PANEL_H + GAP - 8,
 			      tl.live_n > 1 ? "ends at the last collection read: later blocks "
 			      "are not judged yet" : "no collection was read");
 	for (size_t k = 0; k <= tl.ntop; k++) {
-		int y = TOP + 2 * PANEL_H + GAP + 40 + (int)k * LEGEND_LINE;
+		int y = legend_y + (int)k * LEGEND_LINE;
 
 		outbuf_printf(o, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"/>\n",
 			      LEFT, y - 4, LEFT + 24, y - 4, colors[k]);
@@ -228,13 +321,22 @@ void write_timeline(struct model *m, struct outbuf *o, const struct output_optio
 		outbuf_printf(o, "</text>\n");
 	}
 	if (t->nr_pauses) {
-		int y = TOP + 2 * PANEL_H + GAP + 40 + (int)(tl.ntop + 1) * LEGEND_LINE;
+		int y = legend_y + (int)(tl.ntop + 1) * LEGEND_LINE;
 
 		outbuf_printf(o, "<rect x=\"%d\" y=\"%d\" width=\"24\" height=\"8\" fill=\"#d62728\" "
 			      "fill-opacity=\"0.7\"/>\n", LEFT, y - 8);
 		outbuf_printf(o, "<text class=\"legend\" x=\"%d\" y=\"%d\">GC pauses: %zu, the world "
 			      "stopped (along the live panel's bottom, as wide as they lasted)</text>\n",
 			      LEFT + 30, y, t->nr_pauses);
+	}
+	for (int k = 0; mem && k <= GC_MEM_PARTS; k++) {
+		int y = legend_y + (int)(tl.ntop + 2 + k) * LEGEND_LINE;
+
+		outbuf_printf(o, "<rect x=\"%d\" y=\"%d\" width=\"24\" height=\"8\" fill=\"%s\"/>\n",
+			      LEFT, y - 8, k < GC_MEM_PARTS ? part_colors[k] : "#000");
+		outbuf_printf(o, "<text class=\"legend\" x=\"%d\" y=\"%d\">%s</text>\n", LEFT + 30,
+			      y, k < GC_MEM_PARTS ? gc_memory_part_names[k] :
+			      "RSS (line); ticks: the collector's heap grew");
 	}
 	outbuf_printf(o, "</svg>\n");
 	free(tl.pts);

@@ -29,6 +29,7 @@ enum alys_rb_type {
 	ALYS_RB_COLLECTION = 4,	/* a collection's marks were read */
 	ALYS_RB_CENSUS = 5,	/* --census: the target is stopped for a heap walk */
 	ALYS_RB_PAUSE = 6,	/* the collector stopped the world and restarted it */
+	ALYS_RB_GROW = 7,	/* the collector added memory to its heap */
 };
 
 enum alys_live_mode {
@@ -86,6 +87,7 @@ enum alys_counter {
 	ALYS_CNT_UNWIND_SEARCHES,	/* dwarf: rows not memoized: the tables searched */
 	ALYS_CNT_STACK_WORDS_READ,	/* dwarf: stack words read one by one, not by page */
 	ALYS_CNT_RB_DROP_PAUSE,	/* a GC pause's record lost (ring buffer full) */
+	ALYS_CNT_RB_DROP_GROW,	/* a heap growth's record lost (ring buffer full) */
 	ALYS_CNT_NR,
 };
 
@@ -209,6 +211,21 @@ struct alys_rb_pause {
 	/* the collection around it (GC_try_to_collect_inner's entry and
 	 * return, where libgc names it); 0: not measured */
 	__u64 begin_ns, end_ns;
+};
+
+/*
+ * The collector's heap grew by bytes (GC_expand_hp_inner adding a section
+ * it got from the system), on the thread tid; its stack leads to what
+ * needed the memory: an allocation's slow path, or GC_init.
+ */
+struct alys_rb_grow {
+	__u8 type;		/* ALYS_RB_GROW */
+	__u8 pad[3];
+	__u32 tid;
+	__u32 gc_no;		/* GC_gc_no: collections done before it */
+	__u32 pad2;
+	__u64 ts_ns, bytes;
+	__u64 stack_key;	/* 0: no stack */
 };
 
 /*

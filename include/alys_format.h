@@ -28,6 +28,8 @@ enum alys_record {
 	ALYS_REC_SNAPSHOT = 11,
 	ALYS_REC_BLOCK = 12,	/* records compressed together (version 2) */
 	ALYS_REC_PAUSE = 13,	/* a stop-the-world pause */
+	ALYS_REC_MEMORY = 14,	/* where the target's resident memory is */
+	ALYS_REC_GROW = 15,	/* the collector's heap grew */
 };
 
 /* Blocks (record 12): independent compressed runs of records, so that a

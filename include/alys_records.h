@@ -31,7 +31,7 @@ struct alys_field {
 	uint8_t required_from;
 };
 
-#define ALYS_RECORD_MAX_FIELDS 11	/* after the type */
+#define ALYS_RECORD_MAX_FIELDS 13	/* after the type */
 
 struct alys_record_desc {
 	uint8_t type;		/* the record's first element */

@@ -47,6 +47,12 @@ static const struct alys_record_desc records[] = {
 	{ ALYS_REC_PAUSE, 0, "pause", "pause", 7,
 	  { U64("stop_ns"), U64("start_ns"), U32("tid"), U32("gc_no"), U32("stack_id"),
 	    { "begin_ns", ALYS_F_U64, 0 }, { "end_ns", ALYS_F_U64, 0 } } },
+	{ ALYS_REC_MEMORY, 0, "memory", "memory sample", 13,
+	  { U64("ts"), U64("rss"), U64("heap_resident"), U64("live"), U64("heap_in_use"),
+	    U64("heap_free"), U64("heap_unmapped"), U64("fiber_stacks"), U32("fibers"),
+	    U64("malloc"), U64("anon"), U64("files"), U32("gc_no") } },
+	{ ALYS_REC_GROW, 0, "grow", "heap growth", 5,
+	  { U64("ts"), U32("tid"), U64("bytes"), U32("gc_no"), U32("stack_id") } },
 	{ ALYS_REC_BLOCK, 0, "block", "block", 4,
 	  { U8("codec"), U64("raw_len"), U64("records"), BIN("data") } },
 };

@@ -85,7 +85,7 @@ struct trace_reader {
 	size_t read_end;		/* byte after the last record read */
 
 	/* the tables' capacities (struct trace holds their lengths) */
-	size_t cap_maps, cap_stacks, cap_nodes, cap_collections, cap_censuses, cap_pauses;
+	size_t cap_maps, cap_stacks, cap_nodes, cap_collections, cap_censuses, cap_pauses, cap_memory, cap_grows;
 	size_t cap_census_types, cap_heap_blocks, cap_roots;
 	struct u64_table stack_by_id;	/* id -> index into stacks */
 	struct u64_table v1_child;	/* version 1, while reading: (parent, ip) -> node */
@@ -838,6 +838,65 @@ static int parse_pause(const struct reader *r, const msgpack_object *f, uint32_t
 	return put_pause(r, &p, (uint32_t)v[5]);
 }
 
+static int put_grow(const struct reader *r, struct trace_grow *g, uint32_t stack_id)
+{
+	struct trace *t = r->t;
+	int64_t st = stack_id ? stack_of_id(t, stack_id) : -1;
+
+	if (!g->bytes)
+		return bad(r, "heap growth of 0 bytes");
+	g->stack = st >= 0 ? (uint32_t)st + 1 : 0;
+	if (r->mode == READ_LIVE)	/* the last one only */
+		t->nr_grows = 0;
+	t->grows = grow_array(t->grows, &t->rd->cap_grows, t->nr_grows + 1, sizeof(*t->grows));
+	t->grows[t->nr_grows++] = *g;
+	return 0;
+}
+
+/* [15, ts, tid, bytes, gc_no, stack_id] */
+static int parse_grow(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
+
+	if (want_fields(r, ALYS_REC_GROW, f, n, v))
+		return -1;
+	if (v[2] >> TRACE_TID_BITS)
+		return bad(r, "heap growth tid %" PRIu64 " is not a Linux thread id", v[2]);
+	return put_grow(r, &(struct trace_grow){ .ts_ns = v[1], .tid = (uint32_t)v[2],
+						  .bytes = v[3], .gc_no = (uint32_t)v[4] },
+			(uint32_t)v[5]);
+}
+
+static int put_memory(const struct reader *r, const struct trace_memory *m)
+{
+	struct trace *t = r->t;
+
+	if (t->nr_memory && m->ts_ns < t->memory[t->nr_memory - 1].ts_ns)
+		return bad(r, "memory sample at %" PRIu64 ", before the one at %" PRIu64,
+			   m->ts_ns, t->memory[t->nr_memory - 1].ts_ns);
+	if (r->mode == READ_LIVE)	/* the last one only */
+		t->nr_memory = 0;
+	t->memory = grow_array(t->memory, &t->rd->cap_memory, t->nr_memory + 1,
+			       sizeof(*t->memory));
+	t->memory[t->nr_memory++] = *m;
+	return 0;
+}
+
+/* [14, ts, rss, heap_resident, live, heap_in_use, heap_free, heap_unmapped,
+ *  fiber_stacks, fibers, malloc, anon, files, gc_no] */
+static int parse_memory(const struct reader *r, const msgpack_object *f, uint32_t n)
+{
+	uint64_t v[ALYS_RECORD_MAX_FIELDS + 1];
+
+	if (want_fields(r, ALYS_REC_MEMORY, f, n, v))
+		return -1;
+	return put_memory(r, &(struct trace_memory){
+		.ts_ns = v[1], .rss = v[2], .heap_resident = v[3], .live = v[4],
+		.heap_in_use = v[5], .heap_free = v[6], .heap_unmapped = v[7],
+		.fiber_stacks = v[8], .fibers = (uint32_t)v[9], .malloc = v[10],
+		.anon = v[11], .files = v[12], .gc_no = (uint32_t)v[13] });
+}
+
 /* c's types are types[0..c->nr_types). */
 static int put_census(const struct reader *r, const struct trace_census *c,
 		      const struct trace_census_type *types)
@@ -1188,6 +1247,8 @@ static int parse_record(const struct reader *r, const msgpack_object *o)
 	case ALYS_REC_COLLECTION: return parse_collection(r, f, n);
 	case ALYS_REC_CENSUS: return parse_census(r, f, n);
 	case ALYS_REC_PAUSE: return parse_pause(r, f, n);
+	case ALYS_REC_MEMORY: return parse_memory(r, f, n);
+	case ALYS_REC_GROW: return parse_grow(r, f, n);
 	case ALYS_REC_HEAP_BLOCK: return parse_heap_block(r, f, n);
 	case ALYS_REC_ROOT: return parse_root(r, f, n);
 	case ALYS_REC_SNAPSHOT: return parse_snapshot(r, f, n);
@@ -1597,6 +1658,20 @@ int trace_put_death(struct trace *t, struct trace_event *e)
 	return live_reader(t, &r) || put_death(&r, e) ? -1 : 0;
 }
 
+int trace_put_grow(struct trace *t, struct trace_grow *g, uint32_t stack_id)
+{
+	struct reader r;
+
+	return live_reader(t, &r) || put_grow(&r, g, stack_id) ? -1 : 0;
+}
+
+int trace_put_memory(struct trace *t, const struct trace_memory *m)
+{
+	struct reader r;
+
+	return live_reader(t, &r) || put_memory(&r, m) ? -1 : 0;
+}
+
 int trace_put_collection(struct trace *t, const struct trace_collection *c)
 {
 	struct reader r;
@@ -1705,6 +1780,8 @@ void trace_free(struct trace *t)
 	free_bstr(&t->end.liveness);
 	free(t->collections);
 	free(t->pauses);
+	free(t->memory);
+	free(t->grows);
 	free(t->censuses);
 	free(t->census_types);
 	free(t->heap_blocks);

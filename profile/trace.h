@@ -127,6 +127,28 @@ struct trace_pause {
 	uint32_t stack;			/* index into trace.stacks + 1; 0: no stack */
 };
 
+/* Where the target's resident memory was (FORMAT.md record 14): RSS and
+ * its parts, each resident bytes but for the collector's own counts. */
+struct trace_memory {
+	uint64_t ts_ns;
+	uint64_t rss;			/* VmRSS */
+	uint64_t heap_resident;		/* the collector's mapped blocks */
+	uint64_t live;			/* marked by collection gc_no */
+	uint64_t heap_in_use, heap_free, heap_unmapped;	/* its heap's blocks, not RSS */
+	uint64_t fiber_stacks;		/* the listed fibers' stacks */
+	uint32_t fibers, gc_no;
+	uint64_t malloc;		/* C malloc's brk heap, less the collector's */
+	uint64_t anon;			/* other anonymous memory */
+	uint64_t files;			/* file-backed: code and data */
+};
+
+/* The collector's heap grew (FORMAT.md record 15). */
+struct trace_grow {
+	uint64_t ts_ns, bytes;
+	uint32_t tid, gc_no;
+	uint32_t stack;			/* index into trace.stacks + 1; 0: no stack */
+};
+
 /* A heap census (FORMAT.md record 8); its types are
  * census_types[first_type..first_type + nr_types). */
 struct trace_census {
@@ -221,6 +243,10 @@ struct trace {
 
 	struct trace_pause *pauses;	/* a live trace: the last one */
 	size_t nr_pauses;
+	struct trace_memory *memory;	/* a live trace: the last one */
+	size_t nr_memory;
+	struct trace_grow *grows;	/* a live trace: the last one */
+	size_t nr_grows;
 
 	struct trace_census *censuses;
 	size_t nr_censuses;
@@ -288,6 +314,9 @@ struct trace_tool {
 	void (*collection)(void *ctx, const struct trace_collection *c);
 	/* p->stack unset: stack_id names the stack's node */
 	void (*pause)(void *ctx, const struct trace_pause *p, uint32_t stack_id);
+	void (*memory)(void *ctx, const struct trace_memory *m);
+	/* g->stack unset: stack_id names the stack's node */
+	void (*grow)(void *ctx, const struct trace_grow *g, uint32_t stack_id);
 	void (*census)(void *ctx, const struct trace_census *c,
 		       const struct trace_census_type *types);
 	/* cumulative: the last record replaces the ones before */
@@ -316,6 +345,9 @@ int trace_put_death(struct trace *t, struct trace_event *e);
 int trace_put_collection(struct trace *t, const struct trace_collection *c);
 /* p->stack set from stack_id */
 int trace_put_pause(struct trace *t, struct trace_pause *p, uint32_t stack_id);
+int trace_put_memory(struct trace *t, const struct trace_memory *m);
+/* g->stack set from stack_id */
+int trace_put_grow(struct trace *t, struct trace_grow *g, uint32_t stack_id);
 int trace_put_census(struct trace *t, const struct trace_census *c,
 		     const struct trace_census_type *types);
 int trace_put_counters(struct trace *t, const struct trace_counter *c, size_t n);

@@ -75,6 +75,10 @@ static void usage(FILE *out)
 "                       write them (alys_converter -f heap analyses them).\n"
 "                       While tracing, SIGUSR1 to alys-bpf takes one into the\n"
 "                       trace (kill -USR1 ALYS_BPF_PID)\n"
+"      --memory-every SECS  sample where the process's RSS is this often (default\n"
+"                       1; 0: never): the collector's heap (live, free),\n"
+"                       fibers' stacks, malloc, other memory, files. A sample\n"
+"                       that takes long waits 20 times its cost for the next\n"
 "      --interval SECS  every SECS seconds (e.g. 5 or 0.5), and at the end, print\n"
 "                       the top sites by live bytes to stderr\n"
 "      --http [HOST:]PORT  while tracing, serve the live profile in Go's pprof\n"
@@ -130,7 +134,7 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
 }
 
 enum { OPT_UNWIND = 256, OPT_DUTY, OPT_MAX_FRAMES, OPT_AS_ROOT, OPT_EMPTY_PROBES, OPT_SAMPLE,
-       OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_CENSUS, OPT_STACK_CACHE,
+       OPT_RINGBUF_SIZE, OPT_NO_LIVENESS, OPT_INTERVAL, OPT_MEMORY_EVERY, OPT_CENSUS, OPT_STACK_CACHE,
        OPT_HEAP_SNAPSHOT, OPT_HTTP, OPT_HTTP_ALLOW_REMOTE, OPT_ALL, OPT_ONLY_COMM,
        OPT_EXCLUDE_COMM, OPT_PUSH, OPT_PUSH_API, OPT_PUSH_EVERY, OPT_PUSH_QUEUE,
        OPT_PUSH_HEADER, OPT_PUSH_TOKEN_FILE, OPT_SERVICE, OPT_DEBUG_DIR };
@@ -212,6 +216,7 @@ int main(int argc, char **argv)
 		{ "stack-cache", required_argument, NULL, OPT_STACK_CACHE },
 		{ "no-liveness", no_argument, NULL, OPT_NO_LIVENESS },
 		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "memory-every", required_argument, NULL, OPT_MEMORY_EVERY },
 		{ "census", optional_argument, NULL, OPT_CENSUS },
 		{ "heap-snapshot", no_argument, NULL, OPT_HEAP_SNAPSHOT },
 		{ "http", required_argument, NULL, OPT_HTTP },
@@ -237,6 +242,7 @@ int main(int argc, char **argv)
 		.unwind = ALYS_UNWIND_DWARF,
 		.max_frames = ALYS_DEFAULT_FRAMES,
 		.stack_cache = ALYS_DEFAULT_STACK_CACHE,
+		.memory_every_ns = 1000000000ull,
 	};
 	static struct sockaddr_storage http_addr;
 	static struct agent_opts agent = {
@@ -337,6 +343,22 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			o.interval_ns = (uint64_t)(secs * 1e9);
+			break;
+		}
+		case OPT_MEMORY_EVERY: {
+			char *end;
+			double secs;
+
+			errno = 0;
+			secs = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(secs == 0 || secs >= 0.05) ||
+			    secs > 3600) {
+				fail("--memory-every takes seconds between 0.05 and 3600 "
+				     "(e.g. 1 or 0.2), or 0 for no memory samples, not '%s'\n",
+				     optarg);
+				return 2;
+			}
+			o.memory_every_ns = (uint64_t)(secs * 1e9);
 			break;
 		}
 		case OPT_CENSUS: {

@@ -65,8 +65,8 @@ STATIC_GC_DIR=$OUTDIR/.gc-static
 LIBGC_A=${LIBGC_A:-$(${CC} -print-file-name=libgc.a)}
 [ -f "$LIBGC_A" ] || LIBGC_A=/usr/lib/x86_64-linux-gnu/libgc.a
 
-STATIC_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph gc_pauses"
-GC_MATRIX_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph gc_pauses"
+STATIC_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph gc_pauses memory_parts"
+GC_MATRIX_PROGRAMS="alloc_known sleeper liveness census sample_sites heap_graph gc_pauses memory_parts"
 # name:compiler:CFLAGS:configure options (the official tarballs' own, from
 # crystal-lang/distribution-scripts: CFLAGS="-fPIC -pipe -O2" --disable-debug
 # --disable-shared --enable-large-config)
@@ -79,7 +79,7 @@ GC_SRC=${ALYS_GC_SRC:-/var/cache/alys-bpf/libgc-src}
 D13_ROOT=${ALYS_D13_ROOT:-/var/cache/alys-bpf/trixie}
 D13_LIB=$D13_ROOT/usr/lib/x86_64-linux-gnu
 MT_PROGRAMS="faults"
-RELEASE_PROGRAMS="callchain census deep_stacks gc_pauses http_names sample_sites sleeper"
+RELEASE_PROGRAMS="callchain census deep_stacks gc_pauses http_names memory_parts sample_sites sleeper"
 RELEASE_ONLY="deep_stacks"
 
 # is_mt NAME: NAME is built multi-threaded only.

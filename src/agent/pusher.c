@@ -176,10 +176,25 @@ static size_t usable_labels(struct push_label *l, size_t n, char cut[][MAX_LABEL
 	return kept;
 }
 
+/* One request of a window's profiles, queued. */
+static void push_profile(struct pusher *p, const struct push_label *labels, size_t nr_labels,
+			 const struct push_raw *raw, size_t nr_raw, uint64_t stamp_unix_ns)
+{
+	struct request *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return;
+	r->stamp_unix_ns = stamp_unix_ns;
+	outbuf_init(&r->body, -1);
+	p->api->body(&r->body, labels, nr_labels, raw, nr_raw);
+	pthread_mutex_lock(&p->lock);
+	enqueue(p, r);
+	pthread_mutex_unlock(&p->lock);
+}
+
 static void render_window(struct pusher *p, struct push_source *src, bool last)
 {
 	struct window_profiles w = { .samples_cut = 0 };
-	struct request *r;
 	char pid[16];
 	struct push_label labels[5 + PUSH_MAX_EXTRA_LABELS] = {
 		{ "__name__", "memory" },
@@ -199,17 +214,18 @@ static void render_window(struct pusher *p, struct push_source *src, bool last)
 	nr_labels = usable_labels(labels, nr_labels, cut);
 	outbuf_init(&w.alloc, -1);
 	outbuf_init(&w.inuse, -1);
+	outbuf_init(&w.pauses, -1);
 	now = live_profile_window(src->lp, src->before, last, &p->lim, &w);
 	if (!now) {		/* the duty windows missed it: the next one's */
 		outbuf_release(&w.alloc);
 		outbuf_release(&w.inuse);
+		outbuf_release(&w.pauses);
 		return;
 	}
 	live_totals_free(src->before);
 	src->before = now;
 	/* a profile without samples stores nothing: not sent */
-	r = w.alloc_samples || w.inuse_samples ? calloc(1, sizeof(*r)) : NULL;
-	if (r) {
+	if (w.alloc_samples || w.inuse_samples) {
 		struct push_raw raw[2];
 		size_t nr_raw = 0;
 
@@ -217,25 +233,31 @@ static void render_window(struct pusher *p, struct push_source *src, bool last)
 			raw[nr_raw++] = (struct push_raw){ w.alloc.buf, w.alloc.len };
 		if (w.inuse_samples)
 			raw[nr_raw++] = (struct push_raw){ w.inuse.buf, w.inuse.len };
-		r->stamp_unix_ns = w.alloc_samples && w.start_unix_ns ? w.start_unix_ns :
-				   w.end_unix_ns;
-		outbuf_init(&r->body, -1);
-		p->api->body(&r->body, labels, nr_labels, raw, nr_raw);
+		push_profile(p, labels, nr_labels, raw, nr_raw,
+			     w.alloc_samples && w.start_unix_ns ? w.start_unix_ns : w.end_unix_ns);
+	}
+	/* the collector's pauses: a profile type of their own, which
+	 * Pyroscope and Parca tell apart by __name__ */
+	if (w.pause_samples) {
+		labels[0].value = "gc_pauses";
+		push_profile(p, labels, nr_labels,
+			     &(struct push_raw){ w.pauses.buf, w.pauses.len }, 1,
+			     w.start_unix_ns ? w.start_unix_ns : w.end_unix_ns);
+	}
+	if (w.samples_cut) {
 		pthread_mutex_lock(&p->lock);
-		if (w.samples_cut) {
-			p->st.windows_cut++;
-			if (say_due(p->st.windows_cut, &p->cut_said))
-				say(p, "pid %d: a window held more stacks than a server takes in one "
-				    "profile (%u samples, %zu bytes): the smallest %u went as one "
-				    "\"[other stacks]\" sample (%llu windows so far)\n", src->pid,
-				    p->lim.max_samples, p->lim.max_bytes, w.samples_cut,
-				    (unsigned long long)p->st.windows_cut);
-		}
-		enqueue(p, r);
+		p->st.windows_cut++;
+		if (say_due(p->st.windows_cut, &p->cut_said))
+			say(p, "pid %d: a window held more stacks than a server takes in one "
+			    "profile (%u samples, %zu bytes): the smallest %u went as one "
+			    "\"[other stacks]\" sample (%llu windows so far)\n", src->pid,
+			    p->lim.max_samples, p->lim.max_bytes, w.samples_cut,
+			    (unsigned long long)p->st.windows_cut);
 		pthread_mutex_unlock(&p->lock);
 	}
 	outbuf_release(&w.alloc);
 	outbuf_release(&w.inuse);
+	outbuf_release(&w.pauses);
 }
 
 /* Each window, every source's profile; a source that ended has its last

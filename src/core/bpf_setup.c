@@ -110,6 +110,14 @@ static void choose_programs(struct session *t)
 	bpf_program__set_autoload(s->progs.gc_world_started, t->pauses);
 	bpf_program__set_autoload(s->progs.gc_collect_end,
 				  t->pauses && t->tg.gp.collect_inner.found);
+	t->grows = !t->o->empty_probes && t->tg.gp.heap_grow.found &&
+		   !getenv("ALYS_BPF_NO_PAUSES");
+	bpf_program__set_autoload(s->progs.gc_heap_grow, t->grows);
+	if (t->o->verbose && !t->o->empty_probes &&
+	    !(t->tg.gp.stop_world.found && t->tg.gp.start_world.found))
+		say(t, "note: no GC pause records: %s\n", t->tg.gp.pauses_why);
+	if (t->o->verbose && !t->o->empty_probes && !t->tg.gp.heap_grow.found)
+		say(t, "note: no heap growth records: %s\n", t->tg.gp.grow_why);
 	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.census_setcb_entry, t->o->census_every != 0);
@@ -131,6 +139,8 @@ static void choose_programs(struct session *t)
 			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->progs.gc_collect_end,
 			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->progs.gc_heap_grow,
+			(enum bpf_attach_type)ALYS_BPF_TRACE_UPROBE_MULTI);
 	}
 	if (t->refill_multi) {
 		struct refill_attach probes[REFILL_PROBES];
@@ -144,6 +154,8 @@ static void choose_programs(struct session *t)
 	t->skel->rodata->world_stop_vaddr = t->tg.gp.stop_world.probe_vaddr;
 	t->skel->rodata->collect_inner_vaddr = t->tg.gp.collect_inner.found ?
 					       t->tg.gp.collect_inner.probe_vaddr : 0;
+	t->skel->rodata->heap_grow_vaddr = t->tg.gp.heap_grow.found ?
+					   t->tg.gp.heap_grow.probe_vaddr : 0;
 	t->skel->rodata->session_mode = t->uprobe_sessions;
 }
 

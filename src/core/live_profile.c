@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "profile/alloc_tally.h"
+#include "profile/gc_pauses.h"
 #include "profile/model.h"
 #include "profile/pprof.h"
 #include "profile/symbolize.h"
@@ -36,6 +37,12 @@ struct live_profile {
 	struct alloc_tally tally;	/* counted as model_build counts */
 	uint64_t pause_in[LIVE_PAUSE_BUCKETS];	/* pauses in (le[i-1], le[i]] */
 	uint64_t pauses, pause_ns;
+	uint64_t grows, grown_bytes;
+	/* the pauses since the last window (the agent's pushes), at most
+	 * LIVE_WINDOW_PAUSES: beyond, counted in win_pauses_lost */
+	struct win_pause { uint32_t stack; uint64_t ns; } *win_pauses;
+	size_t nr_win_pauses, cap_win_pauses;
+	uint64_t win_pauses_lost;
 
 	/* a reader waiting for what the ring buffer holds (catch_up) */
 	int wake_fd;
@@ -83,6 +90,7 @@ void live_profile_free(struct live_profile *lp)
 	free(lp->view.stacks);
 	free(lp->view.nodes);
 	free((char *)lp->t.path);
+	free(lp->win_pauses);
 	trace_free(&lp->t);
 	alloc_tally_free(&lp->tally);
 	pthread_mutex_destroy(&lp->lock);
@@ -189,6 +197,13 @@ static int put_pause(struct live_profile *lp, const struct trace_pause *p, uint3
 
 	if (trace_put_pause(&lp->t, &pp, stack_id))
 		return -1;
+	if (lp->nr_win_pauses < LIVE_WINDOW_PAUSES) {
+		lp->win_pauses = grow_array(lp->win_pauses, &lp->cap_win_pauses,
+					    lp->nr_win_pauses + 1, sizeof(*lp->win_pauses));
+		lp->win_pauses[lp->nr_win_pauses++] = (struct win_pause){ pp.stack, ns };
+	} else {
+		lp->win_pauses_lost++;
+	}
 	while (i + 1 < LIVE_PAUSE_BUCKETS && (double)ns > live_pause_le[i] * 1e9)
 		i++;
 	lp->pause_in[i]++;
@@ -202,6 +217,31 @@ static void on_pause(void *ctx, const struct trace_pause *p, uint32_t stack_id)
 	struct live_profile *lp = ctx;
 
 	TAKE(lp, put_pause(lp, p, stack_id));
+}
+
+static void on_memory(void *ctx, const struct trace_memory *m)
+{
+	struct live_profile *lp = ctx;
+
+	TAKE(lp, trace_put_memory(&lp->t, m));
+}
+
+static int put_grow(struct live_profile *lp, const struct trace_grow *g, uint32_t stack_id)
+{
+	struct trace_grow gg = *g;
+
+	if (trace_put_grow(&lp->t, &gg, stack_id))
+		return -1;
+	lp->grows++;
+	lp->grown_bytes += g->bytes;
+	return 0;
+}
+
+static void on_grow(void *ctx, const struct trace_grow *g, uint32_t stack_id)
+{
+	struct live_profile *lp = ctx;
+
+	TAKE(lp, put_grow(lp, g, stack_id));
 }
 
 static void on_census(void *ctx, const struct trace_census *c,
@@ -234,6 +274,8 @@ const struct trace_tool live_profile_tool = {
 	.death = on_death,
 	.collection = on_collection,
 	.pause = on_pause,
+	.memory = on_memory,
+	.grow = on_grow,
 	.census = on_census,
 	.counters = on_counters,
 	.end = on_end,
@@ -465,7 +507,10 @@ static struct alloc_stats *window_buckets(const struct live_totals *now,
 /* Takes lp->render (end_render gives it back): the view brought up to
  * date and the totals at this moment (after the feeding thread caught up,
  * if wait), which are returned. */
-static struct live_totals *begin_render(struct live_profile *lp, bool wait)
+/* pauses: NULL, or where the window's pauses go (taken with the view
+ * they name stacks of). */
+static struct live_totals *begin_render_taking(struct live_profile *lp, bool wait,
+					       struct gc_pause_summary *pauses)
 {
 	struct live_totals *now;
 
@@ -475,8 +520,23 @@ static struct live_totals *begin_render(struct live_profile *lp, bool wait)
 		catch_up(lp);
 	sync_view(lp);
 	now = copy_totals(lp);	/* of the view's stacks: copied together */
+	if (pauses) {
+		pauses->n = lp->nr_win_pauses;
+		pauses->rows = xcalloc(pauses->n + 1, sizeof(*pauses->rows));
+		for (size_t i = 0; i < pauses->n; i++) {
+			pauses->rows[i].bucket = trace_bucket(&lp->view, lp->win_pauses[i].stack,
+							      ALYS_KIND_MALLOC);
+			pauses->rows[i].ns = lp->win_pauses[i].ns;
+		}
+		lp->nr_win_pauses = 0;
+	}
 	pthread_mutex_unlock(&lp->lock);
 	return now;
+}
+
+static struct live_totals *begin_render(struct live_profile *lp, bool wait)
+{
+	return begin_render_taking(lp, wait, NULL);
 }
 
 /* Under lp->render: the model of now minus before, if given (a window:
@@ -553,17 +613,43 @@ static struct pprof_counts encode_within(struct model *m, struct output_options 
 	}
 }
 
+/* Under lp->lock: a window not sent gives its pauses back, first. Their
+ * buckets are the view's; the stacks they name are the trace's too. */
+static void put_back_pauses(struct live_profile *lp, const struct gc_pause_summary *ps)
+{
+	size_t keep = lp->nr_win_pauses, n = ps->n;
+
+	if (n + keep > LIVE_WINDOW_PAUSES) {
+		lp->win_pauses_lost += n + keep - LIVE_WINDOW_PAUSES;
+		n = LIVE_WINDOW_PAUSES - keep;
+	}
+	lp->win_pauses = grow_array(lp->win_pauses, &lp->cap_win_pauses, keep + n + 1,
+				    sizeof(*lp->win_pauses));
+	memmove(lp->win_pauses + n, lp->win_pauses, keep * sizeof(*lp->win_pauses));
+	for (size_t i = 0; i < n; i++)
+		lp->win_pauses[i] = (struct win_pause){
+			ps->rows[i].bucket <= lp->view.nr_stacks ? (uint32_t)ps->rows[i].bucket : 0,
+			ps->rows[i].ns };
+	lp->nr_win_pauses = keep + n;
+}
+
 struct live_totals *live_profile_window(struct live_profile *lp, const struct live_totals *before,
 				       bool last, const struct window_limits *lim,
 				       struct window_profiles *out)
 {
 	struct output_options opt = { .pprof_values = PPROF_ALLOC };
 	struct live_totals *now;
-	struct pprof_counts alloc, inuse;
+	struct pprof_counts alloc, inuse, pauses = { 0 };
+	struct gc_pause_summary ps = { 0 };
 	struct model m;
 
-	now = begin_render(lp, true);
+	now = begin_render_taking(lp, true, &ps);
 	if (!last && !period_covered(now, before)) {
+		/* the pauses go with the next window, which covers them */
+		pthread_mutex_lock(&lp->lock);
+		put_back_pauses(lp, &ps);
+		pthread_mutex_unlock(&lp->lock);
+		gc_pauses_free(&ps);
 		end_render(lp, NULL, now);
 		return NULL;
 	}
@@ -577,9 +663,22 @@ struct live_totals *live_profile_window(struct live_profile *lp, const struct li
 	opt = (struct output_options){ .pprof_values = PPROF_INUSE, .live_view = true,
 				       .time_unix_ns = out->end_unix_ns, .instant = true };
 	inuse = encode_within(&m, &opt, lim, &out->inuse);
+	if (ps.n) {
+		/* the model's buckets hold the pauses now: the last profile */
+		gc_pauses_as_buckets(&m, &ps);
+		opt = (struct output_options){ .pprof_values = PPROF_PAUSES,
+					       .time_unix_ns = out->start_unix_ns,
+					       .duration_ns = out->end_unix_ns > out->start_unix_ns ?
+							      out->end_unix_ns - out->start_unix_ns : 1 };
+		pauses = encode_within(&m, &opt, lim, &out->pauses);
+	}
+	gc_pauses_free(&ps);
 	out->samples_cut = (uint32_t)(alloc.merged > inuse.merged ? alloc.merged : inuse.merged);
+	if (pauses.merged > out->samples_cut)
+		out->samples_cut = (uint32_t)pauses.merged;
 	out->alloc_samples = alloc.samples;
 	out->inuse_samples = inuse.samples;
+	out->pause_samples = pauses.samples;
 	end_render(lp, &m, NULL);
 	return now;
 }
@@ -638,7 +737,13 @@ void live_profile_metrics(struct live_profile *lp, bool wait, struct live_metric
 		.failed = lp->failed,
 		.pauses = lp->pauses,
 		.pause_ns = lp->pause_ns,
+		.has_memory = lp->t.nr_memory > 0,
+		.grows = lp->grows,
+		.grown_bytes = lp->grown_bytes,
+		.pauses_unpushed = lp->win_pauses_lost,
 	};
+	if (out->has_memory)
+		out->memory = lp->t.memory[lp->t.nr_memory - 1];
 	for (size_t i = 0; i < LIVE_PAUSE_BUCKETS; i++)
 		out->pause_le[i] = (i ? out->pause_le[i - 1] : 0) + lp->pause_in[i];
 	pthread_mutex_unlock(&lp->lock);

@@ -65,9 +65,11 @@ void live_profile_pprof(struct live_profile *lp, const struct live_totals *befor
  * limit), the smallest stacks added up as "[other stacks]". */
 struct window_profiles {
 	struct outbuf alloc, inuse;	/* initialized by the caller */
+	struct outbuf pauses;		/* the collector's pauses by trigger (PPROF_PAUSES) */
 	uint64_t start_unix_ns, end_unix_ns;
 	uint32_t samples_cut;		/* stacks added up into "[other stacks]" */
 	size_t alloc_samples, inuse_samples;	/* 0: nothing to send */
+	size_t pause_samples;
 };
 struct window_limits {
 	uint32_t max_samples;
@@ -88,6 +90,8 @@ void live_profile_print_sites(struct live_profile *lp, FILE *out, unsigned top,
 /* The pause histogram's upper bounds, in seconds (Prometheus's le), the
  * last +Inf. */
 #define LIVE_PAUSE_BUCKETS 12
+/* Pauses a window keeps for its profile, the rest counted only. */
+#define LIVE_WINDOW_PAUSES 65536
 extern const double live_pause_le[LIVE_PAUSE_BUCKETS];
 
 struct live_metrics {
@@ -96,6 +100,10 @@ struct live_metrics {
 	 * bound (cumulative), their number and their sum */
 	uint64_t pause_le[LIVE_PAUSE_BUCKETS];
 	uint64_t pauses, pause_ns;
+	struct trace_memory memory;	/* the last memory sample */
+	bool has_memory;
+	uint64_t grows, grown_bytes;	/* the collector's heap growths */
+	uint64_t pauses_unpushed;	/* beyond LIVE_WINDOW_PAUSES in a window */
 	uint64_t alloc_objects, alloc_space;	/* estimated, since attach */
 	uint64_t inuse_objects, inuse_space;	/* not given back */
 	uint64_t stacks;

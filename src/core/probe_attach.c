@@ -222,6 +222,8 @@ int probe_attach_all(struct session *t)
 			 ALYS_COOKIE_COLLECT) ||
 	     attach_kept(t, s->progs.gc_collect_end, &t->tg.gp.collect_inner, true, 0)))
 		return -1;
+	if (t->grows && attach_kept(t, s->progs.gc_heap_grow, &t->tg.gp.heap_grow, false, 0))
+		return -1;
 	if (t->live.mode == ALYS_LIVE_MARKS && !t->o->empty_probes) {
 		int err = bpf_slot_watch_exit(&t->bs, t->tg.pid);
 

@@ -131,6 +131,14 @@ static void on_pause(struct record_sink *rs, const void *data, size_t len)
 	rs->pauses++;
 }
 
+static void on_grow(struct record_sink *rs, const void *data, size_t len)
+{
+	const struct alys_rb_grow *g = data;
+
+	(void)len;
+	trace_writer_grow(&rs->w, g, stack_table_event(&rs->stacks, g->stack_key));
+}
+
 /* One handler a record type, and the least a record of it holds. */
 static const struct {
 	void (*fn)(struct record_sink *rs, const void *data, size_t len);
@@ -142,6 +150,7 @@ static const struct {
 	[ALYS_RB_COLLECTION] = { on_collection, sizeof(struct alys_rb_collection) },
 	[ALYS_RB_CENSUS] = { on_census, sizeof(struct alys_rb_census) },
 	[ALYS_RB_PAUSE] = { on_pause, sizeof(struct alys_rb_pause) },
+	[ALYS_RB_GROW] = { on_grow, sizeof(struct alys_rb_grow) },
 };
 
 int record_sink_on_record(void *ctx, void *data, size_t len)

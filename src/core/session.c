@@ -57,6 +57,7 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_UNWIND_SEARCHES] = "unwind_searches",
 	[ALYS_CNT_STACK_WORDS_READ] = "stack_words_read",
 	[ALYS_CNT_RB_DROP_PAUSE] = "ringbuf_drop_pause",
+	[ALYS_CNT_RB_DROP_GROW] = "ringbuf_drop_grow",
 	[ALYS_CNT_LIVE_EXIT_IN_GC] = "live_exit_in_gc",
 	[ALYS_CNT_NO_THREAD_STATE] = "no_thread_state",
 	[ALYS_CNT_RETURN_MISSED] = "return_missed",
@@ -67,6 +68,8 @@ static const char *const counter_names[] = {
 	[CNT_STACK_UNKNOWN] = "stack_unknown",
 	[CNT_STACK_NODES] = "stack_nodes",
 	[CNT_DUTY_WINDOWS] = "duty_windows",
+	[CNT_MEMORY_SAMPLES] = "memory_samples",
+	[CNT_MEMORY_SAMPLE_NS] = "memory_sample_ns",
 	[CNT_DUTY_LATE] = "duty_late",
 	[CNT_GC_BYTES] = "gc_bytes",
 	[CNT_GC_BYTES_SAMPLED] = "gc_bytes_sampled",
@@ -166,6 +169,8 @@ static void write_counters(struct session *t)
 	t->counters[CNT_STACK_NODES] = t->sink.stacks.nodes;
 	t->counters[CNT_DUTY_WINDOWS] = t->rw.duty.windows;
 	t->counters[CNT_DUTY_LATE] = t->rw.duty.late;
+	t->counters[CNT_MEMORY_SAMPLES] = t->mem.samples;
+	t->counters[CNT_MEMORY_SAMPLE_NS] = t->mem.cost_ns;
 	if (t->refill && t->duty_pct < 100)
 		refill_windows_totals(&t->rw, &t->counters[CNT_GC_BYTES],
 				      &t->counters[CNT_GC_BYTES_SAMPLED],
@@ -296,6 +301,9 @@ int session_start(struct session *t)
 		fail("pid %d: %s\n", t->tg.pid, errno == ESRCH ? "the process has exited" : strerror(errno));
 		return -1;
 	}
+	mem_sampler_init(&t->mem, t->tg.pid, &t->tg.gp,
+			 t->o->empty_probes ? 0 : t->o->memory_every_ns,
+			 clock_ns(CLOCK_MONOTONIC), t->o->verbose);
 	if ((t->launched ? mmap_watch_launch(&t->mw, t->tg.pid, err, sizeof(err))
 			 : mmap_watch_attach(&t->mw, t->tg.pid, err, sizeof(err)))) {
 		fail("%s\n", err);
@@ -406,6 +414,9 @@ void session_finish(struct session *t)
 	char written[PATH_MAX + 64];
 	struct stat st;
 
+	/* a detach: where the memory was as the tracer left */
+	if (!t->exited && !session_exited(t))
+		mem_sampler_step(&t->mem, clock_ns(CLOCK_MONOTONIC), true, &t->sink.w);
 	request_end_scan(t);
 	for (int i = 0; i < t->nlinks; i++)
 		bpf_link__destroy(t->links[i]);
@@ -635,6 +646,7 @@ int session_step(struct session *t, uint64_t now, bool flush)
 	ring_buffer__consume(t->rb);
 	check_live_state(t);
 	refill_windows_poll(&t->rw);
+	mem_sampler_step(&t->mem, now, false, &t->sink.w);
 	if (!t->lp && now - t->last_counters > COUNTERS_INTERVAL_NS) {
 		write_counters(t);
 		t->last_counters = now;
@@ -726,6 +738,7 @@ void session_free(struct session *t)
 	refill_windows_stop(&t->rw);
 	for (int i = 0; i < t->nsessions; i++)
 		close(t->session_fds[i]);
+	mem_sampler_free(&t->mem);
 	ring_buffer__free(t->rb);
 	/* its probes are gone: the slot may serve another process */
 	bpf_slot_give_back(t->pool, &t->bs);

@@ -59,6 +59,7 @@ struct tracer_opts {
 	uint32_t census_every;	/* --census N: walk the heap every N collections; 0: off */
 	uint64_t interval_ns;	/* --interval: print live bytes by site this often */
 	bool heap_snapshot;	/* --heap-snapshot: copy the heap once (heap_snapshot.h) */
+	uint64_t memory_every_ns;	/* --memory-every (mem_sampler.h); 0: no samples */
 	/* --http: serve the live profile here (http_endpoint.h); NULL: no */
 	const struct sockaddr_storage *http_addr;
 	const struct agent_opts *agent;	/* --all (agent/agent.h); NULL: one process */

@@ -17,6 +17,7 @@
 #include "core/census_session.h"
 #include "core/container_info.h"
 #include "core/launch.h"
+#include "core/mem_sampler.h"
 #include "gc/liveness_setup.h"
 #include "lib/util.h"
 #include "core/mmap_watch.h"
@@ -45,6 +46,8 @@ enum {
 	CNT_GC_BYTES,		/* --duty: the collector's count of bytes allocated */
 	CNT_GC_BYTES_SAMPLED,	/* --duty: its growth inside the windows */
 	CNT_GC_BYTES_SAMPLED_REALLOC,	/* --duty: inside those that probed GC_realloc */
+	CNT_MEMORY_SAMPLES,	/* memory records written (mem_sampler.h) */
+	CNT_MEMORY_SAMPLE_NS,	/* the tracer's time spent taking them */
 	NR_COUNTERS
 };
 
@@ -62,6 +65,7 @@ struct session {
 	int nsessions;
 	bool uprobe_sessions;	/* attached as uprobe sessions (Linux 6.13+): see bpf/alys.bpf.c */
 	bool pauses;		/* the pause probes (both found, not --empty-probes) */
+	bool grows;		/* the heap growth probe (found, not --empty-probes) */
 	bool multi;		/* uprobes as uprobe_multi links where kept (session_link.h) */
 	bool refill_multi;	/* so are the refill probes */
 	struct unwind_maps *um;		/* the pool's */
@@ -91,6 +95,7 @@ struct session {
 	struct refill_windows rw;	/* the refill probes, in --duty windows */
 	bool refill_announced;		/* -v named their probe points */
 	struct census_session census;
+	struct mem_sampler mem;		/* --memory-every */
 };
 
 #define say(t, ...) say_unless((t)->o->quiet, __VA_ARGS__)

@@ -466,6 +466,29 @@ void trace_writer_pause(struct trace_writer *w, const struct alys_rb_pause *p, u
 			p->end_ns });
 }
 
+void trace_writer_grow(struct trace_writer *w, const struct alys_rb_grow *g, uint32_t stack_id)
+{
+	if (w->tap && w->tap->grow)
+		w->tap->grow(w->tap_ctx, &(struct trace_grow){
+			.ts_ns = g->ts_ns, .bytes = g->bytes,
+			.tid = g->tid & ((1u << TRACE_TID_BITS) - 1), .gc_no = g->gc_no },
+			stack_id);
+	if (w->fp)
+		record_numbers(w, ALYS_REC_GROW, (const uint64_t[]){
+			g->ts_ns, g->tid, g->bytes, g->gc_no, stack_id });
+}
+
+void trace_writer_memory(struct trace_writer *w, const struct trace_memory *m)
+{
+	if (w->tap && w->tap->memory)
+		w->tap->memory(w->tap_ctx, m);
+	if (w->fp)
+		record_numbers(w, ALYS_REC_MEMORY, (const uint64_t[]){
+			m->ts_ns, m->rss, m->heap_resident, m->live, m->heap_in_use,
+			m->heap_free, m->heap_unmapped, m->fiber_stacks, m->fibers,
+			m->malloc, m->anon, m->files, m->gc_no });
+}
+
 void trace_writer_census(struct trace_writer *w, uint64_t ts_ns, uint32_t gc_no,
 			 uint64_t blocks, uint64_t unreadable, uint64_t walk_ns,
 			 const struct trace_census_type *rows, size_t n)

@@ -78,6 +78,8 @@ void trace_writer_event(struct trace_writer *w, const struct alys_rb_event *e,
 /* A tracked block found dead (bpf/live.h). */
 void trace_writer_death(struct trace_writer *w, const struct alys_rb_death *d);
 void trace_writer_collection(struct trace_writer *w, const struct alys_rb_collection *c);
+void trace_writer_grow(struct trace_writer *w, const struct alys_rb_grow *g, uint32_t stack_id);
+void trace_writer_memory(struct trace_writer *w, const struct trace_memory *m);
 void trace_writer_pause(struct trace_writer *w, const struct alys_rb_pause *p, uint32_t stack_id);
 /* --census (FORMAT.md record 8): the heap walk's totals, and a row for
  * each type with live objects (bytes: block-rounded sizes, hb_sz; example:

@@ -2,10 +2,13 @@
 #include "gc/fiber_list.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/maps_file.h"
 #include "gc/heap_walk.h"
+#include "lib/elf_file.h"
 #include "lib/u64_table.h"
 
 #define OBJ_READ 512		/* bytes read of each node: a Fiber is ~150-300 */
@@ -160,5 +163,51 @@ int fiber_list_read(pid_t pid, uint64_t list_var, const struct fiber_layout *fl,
 out:
 	u64_table_free(&ns.at);
 	free(ns.v);
+	return ret;
+}
+
+struct exe_bias {
+	struct stat want;
+	Elf *elf;
+	uint64_t bias;
+};
+
+/* 1 (stop) at a mapping of the executable, with its load bias. */
+static int exe_mapping(const struct maps_line *l, void *arg)
+{
+	struct exe_bias *eb = arg;
+	struct stat st;
+
+	if (!l->file || stat(l->file, &st) || st.st_ino != eb->want.st_ino ||
+	    st.st_dev != eb->want.st_dev)
+		return 0;
+	return elf_mapping_bias(eb->elf, l->start, l->offset, &eb->bias);
+}
+
+int fiber_list_find(pid_t pid, struct fiber_layout *fl, uint64_t *list_addr,
+		    char *why, size_t whylen)
+{
+	struct elf_file exe;
+	char path[64];
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	*list_addr = 0;
+	if (elf_file_open(&exe, path, why, whylen))
+		return -1;
+	if (!fiber_layout_derive(&exe, fl, why, whylen)) {
+		struct exe_bias eb = { .elf = exe.elf };
+
+		if (fl->list_vaddr && !stat(path, &eb.want) &&
+		    proc_maps_each(pid, exe_mapping, &eb) == 1) {
+			*list_addr = eb.bias + fl->list_vaddr;
+			ret = 0;
+		} else {
+			snprintf(why, whylen, "no Fiber::fibers in %s, or not mapped", path);
+		}
+	}
+	elf_file_close(&exe);
+	if (ret)
+		fl->ok = false;
 	return ret;
 }

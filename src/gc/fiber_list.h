@@ -33,4 +33,10 @@ struct fiber_entry {
 int fiber_list_read(pid_t pid, uint64_t list_var, const struct fiber_layout *fl,
 		    struct fiber_entry **out, size_t *n, char *why, size_t whylen);
 
+/* Where pid's list is: the layout derived from its executable
+ * (/proc/PID/exe) and the list's address there. 0, or -1 with the cause
+ * in why (not a Crystal program, or its Fiber::fibers not found). */
+int fiber_list_find(pid_t pid, struct fiber_layout *fl, uint64_t *list_addr,
+		    char *why, size_t whylen);
+
 #endif

@@ -78,6 +78,7 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 {
 	struct elf_file ef;
 	GElf_Addr v;
+	uint64_t site;
 	int ret = 0;
 
 	memset(gp, 0, sizeof(*gp));
@@ -161,6 +162,22 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 	    place_probe_at(&ef, &gp->collect_inner, v, 0, err, errlen)) {
 		ret = -1;
 		goto out;
+	}
+	/* on the call instruction itself (emulated: no single step): its
+	 * arguments set, the stack as the caller's */
+	gp->heap_grow.name = "GC_expand_hp_inner";
+	if (!gc_heap_grow_derive(&ef, &v, &site, gp->grow_why, sizeof(gp->grow_why))) {
+		struct gc_func *f = &gp->heap_grow;
+
+		f->vaddr = v;
+		f->probe_vaddr = site;
+		f->place.offset = site - v;
+		f->place.emulated = 1;
+		snprintf(f->place.insn, sizeof(f->place.insn), "call GC_add_to_heap");
+		f->found = elf_file_vaddr_to_offset(&ef, site, &f->probe_file_off);
+		if (!f->found)
+			snprintf(gp->grow_why, sizeof(gp->grow_why), "no segment of %s maps 0x%llx",
+				 path, (unsigned long long)site);
 	}
 	if (gp->layout_ok)
 		gp->roots_ok = !gc_static_roots_derive(&ef, gp->layout.arrays_vaddr, &gp->roots_n_off,

@@ -45,6 +45,9 @@ struct gc_probes {
 	struct gc_func stop_world, start_world;
 	struct gc_func collect_inner;	/* GC_try_to_collect_inner: the collection */
 	char collect_why[PATH_MAX + 128];	/* why it is not found */
+	/* the heap's growth: GC_expand_hp_inner's call of GC_add_to_heap */
+	struct gc_func heap_grow;
+	char grow_why[PATH_MAX + 128];	/* why it is not found */
 	char pauses_why[PATH_MAX + 128];	/* why either is not found */
 	/* --sample refill: the collector's slow paths. GC_malloc_kind_global
 	 * takes every medium and large object (and a thread's first small

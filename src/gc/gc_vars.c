@@ -281,6 +281,18 @@ static bool in_section(struct elf_file *ef, const char *name, uint64_t a)
 	return elf_file_section(ef, name, &at, &size) && a >= at && a < at + size;
 }
 
+/* A direct call into .text (not the PLT): to a function of this file. */
+static bool local_call(struct elf_file *ef, const cs_insn *in, uint64_t *to)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	if (in->id != X86_INS_CALL || x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return false;
+	*to = (uint64_t)x->operands[0].imm;
+	return in_section(ef, ".text", *to) && !in_section(ef, ".plt", *to) &&
+	       !in_section(ef, ".plt.sec", *to);
+}
+
 int gc_world_func_derive(struct elf_file *ef, const char *internal, const char *external,
 			 uint64_t *vaddr, char *why, size_t whylen)
 {
@@ -301,14 +313,9 @@ int gc_world_func_derive(struct elf_file *ef, const char *internal, const char *
 	if (!n)
 		return -1;
 	for (size_t i = 0; i < n && !*vaddr; i++) {
-		const cs_x86 *x = &in[i].detail->x86;
 		uint64_t to;
 
-		if (in[i].id != X86_INS_CALL || x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
-			continue;
-		to = (uint64_t)x->operands[0].imm;
-		if (in_section(ef, ".text", to) && !in_section(ef, ".plt", to) &&
-		    !in_section(ef, ".plt.sec", to))
+		if (local_call(ef, &in[i], &to))
 			*vaddr = to;
 	}
 	cs_free(in, n);
@@ -489,5 +496,95 @@ int gc_collect_inner_derive(struct elf_file *ef, uint64_t stop_world, uint64_t *
 			 "GC_try_to_collect_inner's does", ef->path);
 		return -1;
 	}
+	return 0;
+}
+
+/* ---- the heap's growth: GC_add_to_heap, as GC_expand_hp_inner calls it ---- */
+
+/* GC_expand_hp_inner in a stripped libgc.so: the local call of
+ * GC_expand_hp whose argument was just divided by the block size
+ * (divHBLKSZ: shr $12); the lock's slow path comes first in clang's code. */
+static int expand_inner_from_wrapper(struct elf_file *ef, uint64_t *vaddr, char *why,
+				     size_t whylen)
+{
+	cs_insn *in = NULL;
+	csh cs;
+	size_t n = disasm_getter(ef, "GC_expand_hp", &cs, &in, why, whylen);
+
+	*vaddr = 0;
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < n && !*vaddr; i++) {
+		uint64_t to;
+
+		if (!local_call(ef, &in[i], &to))
+			continue;
+		for (size_t k = i >= 3 ? i - 3 : 0; k < i; k++) {
+			const cs_x86 *x = &in[k].detail->x86;
+
+			if (in[k].id == X86_INS_SHR && x->op_count == 2 &&
+			    x->operands[1].type == X86_OP_IMM && x->operands[1].imm == 12)
+				*vaddr = to;
+		}
+	}
+	cs_free(in, n);
+	cs_close(&cs);
+	if (!*vaddr) {
+		snprintf(why, whylen, "%s defines neither GC_expand_hp_inner nor a GC_expand_hp "
+			 "calling it with a count of blocks", ef->path);
+		return -1;
+	}
+	return 0;
+}
+
+int gc_heap_grow_derive(struct elf_file *ef, uint64_t *expand_inner, uint64_t *call_site,
+			char *why, size_t whylen)
+{
+	GElf_Addr inner, named;
+	const uint8_t *code = NULL;
+	size_t n = 0, len;
+	cs_insn *in = NULL;
+	uint64_t site = 0, to = 0;
+	csh cs;
+
+	*expand_inner = *call_site = 0;
+	if (!elf_file_find_symbol(ef, "GC_expand_hp_inner", &inner, NULL) &&
+	    expand_inner_from_wrapper(ef, &inner, why, whylen))
+		return -1;
+	/* no size known for a stripped function: its first 1 KiB, or less
+	 * at the end of the section */
+	for (len = 1024; len >= 64 && !(code = elf_file_bytes_at(ef, inner, len)); len /= 2)
+		;
+	if (!code || cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+		snprintf(why, whylen, "GC_expand_hp_inner at 0x%llx in %s cannot be read",
+			 (unsigned long long)inner, ef->path);
+		return -1;
+	}
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	n = cs_disasm(cs, code, len, inner, 0, &in);
+	/* the heap section is added last, just before the success return */
+	for (size_t i = 0; i < n && !cs_insn_group(cs, &in[i], X86_GRP_RET); i++) {
+		uint64_t t;
+
+		if (local_call(ef, &in[i], &t)) {
+			to = t;
+			site = in[i].address;
+		}
+	}
+	cs_free(in, n);
+	cs_close(&cs);
+	if (!to) {
+		snprintf(why, whylen, "GC_expand_hp_inner at 0x%llx in %s calls no GC_add_to_heap",
+			 (unsigned long long)inner, ef->path);
+		return -1;
+	}
+	if (elf_file_find_symbol(ef, "GC_add_to_heap", &named, NULL) && named != to) {
+		snprintf(why, whylen, "GC_expand_hp_inner in %s calls 0x%llx last, not "
+			 "GC_add_to_heap (0x%llx)", ef->path, (unsigned long long)to,
+			 (unsigned long long)named);
+		return -1;
+	}
+	*expand_inner = inner;
+	*call_site = site;
 	return 0;
 }

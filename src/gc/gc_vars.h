@@ -50,4 +50,13 @@ int gc_world_func_derive(struct elf_file *ef, const char *internal, const char *
 int gc_collect_inner_derive(struct elf_file *ef, uint64_t stop_world, uint64_t *vaddr,
 			    char *why, size_t whylen);
 
+/* Where GC_expand_hp_inner calls GC_add_to_heap: every growth of the heap
+ * (the bytes added its second argument, in rsi at the call), and no other
+ * (GC_add_to_heap is also tail-called to recycle the collector's scratch
+ * memory). By symbol, else (a stripped libgc.so) from GC_expand_hp's
+ * code: its inner function's last local call before that returns.
+ * expand_inner: that function's start. */
+int gc_heap_grow_derive(struct elf_file *ef, uint64_t *expand_inner, uint64_t *call_site,
+			char *why, size_t whylen);
+
 #endif

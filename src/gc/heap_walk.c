@@ -7,8 +7,11 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "base/clock_ns.h"
+
 #define MAX_JUMP 4095		/* smaller hdr pointers are forwarding counts */
 #define MAX_BOTTOM 65536	/* distinct bottom indices followed */
+#define WAS_UNMAPPED 2		/* hb_flags of a free chunk given back (gc_priv.h, 7.2-8.2) */
 
 int heap_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
@@ -18,8 +21,9 @@ int heap_peek(pid_t pid, uint64_t addr, void *buf, size_t len)
 }
 
 int heap_walk(pid_t pid, const struct gc_layout *l, uint64_t bias,
-	      int (*block_fn)(void *arg, uint64_t block, const uint8_t *hdr), void *arg,
-	      struct heap_walk_stats *st, char *err, size_t errlen)
+	      int (*block_fn)(void *arg, uint64_t block, const uint8_t *hdr),
+	      heap_free_fn free_fn, void *arg, struct heap_walk_stats *st,
+	      char *err, size_t errlen)
 {
 	uint64_t top_addr = bias + l->arrays_vaddr + l->top_index_off;
 	size_t ntop = (size_t)l->top_mask + 1, nbottom = (size_t)l->bottom_mask + 1;
@@ -29,6 +33,7 @@ int heap_walk(pid_t pid, const struct gc_layout *l, uint64_t bias,
 	uint64_t *seen = calloc(MAX_BOTTOM, sizeof(*seen));
 	uint8_t *bi = malloc(bi_len), *hdr = malloc(hdr_len);
 	size_t nseen = 0;
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	int ret = -1;
 
 	if (!top || !seen || !bi || !hdr) {
@@ -71,14 +76,21 @@ int heap_walk(pid_t pid, const struct gc_layout *l, uint64_t bias,
 				}
 				memcpy(&sz, hdr + l->hb_sz_off, sizeof(sz));
 				memcpy(&hb_block, hdr + HB_BLOCK_OFF, sizeof(hb_block));
-				if (hdr[l->hb_flags_off] & l->free_blk)
+				/* a free chunk's header has no hb_block: its size
+				 * is whole blocks */
+				if (hdr[l->hb_flags_off] & l->free_blk) {
+					if (free_fn && sz && !(sz & ((1ull << l->log_hblk) - 1)) &&
+					    free_fn(arg, block, sz, hdr[l->hb_flags_off] & WAS_UNMAPPED))
+						goto oom;
 					continue;
+				}
 				if (!sz || hb_block != block) {
 					st->unreadable++;
 					continue;
 				}
 				st->blocks++;
 				if (block_fn(arg, block, hdr)) {
+oom:
 					snprintf(err, errlen, "heap walk: out of memory");
 					goto out;
 				}
@@ -88,6 +100,7 @@ int heap_walk(pid_t pid, const struct gc_layout *l, uint64_t bias,
 	}
 	ret = 0;
 out:
+	st->walk_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	free(top);
 	free(seen);
 	free(bi);

@@ -415,31 +415,13 @@ static int take(struct snapshot *s, char *err, size_t errlen)
 		copy_data_roots(s);
 		copy_registered_roots(s);
 		copy_threads(s);
-		ret = heap_walk(s->pid, l, s->bias, copy_block, s, &hw, err, errlen);
+		ret = heap_walk(s->pid, l, s->bias, copy_block, NULL, s, &hw, err, errlen);
 		s->st.unreadable += hw.unreadable;
 		copy_fibers(s);
 	}
 	resume_threads(s);
 	s->st.stop_ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	return ret;
-}
-
-struct exe_bias {
-	struct stat want;
-	Elf *elf;
-	uint64_t bias;
-};
-
-/* 1 (stop) at a mapping of the executable, with its load bias. */
-static int exe_mapping(const struct maps_line *l, void *arg)
-{
-	struct exe_bias *eb = arg;
-	struct stat st;
-
-	if (!l->file || stat(l->file, &st) || st.st_ino != eb->want.st_ino ||
-	    st.st_dev != eb->want.st_dev)
-		return 0;
-	return elf_mapping_bias(eb->elf, l->start, l->offset, &eb->bias);
 }
 
 int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_writer *w,
@@ -472,21 +454,9 @@ int heap_snapshot_take(pid_t pid, const struct gc_probes *gp, struct trace_write
 		return -1;
 	}
 	{
-		struct elf_file exe;
-		char path[64], why[PATH_MAX + 128];
+		char why[PATH_MAX + 128];
 
-		snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-		if (!elf_file_open(&exe, path, why, sizeof(why))) {
-			struct exe_bias eb = { .elf = exe.elf };
-
-			if (!fiber_layout_derive(&exe, &s.fl, why, sizeof(why)) && s.fl.list_vaddr &&
-			    !stat(path, &eb.want) && proc_maps_each(pid, exe_mapping, &eb) == 1)
-				s.fiber_list = eb.bias + s.fl.list_vaddr;
-			else if (s.fl.ok)
-				snprintf(why, sizeof(why), "no Fiber::fibers in %s, or not mapped",
-					 path);
-			elf_file_close(&exe);
-		}
+		fiber_list_find(pid, &s.fl, &s.fiber_list, why, sizeof(why));
 		if (s.fl.ok && !s.fiber_list)
 			s.fl.ok = false;
 		if (!s.fl.ok)

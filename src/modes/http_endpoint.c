@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "core/live_profile.h"
+#include "profile/gc_memory.h"
 #include "profile/outbuf.h"
 #include "lib/util.h"
 
@@ -242,7 +243,68 @@ static const struct {
 	  offsetof(struct profile_values, m.inuse_objects) },
 	{ "alys_stacks", "gauge", "Distinct allocation stacks seen.",
 	  offsetof(struct profile_values, m.stacks) },
+	{ "alys_gc_heap_growths_total", "counter",
+	  "Times the collector added memory to its heap.",
+	  offsetof(struct profile_values, m.grows) },
+	{ "alys_gc_heap_grown_bytes_total", "counter",
+	  "Bytes the collector added to its heap.",
+	  offsetof(struct profile_values, m.grown_bytes) },
+	{ "alys_gc_pauses_unpushed_total", "counter",
+	  "Pauses left out of the pushed pause profiles (more than 65536 in a window).",
+	  offsetof(struct profile_values, m.pauses_unpushed) },
 };
+
+/* The last memory sample's gauges: a process that has none (no sample
+ * yet, or --memory-every 0) has no line. */
+static void memory_metrics(struct outbuf *o, size_t n, const struct profile_values *v,
+			   const char *const *labels)
+{
+	static const struct {
+		const char *name, *help;
+	} g[] = {
+		{ "alys_resident_memory_bytes", "The process's RSS (VmRSS) at the last memory sample." },
+		{ "alys_resident_memory_part_bytes", "RSS's parts at the last memory sample, "
+		  "resident pages each (part: live_heap, free_heap, fiber_stacks, malloc, "
+		  "other_anon, files)." },
+		{ "alys_gc_heap_bytes", "The collector's heap by its own blocks (state: in_use, "
+		  "free, unmapped), resident or not." },
+		{ "alys_gc_heap_live_bytes", "Bytes the collector's last collection marked." },
+		{ "alys_fibers", "Fibers in the runtime's list at the last memory sample." },
+	};
+
+	for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
+		http_metric_head(o, g[k].name, "gauge", g[k].help);
+		for (size_t i = 0; i < n; i++) {
+			const struct trace_memory *m = &v[i].m.memory;
+			const char *sep = *labels[i] ? "," : "";
+			uint64_t parts[GC_MEM_PARTS];
+
+			if (!v[i].m.has_memory)
+				continue;
+			switch (k) {
+			case 0: case 3: case 4:
+				outbuf_printf(o, "%s%s%s%s %" PRIu64 "\n", g[k].name,
+					      *labels[i] ? "{" : "", labels[i], *labels[i] ? "}" : "",
+					      k == 0 ? m->rss : k == 3 ? m->live : m->fibers);
+				break;
+			case 1:
+				gc_memory_parts(m, parts);
+				for (int p = 0; p < GC_MEM_PARTS; p++)
+					outbuf_printf(o, "%s{%s%spart=\"%s\"} %" PRIu64 "\n", g[k].name,
+						      labels[i], sep, gc_memory_part_keys[p], parts[p]);
+				break;
+			case 2:
+				outbuf_printf(o, "%s{%s%sstate=\"in_use\"} %" PRIu64 "\n"
+					      "%s{%s%sstate=\"free\"} %" PRIu64 "\n"
+					      "%s{%s%sstate=\"unmapped\"} %" PRIu64 "\n",
+					      g[k].name, labels[i], sep, m->heap_in_use,
+					      g[k].name, labels[i], sep, m->heap_free,
+					      g[k].name, labels[i], sep, m->heap_unmapped);
+				break;
+			}
+		}
+	}
+}
 
 void http_profile_metrics(struct outbuf *o, size_t n, struct live_profile *const *lps,
 			  const char *const *labels, bool wait)
@@ -282,6 +344,7 @@ void http_profile_metrics(struct outbuf *o, size_t n, struct live_profile *const
 		outbuf_printf(o, "alys_gc_pause_seconds_count%s%s%s %" PRIu64 "\n",
 			      *labels[i] ? "{" : "", labels[i], *labels[i] ? "}" : "", v[i].m.pauses);
 	}
+	memory_metrics(o, n, v, labels);
 	http_metric_head(o, "alys_tracer_counter", "counter",
 			 "The tracer's counters as the trace records them (docs/FORMAT.md), "
 			 "once a second.");

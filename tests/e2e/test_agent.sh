@@ -144,8 +144,18 @@ def at(hb, t):  # the program's own count at unix ns t, interpolated
 svc = dict(A="sleeper", B="sleeper-static", C="sleeper-release")
 ALLOC = ["memory:alloc_objects:count:space:bytes", "memory:alloc_space:bytes:space:bytes"]
 INUSE = ["memory:inuse_objects:count:space:bytes", "memory:inuse_space:bytes:space:bytes"]
+PAUSES = ["gc_pauses:gc_pause:nanoseconds:gc_pause:nanoseconds",
+          "gc_pauses:gc_pauses:count:gc_pause:nanoseconds"]
 for k in "ABC":
-    rs = [r for r in recs if r["labels"].get("pid") == pids[k]]
+    ps = [r for r in recs if r["labels"].get("pid") == pids[k] and
+          r["labels"].get("__name__") == "gc_pauses"]
+    # the collector's pauses: their own profile type, a window's with its
+    # duration, each pause under a second
+    print("pauses_%s %d" % (k, len(ps)))
+    print("pausetypes_%s %d" % (k, all(sorted(r["series"]) == PAUSES and r["duration_nanos"] > 0 and
+          r["period_type"] == ["gc_pause", "nanoseconds"] and "__delta__" not in r["labels"] and
+          0 < r["totals"]["gc_pause"] < 1e9 * r["totals"]["gc_pauses"] for r in ps)))
+    rs = [r for r in recs if r["labels"].get("pid") == pids[k] and r not in ps]
     print("ok_%s %d" % (k, len(rs)))
     print("svc_%s %d" % (k, all(r["labels"]["service_name"] == svc[k] for r in rs)))
     # as Pyroscope stores them: __delta__ taken, not kept
@@ -184,6 +194,9 @@ for k in A B C; do
 	check_ge "$name: profiles arrived" "$(val ok_$k)" 3
 	check_eq "$name: its own service_name" "$(val svc_$k)" 1
 	check_eq "$name: labels __name__, hostname (__delta__ taken by the server)" "$(val labels_$k)" 1
+	check_ge "$name: GC pause profiles arrived beside them" "$(val pauses_$k)" 1
+	check_eq "$name: as __name__ gc_pauses, gc_pauses/count and gc_pause/nanoseconds over a window" \
+		"$(val pausetypes_$k)" 1
 	check_eq "$name: each window two profiles: allocations (with a duration), in use (without) ($(val typecounts_$k))" \
 		"$(val types_$k)" 1
 	check_eq "$name: every series stored as sent (__delta__=false: no server-side delta)" \

@@ -147,9 +147,19 @@ import json, sys
 types = set()
 for l in open(sys.argv[1]):
     types.update(json.loads(l)["series"])
-print(" ".join(sorted(types)))
+print(" ".join(sorted(t for t in types if t.startswith("memory:"))))
 PY
 )" "memory:alloc_objects:count:space:bytes:delta memory:alloc_space:bytes:space:bytes:delta memory:inuse_objects:count:space:bytes memory:inuse_space:bytes:space:bytes"
+# the collector's pauses over a window: a delta too, their own type
+check_eq "parca: the pauses' profile types, gc_pauses:*:delta" \
+	"$("$ALYS_PYTHON" - "$T/rx-prefix-parca/index.jsonl" <<'PY'
+import json, sys
+types = set()
+for l in open(sys.argv[1]):
+    types.update(json.loads(l)["series"])
+print(" ".join(sorted(t for t in types if not t.startswith("memory:"))))
+PY
+)" "gc_pauses:gc_pause:nanoseconds:gc_pause:nanoseconds:delta gc_pauses:gc_pauses:count:gc_pause:nanoseconds:delta"
 # The URL without its prefix, or pointing at a web UI: never "sent".
 fault_run noprefix -- --prefix /pyroscope
 check_ge "the API under a prefix the URL lacks: 404 refused, counted" \

@@ -216,6 +216,12 @@ for mode in pivot chroot; do
 	"$BIN/alys_converter" -q -f json -o "$T/$mode.json" "$T/$mode.alys"
 	check_eq "$mode: JSON header: container_id" "$(json_query "$T/$mode.json" "header['container_id']")" "$CID"
 	check_eq "$mode: JSON header: ns_pid" "$(json_query "$T/$mode.json" "header['ns_pid']")" 1
+	check_ge "$mode: GC pauses of the container's server" \
+		"$(json_query "$T/$mode.json" "len(d['pauses'])")" 1
+	check_eq "$mode: memory samples: its fibers listed, their stacks and its heap counted" \
+		"$(json_query "$T/$mode.json" "int(bool(d['memory']) and all(m['fibers'] >= 2 and m['fiber_stacks'] > 0 and m['live'] > 0 and m['heap_resident'] >= m['live'] - 4096 for m in d['memory']))")" 1
+	check_eq "$mode: memory samples: the parts add up to RSS within 5%" \
+		"$(json_query "$T/$mode.json" "int(all(abs(m['heap_resident'] + m['fiber_stacks'] + m['malloc'] + m['anon'] + m['files'] - m['rss']) <= m['rss'] / 20 for m in d['memory']))")" 1
 	mv "$T/$mode.alys" "$T/$mode-moved.alys"
 	(cd / && "$BIN/alys_converter" -q -f report -o - "$T/$mode-moved.alys" 2>"$T/$mode-moved.err" >/dev/null)
 	check_match "$mode: moved without its .debug: says where the files were looked for" \

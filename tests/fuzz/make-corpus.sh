@@ -30,6 +30,10 @@ T=$BIN/alys-bpf
 "$T" -q -o "$OUT/real-jit_alloc.alys" -- "$P/jit_alloc" 5 3 >/dev/null
 # GC pauses (record 13), with and without the collection around them
 "$T" -q --no-liveness --sample bytes:64K -o "$OUT/real-gc_pauses.alys" -- "$P/gc_pauses" explicit 3 2000 >/dev/null
+# memory samples and heap growths (records 14 and 15), --sample keeps it small
+(for _ in $(seq 100); do grep -q READY "$W/mp.out" 2>/dev/null && break; sleep 0.1; done
+ sleep 0.3; touch "$W/go") &
+"$T" -q --sample bytes:1M --memory-every 0.05 -o "$OUT/real-memory_parts.alys" -- "$P/memory_parts" 4 64 1 "$W/go" >"$W/mp.out"
 "$T" -q --max-frames 16 -o "$OUT/real-deep-truncated.alys" -- "$P/many_stacks" deep 40 3 >/dev/null
 # stacks as a prefix tree of nodes (format version 2), a path sharing most frames
 "$T" -q -o "$OUT/real-deep_stacks.alys" -- "$P/deep_stacks-release" 16 30 1 >/dev/null

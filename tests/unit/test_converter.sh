@@ -137,7 +137,7 @@ ev = doc["events"]
 def eq(what, got, want):
     if got != want:
         sys.exit(f"{what}: got {got!r}, want {want!r}")
-eq("top keys (--inline-stacks)", sorted(doc), ["collections", "counters", "end", "events", "header", "mappings", "pauses"])
+eq("top keys (--inline-stacks)", sorted(doc), ["collections", "counters", "end", "events", "header", "heap_growths", "mappings", "memory", "pauses"])
 eq("no pauses", doc["pauses"], [])
 eq("no collections read", doc["collections"], [])
 eq("no liveness mode", (doc["header"]["liveness"], doc["end"]["liveness"]), (None, None))
@@ -844,6 +844,56 @@ check_status "a pause that restarts before it stops is malformed" $?
 run -o - "$W/pause_bad2.alys"
 [ $RC -eq 1 ] && err_has "does not hold the pause"
 check_status "a pause outside its collection is malformed" $?
+
+# ---- where RSS goes (records 14 and 15) --------------------------------------------
+# Two memory samples (RSS 100 MiB then 80 MiB: the first is the peak) and
+# three growths of the heap, two from stack 1's site: the JSON lists them,
+# the report's Memory section shows both samples and the growths by site,
+# the timeline stacks the six parts.
+{
+	header
+	echo "stack 1 0x1000 0x2000"
+	echo "event 1 $((START + 10)) 7 32 0x10000 0 0 1 32 4"
+	echo "grow $((START + 50)) 7 65536 0 0"
+	echo "grow $((START + 60)) 7 1048576 1 1"
+	echo "grow $((START + 70)) 7 2097152 2 1"
+	echo "memory $((START + 1000)) 104857600 62914560 41943040 73400320 1048576 2097152 20971520 101 1048576 10485760 9437184 2"
+	echo "memory $((START + 2000)) 83886080 41943040 31457280 73400320 1048576 2097152 20971520 101 1048576 10485760 9437184 3"
+	echo "end exit 0 $((START + 9000)) 1"
+} | "$W/gen" >"$W/memory.alys"
+run -o "$W/memory.json" "$W/memory.alys"
+[ $RC -eq 0 ] && clean_run && python3 -c "
+import json, sys
+d = json.load(open('$W/memory.json'))
+s0 = d['header']['start_ns']
+m = [(x['time_ns'], x['rss'], x['live'], x['fiber_stacks'], x['fibers'], x['gc_no']) for x in d['memory']]
+g = [(x['time_ns'], x['bytes'], x['gc_no'], x['stack_id']) for x in d['heap_growths']]
+sys.exit((m, g) != ([(1000, 104857600, 41943040, 20971520, 101, 2), (2000, 83886080, 31457280, 20971520, 101, 3)],
+                    [(50, 65536, 0, 0), (60, 1048576, 1, 1), (70, 2097152, 2, 1)]) and str((m, g)))"
+check_status "memory: JSON lists the samples and the growths" $?
+run -f report -o - "$W/memory.alys"
+[ $RC -eq 0 ] && grep -q "^Memory (where RSS goes)" "$W/out" &&
+	grep -Eq "^  RSS +100\.0 +100\.0% +80\.0 +100\.0%$" "$W/out" &&
+	grep -Eq "^  live heap \(marked\) +40\.0 +40\.0% +30\.0 +37\.5%$" "$W/out" &&
+	grep -Eq "^  free in heap +20\.0 +20\.0% +10\.0 +12\.5%$" "$W/out" &&
+	grep -Eq "^  fiber stacks +20\.0 +20\.0% +20\.0 +25\.0%$" "$W/out" &&
+	grep -Eq "^  \(parts summed\) +100\.0 +100\.0% +80\.0 +100\.0%$" "$W/out" &&
+	grep -q "grew 3 times, 3.1 MiB in all" "$W/out" &&
+	grep -Eq "^ +3\.0 +2  " "$W/out"
+check_status "memory: the report's section (the peak, the last sample, growths by site)" $?
+run -f timeline -o "$W/memory.svg" "$W/memory.alys"
+[ $RC -eq 0 ] && xmllint --noout "$W/memory.svg" && [ "$(grep -c 'class="mem[0-5]"' "$W/memory.svg")" = 6 ] &&
+	[ "$(grep -c 'class="grow"' "$W/memory.svg")" = 3 ]
+check_status "memory: the timeline's panel (six parts, three growth ticks)" $?
+{ header; echo "memory 2000 1 0 0 0 0 0 0 0 0 0 0 0"; echo "memory 1000 1 0 0 0 0 0 0 0 0 0 0 0"; } |
+	"$W/gen" >"$W/memory_bad.alys"
+run -o - "$W/memory_bad.alys"
+[ $RC -eq 1 ] && err_has "memory sample at 1000, before the one at 2000"
+check_status "a memory sample before the one before it is malformed" $?
+{ header; echo "grow 50 7 0 0 0"; } | "$W/gen" >"$W/grow_bad.alys"
+run -o - "$W/grow_bad.alys"
+[ $RC -eq 1 ] && err_has "heap growth of 0 bytes"
+check_status "a heap growth of 0 bytes is malformed" $?
 
 [ "$(pprof_default_type "$W/full.pb.gz")" = alloc_space ]
 check_status "pprof: allocations first (default_sample_type alloc_space)" $?
