@@ -41,7 +41,7 @@ CONV=$ROOT/bin/alys_converter
 W=$(mktemp -d /tmp/alys-http.XXXXXX)
 command -v wrk >/dev/null || { echo "bench/http_server.sh: needs wrk (apt-get install wrk)" >&2; exit 1; }
 . "$ROOT/bench/http_lib.sh"
-trap 'kill ${SERVER:-} ${RX:-} 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill ${SERVER:-} ${RX:-} 2>/dev/null; [ -n "${KEEP_W:-}" ] || rm -rf "$W"' EXIT
 start_pinned_server "$W"
 # --all pushes here: a receiver that answers at once (no checks).
 mkdir -p "$W/rx"

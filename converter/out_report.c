@@ -528,9 +528,10 @@ static void memory_section(struct model *m, struct outbuf *o, bool md)
 		}
 		snprintf(ph, sizeof(ph), "peak, at %.1f s", (double)(int64_t)(p->ts_ns - t->hdr.start_ns) / 1e9);
 		snprintf(eh, sizeof(eh), "last, at %.1f s", (double)(int64_t)(e->ts_ns - t->hdr.start_ns) / 1e9);
-		outbuf_printf(o, "%s%zu samples. Parts are resident pages (/proc/PID/pagemap); "
-			      "live is what the last collection marked\n",
-			      md ? "- " : "  ", t->nr_memory);
+		outbuf_printf(o, "%s%zu samples, %.0f ms of the tracer's time. Parts are resident "
+			      "pages (/proc/PID/pagemap); live is what the last collection "
+			      "marked\n", md ? "- " : "  ", t->nr_memory,
+			      (double)trace_counter_value(t, "memory_sample_ns") / 1e6);
 		if (md)
 			outbuf_printf(o, "\n| MiB | %s | | %s | |\n|---|---:|---:|---:|---:|\n", ph, eh);
 		else

@@ -1334,7 +1334,7 @@ static enum next_result next_object(struct reader *r, struct mp_decoder *dec,
 }
 
 /* The tracer's count of events it lost (docs/FORMAT.md, counters). */
-static uint64_t counter_value(const struct trace *t, const char *name)
+uint64_t trace_counter_value(const struct trace *t, const char *name)
 {
 	for (size_t i = 0; i < t->nr_counters; i++)
 		if (!strcmp(t->counters[i].name.ptr, name))
@@ -1369,9 +1369,9 @@ bool trace_is_duty_cycled(const struct trace *t)
 
 void trace_duty_bytes(const struct trace *t, struct trace_duty_bytes *b)
 {
-	b->all = counter_value(t, "gc_bytes");
-	b->in = counter_value(t, "gc_bytes_sampled");
-	b->in_realloc = counter_value(t, "gc_bytes_sampled_realloc");
+	b->all = trace_counter_value(t, "gc_bytes");
+	b->in = trace_counter_value(t, "gc_bytes_sampled");
+	b->in_realloc = trace_counter_value(t, "gc_bytes_sampled_realloc");
 }
 
 /* trace_each_event weights events with the shares found here. */
@@ -1423,7 +1423,7 @@ static void resolve_late_stacks(struct trace *t)
 
 static void report_read_warnings(const struct trace *t)
 {
-	uint64_t lost = counter_value(t, "ringbuf_drop_event");
+	uint64_t lost = trace_counter_value(t, "ringbuf_drop_event");
 
 	if (lost)
 		warnx_msg("%s: the tracer lost %" PRIu64 " events (ring buffer full): counts "

@@ -351,6 +351,8 @@ int trace_put_grow(struct trace *t, struct trace_grow *g, uint32_t stack_id);
 int trace_put_census(struct trace *t, const struct trace_census *c,
 		     const struct trace_census_type *types);
 int trace_put_counters(struct trace *t, const struct trace_counter *c, size_t n);
+/* The last counters record's count of name; 0 when it has none. */
+uint64_t trace_counter_value(const struct trace *t, const char *name);
 int trace_put_end(struct trace *t, const struct trace_end *e);
 
 static inline const struct trace_stack *
