@@ -211,6 +211,7 @@ int mem_sampler_step(struct mem_sampler *ms, uint64_t now, bool force,
 	struct trace_memory m = { .ts_ns = now };
 	struct vmas vs = { 0 };
 	struct heap_range *fr = NULL;
+	const struct vma *brk_vma = NULL;	/* [heap]: one at most */
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), anon = 0, brk = 0, heap_in_brk = 0, cost;
 	size_t nfr;
 	int ret = -1;
@@ -234,19 +235,20 @@ int mem_sampler_step(struct mem_sampler *ms, uint64_t now, bool force,
 		if (to && pagemap_resident(ms->pagemap, v->start, v->end, to))
 			goto out;
 	}
+	for (size_t i = 0; i < vs.n && !brk_vma; i++)
+		if (vs.v[i].kind == VMA_BRK)
+			brk_vma = &vs.v[i];
 	for (size_t i = 0; i < ms->hu.nr_ranges; i++) {
 		const struct heap_range *h = &ms->hu.ranges[i];
 
 		if (pagemap_resident(ms->pagemap, h->start, h->end, &m.heap_resident))
 			goto out;
 		/* a collector that takes its memory with sbrk shares [heap] */
-		for (size_t j = 0; j < vs.n; j++) {
-			const struct vma *v = &vs.v[j];
-			uint64_t lo = h->start > v->start ? h->start : v->start;
-			uint64_t hi = h->end < v->end ? h->end : v->end;
+		if (brk_vma) {
+			uint64_t lo = h->start > brk_vma->start ? h->start : brk_vma->start;
+			uint64_t hi = h->end < brk_vma->end ? h->end : brk_vma->end;
 
-			if (v->kind == VMA_BRK && lo < hi &&
-			    pagemap_resident(ms->pagemap, lo, hi, &heap_in_brk))
+			if (lo < hi && pagemap_resident(ms->pagemap, lo, hi, &heap_in_brk))
 				goto out;
 		}
 	}
