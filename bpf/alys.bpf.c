@@ -812,6 +812,22 @@ int end_scan_entry(struct pt_regs *ctx)
 const volatile __u64 world_stop_vaddr;	/* GC_stop_world's probe */
 const volatile __u64 collect_inner_vaddr;	/* GC_try_to_collect_inner's, 0: none */
 
+/* The stack of what made the collector work here: an allocation under way
+ * (its entry walked, its return probe pending) triggered it, and a walk
+ * from here would stop at its return address, replaced by the
+ * trampoline; else (GC.collect, an unsampled call) walked here. */
+static __always_inline __u64 trigger_stack(struct pt_regs *ctx, struct thread_state *st)
+{
+	__u32 d = st->depth;
+	struct pending_call *c =
+		d > 0 && d <= ALYS_MAX_DEPTH ? &st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)] : NULL;
+	__u64 sp = PT_REGS_SP(ctx);
+
+	if (c && !c->skip && c->stack_key && c->sp > sp && c->sp - sp < NEST_SPAN)
+		return c->stack_key;
+	return collect_stack(ctx, st);
+}
+
 /* At GC_stop_world, and (cookie ALYS_COOKIE_COLLECT) at the collection's
  * entry: one program, so that the walk is verified once. */
 SEC("uprobe")
@@ -820,9 +836,7 @@ int gc_world_stop(struct pt_regs *ctx)
 	struct alys_sess *S = probe_sess(ctx);
 	bool begin = bpf_get_attach_cookie(ctx) & ALYS_COOKIE_COLLECT;
 	struct thread_state *st;
-	struct pending_call *c;
-	__u64 sp, pv;
-	__u32 d;
+	__u64 pv;
 
 	if (!S)
 		return 0;
@@ -835,18 +849,8 @@ int gc_world_stop(struct pt_regs *ctx)
 		st->pause_stop_ns = bpf_ktime_get_ns();
 		return 0;
 	}
-	/* An allocation under way (its entry walked, its return probe
-	 * pending) triggered the collection: its stack is the trigger's, and
-	 * a walk from here would stop at its return address, replaced by the
-	 * trampoline. Else (GC.collect, an unsampled call) walked here,
-	 * before the pause is stamped. */
-	d = st->depth;
-	c = d > 0 && d <= ALYS_MAX_DEPTH ? &st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)] : NULL;
-	sp = PT_REGS_SP(ctx);
-	if (c && !c->skip && c->stack_key && c->sp > sp && c->sp - sp < NEST_SPAN)
-		st->pause_key = c->stack_key;
-	else
-		st->pause_key = collect_stack(ctx, st);
+	/* walked (if it is) before the pause is stamped */
+	st->pause_key = trigger_stack(ctx, st);
 	pv = begin ? collect_inner_vaddr : world_stop_vaddr;
 	st->pause_gc_no_addr = gc_no_vaddr && pv ? bias_of(ctx, pv) + gc_no_vaddr : 0;
 	/* no restart from an earlier pause may stand for this one's */
@@ -943,11 +947,9 @@ int gc_heap_grow(struct pt_regs *ctx)
 {
 	struct alys_sess *S = probe_sess(ctx);
 	struct thread_state *st;
-	struct pending_call *c;
 	struct alys_rb_grow *g;
 	void *rb;
-	__u64 sp, gc_no = 0, key;
-	__u32 d;
+	__u64 gc_no = 0, key;
 
 	if (!S)
 		return 0;
@@ -955,13 +957,7 @@ int gc_heap_grow(struct pt_regs *ctx)
 	rb = events_at(S->slot);
 	if (!st || !rb)
 		return 0;
-	d = st->depth;
-	c = d > 0 && d <= ALYS_MAX_DEPTH ? &st->calls[(d - 1) & (ALYS_MAX_DEPTH - 1)] : NULL;
-	sp = PT_REGS_SP(ctx);
-	if (c && !c->skip && c->stack_key && c->sp > sp && c->sp - sp < NEST_SPAN)
-		key = c->stack_key;
-	else
-		key = collect_stack(ctx, st);
+	key = trigger_stack(ctx, st);
 	if (gc_no_vaddr && heap_grow_vaddr)
 		read_u64(&gc_no, bias_of(ctx, heap_grow_vaddr) + gc_no_vaddr);
 	g = bpf_ringbuf_reserve(rb, sizeof(*g), 0);

@@ -87,13 +87,6 @@ static uint64_t read_rss(pid_t pid)
 	return kb * 1024;
 }
 
-static int by_start(const void *a, const void *b)
-{
-	const struct heap_range *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 void mem_sampler_init(struct mem_sampler *ms, pid_t pid, const struct gc_probes *gp,
 		      uint64_t every_ns, uint64_t now, bool verbose)
 {
@@ -196,7 +189,7 @@ static size_t fiber_ranges(struct mem_sampler *ms, const struct vmas *vs,
 								 : v->start;
 		k++;
 	}
-	qsort(r, k, sizeof(*r), by_start);
+	qsort(r, k, sizeof(*r), heap_range_cmp);
 	n = 0;
 	for (size_t i = 0; i < k; i++)
 		if (!n || r[i].start >= r[n - 1].end)

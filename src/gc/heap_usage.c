@@ -54,7 +54,7 @@ static int free_chunk(void *arg, uint64_t block, uint64_t bytes, bool unmapped)
 	return add_range(w->u, block, block + bytes);
 }
 
-static int by_start(const void *a, const void *b)
+int heap_range_cmp(const void *a, const void *b)
 {
 	const struct heap_range *x = a, *y = b;
 
@@ -74,7 +74,7 @@ int heap_usage_read(pid_t pid, const struct gc_layout *l, uint64_t bias,
 	ret = heap_walk(pid, l, bias, in_use_block, free_chunk, &w, &st, err, errlen);
 	u->blocks = st.blocks;
 	u->unreadable = st.unreadable;
-	qsort(u->ranges, u->nr_ranges, sizeof(*u->ranges), by_start);
+	qsort(u->ranges, u->nr_ranges, sizeof(*u->ranges), heap_range_cmp);
 	for (size_t i = 0; i < u->nr_ranges; i++) {
 		if (n && u->ranges[i].start <= u->ranges[n - 1].end) {
 			if (u->ranges[i].end > u->ranges[n - 1].end)

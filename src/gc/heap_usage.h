@@ -21,6 +21,9 @@ struct heap_range {
 	uint64_t start, end;
 };
 
+/* qsort's order of heap_ranges: by start. */
+int heap_range_cmp(const void *a, const void *b);
+
 struct heap_usage {
 	uint64_t in_use;	/* bytes of in-use blocks */
 	uint64_t live;		/* of those, objects marked by the last collection */
