@@ -892,7 +892,10 @@ static __always_inline void submit_pause(struct alys_sess *S, struct thread_stat
 	p->stack_key = st->pause_key;
 	p->begin_ns = end ? st->collect_begin_ns : 0;
 	p->end_ns = end;
-	bpf_ringbuf_submit(p, 0);
+	/* No wakeup: the reader polls at a period. Woken here, it would take
+	 * the CPU as the collection returns, before the program runs on,
+	 * and the program's own timing of it would carry the tracer's work. */
+	bpf_ringbuf_submit(p, BPF_RB_NO_WAKEUP);
 }
 
 SEC("uretprobe")
@@ -973,7 +976,7 @@ int gc_heap_grow(struct pt_regs *ctx)
 	g->ts_ns = bpf_ktime_get_ns();
 	g->bytes = PT_REGS_PARM2(ctx);
 	g->stack_key = key;
-	bpf_ringbuf_submit(g, 0);
+	bpf_ringbuf_submit(g, BPF_RB_NO_WAKEUP);	/* as submit_pause's */
 	return 0;
 }
 
