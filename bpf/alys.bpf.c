@@ -177,6 +177,9 @@ struct pending_call {
  * task storage value holds (U16_MAX bytes). The compiler's deepest stacks
  * span more than 32 KiB. */
 #define ALYS_STACK_PAGES 15
+/* The last walk's span copied in one read (copy_last_span): from sp, whose
+ * page offset is below 4 KiB, so that it ends inside the pages. */
+#define ALYS_SPAN_MAX ((ALYS_STACK_PAGES - 1) * 4096)
 
 /* A frame of a walk as the step that found it saw it (unwind_dwarf.h). */
 struct walk_frame {
@@ -219,6 +222,7 @@ struct thread_state {
 	struct alys_rb_stack scratch;
 	__u32 pages_loaded, pages_bad;	/* of thread_pages: copied, unreadable */
 	__u32 words_read, searches;	/* this walk's, for the counters */
+	__u32 span_len;		/* bytes from sp copied at the start */
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
 	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too */
 	__u32 walk;		/* walks[walk & 1]: this walk; the other: the last */

@@ -175,6 +175,9 @@ same_stacks() {
 	check_ge "reuse, $name: frames checked in place, not walked ($(counter "$T/$name.reuse.alys" frames_reused))" \
 		"$(counter "$T/$name.reuse.alys" frames_reused)" 1000
 	check_eq "reuse, $name: none with ALYS_BPF_NO_REUSE" "$(counter "$T/$name.walk.alys" frames_reused)" 0
+	check_ge "reuse, $name: the last walk's span copied in one read ($(counter "$T/$name.reuse.alys" stack_spans_read))" \
+		"$(counter "$T/$name.reuse.alys" stack_spans_read)" 1000
+	check_eq "reuse, $name: no span read with ALYS_BPF_NO_REUSE" "$(counter "$T/$name.walk.alys" stack_spans_read)" 0
 	check_eq "reuse, $name: the same stacks and counts ($(wc -l <"$T/$name.walk.folded") stacks)" \
 		"$(diff "$T/$name.reuse.folded" "$T/$name.walk.folded" | head -5)" ""
 	check_eq "reuse, $name: the same truncated ones ($(grep -c '^\[truncated\]' "$T/$name.walk.folded"))" \
