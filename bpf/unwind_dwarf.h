@@ -287,6 +287,18 @@ static __always_inline bool still_reads(struct unwind_ctx *c, __u64 slot, __u64 
 	return !slot || (!stack_read(c, slot, &v) && v == val);
 }
 
+/* Back to walking from the last frame this walk has (copied or walked):
+ * the state is set here, not at each frame copied. */
+static __always_inline long walk_on(struct unwind_ctx *c, __u32 nr)
+{
+	struct walk_frame *f = &c->w->f[(nr - 1) & (ALYS_MAX_FRAMES - 1)];
+
+	c->pc = f->ip;
+	c->sp = f->cfa;
+	c->bp = f->bp;
+	return 0;
+}
+
 /* One step while copying: the last walk's frame w->pj, checked. Returns
  * what a bpf_loop callback does; w->copying 0 goes back to walking. */
 static __always_inline long copy_step(struct unwind_ctx *c)
@@ -300,7 +312,7 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 		if ((old->flags & ALYS_STACK_FLAG_TRUNCATED) ||
 		    !still_reads(c, old->end.slot, old->end.val) ||
 		    !still_reads(c, old->end.bp_slot, old->end.bp_val))
-			return 0;	/* walk on: it went further, or its end changed */
+			return walk_on(c, nr);	/* it went further, or its end changed */
 		w->end = old->end;
 		/* the outer frames from the match on, and the flags, are the
 		 * last stack's: so are its keys of those prefixes (stack_key) */
@@ -311,7 +323,7 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 	of = &old->f[k & (ALYS_MAX_FRAMES - 1)];
 	if (!still_reads(c, of->cfa - 8, of->ip) || !still_reads(c, of->bp_slot, of->bp)) {
 		w->copying = 0;
-		return 0;
+		return walk_on(c, nr);
 	}
 	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
 		/* a caller past the limit, as a walk would have found it */
@@ -320,15 +332,11 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 		w->end = (struct walk_end){ of->cfa - 8, of->ip, of->bp_slot, of->bp };
 		return 1;
 	}
-	c->pc = of->ip;
-	c->sp = of->cfa;
-	c->bp = of->bp;
 	c->s->ips[nr & (ALYS_MAX_FRAMES - 1)] = of->ip;
 	c->s->nr = nr + 1;
 	nf = &w->f[nr & (ALYS_MAX_FRAMES - 1)];
 	*nf = *of;
 	w->pj = k + 1;
-	w->reused++;
 	return 0;
 }
 
@@ -572,13 +580,15 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 	c.w->matching = reuse_walks && c.old->valid && c.old->epoch == c.proc->epoch && c.old->nr > 1;
 	c.w->pj = 1;
 	c.w->copying = 0;
-	c.w->reused = 0;
+	c.w->match = 0;
 	c.w->valid = 1;
 	if (c.w->matching)
 		copy_last_span(&c, st);
 	/* One step more than frames: it tells a cut stack from a full one;
 	 * two more for going back from copying to walking. */
 	bpf_loop(ALYS_MAX_FRAMES + 3, unwind_step, &c, 0);
+	/* the frames copied: those after the match (the last walk's w->match) */
+	c.w->reused = c.w->match ? c.w->pj - c.w->match - 1 : 0;
 	if (c.w->reused)
 		count_n(st->slot, ALYS_CNT_FRAMES_REUSED, c.w->reused);
 	if (s->nr > c.w->reused)
