@@ -205,9 +205,8 @@ struct walk_record {
 	/* while walking, in map memory rather than the walk's context so
 	 * that the verifier does not track them and can prune its states:
 	 * the last walk's next frame to look at, whether it may still match,
-	 * whether its frames are being copied, the frame matched, and how
-	 * many were copied */
-	__u32 pj, matching, copying, match, reused;
+	 * whether its frames are being copied, and the frame matched */
+	__u32 pj, matching, copying, match;
 };
 
 struct thread_state {

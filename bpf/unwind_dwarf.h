@@ -538,6 +538,7 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 {
 	__u64 mm = (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm);
 	struct alys_rb_stack *s = &st->scratch;
+	__u32 reused;
 	struct unwind_ctx c = {
 		.s = s,
 		.st = st,
@@ -588,14 +589,16 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 	 * two more for going back from copying to walking. */
 	bpf_loop(ALYS_MAX_FRAMES + 3, unwind_step, &c, 0);
 	/* the frames copied: those after the match (the last walk's w->match) */
-	c.w->reused = c.w->match ? c.w->pj - c.w->match - 1 : 0;
-	if (c.w->reused)
-		count_n(st->slot, ALYS_CNT_FRAMES_REUSED, c.w->reused);
-	if (s->nr > c.w->reused)
-		count_n(st->slot, ALYS_CNT_FRAMES_WALKED, s->nr - c.w->reused);
+	reused = c.w->match ? c.w->pj - c.w->match - 1 : 0;
+	if (reused)
+		count_n(st->slot, ALYS_CNT_FRAMES_REUSED, reused);
+	if (s->nr > reused)
+		count_n(st->slot, ALYS_CNT_FRAMES_WALKED, s->nr - reused);
+	/* the span's pages: those it touches, from sp's offset in the first */
 	if (st->pages_loaded || st->span_len)
 		count_n(st->slot, ALYS_CNT_STACK_PAGES_READ,
-			__builtin_popcount(st->pages_loaded) + (st->span_len + 4095) / 4096);
+			__builtin_popcount(st->pages_loaded) +
+			(st->span_len ? ((c.sp0 & 4095) + st->span_len + 4095) / 4096 : 0));
 	if (st->span_len)
 		count(st->slot, ALYS_CNT_STACK_SPANS_READ);
 	/* counted in the thread's state as the walk goes: a counter's map
