@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/types.h>
 
 #define HUGE_PAGE (2u << 20)
 
@@ -16,18 +17,18 @@
  * first touched, so a new table costs nothing at once (a memset of 384 MiB
  * had stalled the daemon for ~0.3 s, and its ring buffer overflowed).
  */
-static bool mapped(size_t n)
+static bool mapped(size_t bytes)
 {
-	return n * sizeof(struct u64_slot) >= 4 * HUGE_PAGE;
+	return bytes >= 4 * HUGE_PAGE;
 }
 
-static struct u64_slot *alloc_slots(size_t n)
+static void *alloc_zeroed(size_t n, size_t size)
 {
-	size_t bytes = n * sizeof(struct u64_slot);
+	size_t bytes = n * size;
 	void *p;
 
-	if (!mapped(n)) {
-		p = calloc(n, sizeof(struct u64_slot));
+	if (!mapped(bytes)) {
+		p = calloc(n, size);
 	} else {
 		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
@@ -43,12 +44,22 @@ static struct u64_slot *alloc_slots(size_t n)
 	return p;
 }
 
-static void free_slots(struct u64_slot *p, size_t n)
+static void free_zeroed(void *p, size_t n, size_t size)
 {
-	if (p && mapped(n))
-		munmap(p, n * sizeof(*p));
+	if (p && mapped(n * size))
+		munmap(p, n * size);
 	else
 		free(p);
+}
+
+static struct u64_slot *alloc_slots(size_t n)
+{
+	return alloc_zeroed(n, sizeof(struct u64_slot));
+}
+
+static void free_slots(struct u64_slot *p, size_t n)
+{
+	free_zeroed(p, n, sizeof(*p));
 }
 
 void u64_table_init(struct u64_table *t)
@@ -191,4 +202,120 @@ uint64_t u64_table_take_a(struct u64_table *t, uint64_t key)
 	a = s->a;
 	u64_table_remove(t, key);
 	return a;
+}
+
+/* u32_table: the same probing, a slot being key << 32 | value. */
+
+void u32_table_init(struct u32_table *t)
+{
+	t->mask = 63;
+	t->used = 0;
+	t->slots = alloc_zeroed(t->mask + 1, sizeof(*t->slots));
+}
+
+void u32_table_free(struct u32_table *t)
+{
+	free_zeroed(t->slots, t->mask + 1, sizeof(*t->slots));
+	t->slots = NULL;
+	t->mask = t->used = 0;
+}
+
+/*
+ * Keys are ids a reader counts out (1, 2, 3...): 8 consecutive ids share a
+ * 64-byte line, so a table of millions is filled and probed a line at a
+ * time, not a cache miss a key. Whole lines are spread by the hash: with
+ * no hash, dense ids would make one probe run of the whole table.
+ */
+static size_t home_of32(const struct u32_table *t, uint32_t key)
+{
+	return (hash_u64(key >> 3) << 3 | (key & 7)) & t->mask;
+}
+
+static void grow32(struct u32_table *t)
+{
+	uint64_t *old = t->slots;
+	size_t old_cap = t->mask + 1;
+
+	t->mask = old_cap * 2 - 1;
+	t->slots = alloc_zeroed(old_cap * 2, sizeof(*t->slots));
+	for (size_t i = 0; i < old_cap; i++) {
+		size_t j;
+
+		if (!old[i])
+			continue;
+		for (j = home_of32(t, (uint32_t)(old[i] >> 32)); t->slots[j]; j = (j + 1) & t->mask)
+			;
+		t->slots[j] = old[i];
+	}
+	free_zeroed(old, old_cap, sizeof(*old));
+}
+
+/* The slot index of key, or -1. */
+static ssize_t find32(const struct u32_table *t, uint32_t key)
+{
+	if (!t->slots || !key)
+		return -1;
+	for (size_t i = home_of32(t, key); t->slots[i]; i = (i + 1) & t->mask)
+		if ((uint32_t)(t->slots[i] >> 32) == key)
+			return (ssize_t)i;
+	return -1;
+}
+
+void u32_table_put(struct u32_table *t, uint32_t key, uint32_t val)
+{
+	size_t i;
+
+	if (!key)
+		return;
+	if (!t->slots)
+		u32_table_init(t);
+	if ((t->used + 1) * 2 > t->mask + 1)
+		grow32(t);
+	for (i = home_of32(t, key); t->slots[i]; i = (i + 1) & t->mask)
+		if ((uint32_t)(t->slots[i] >> 32) == key)
+			break;
+	if (!t->slots[i])
+		t->used++;
+	t->slots[i] = (uint64_t)key << 32 | val;
+}
+
+bool u32_table_get(const struct u32_table *t, uint32_t key, uint32_t *val)
+{
+	ssize_t i = find32(t, key);
+
+	if (i < 0)
+		return false;
+	if (val)
+		*val = (uint32_t)t->slots[i];
+	return true;
+}
+
+bool u32_table_take(struct u32_table *t, uint32_t key, uint32_t *val)
+{
+	ssize_t at = find32(t, key);
+	size_t hole, i;
+
+	if (at < 0)
+		return false;
+	if (val)
+		*val = (uint32_t)t->slots[at];
+	hole = (size_t)at;
+	t->slots[hole] = 0;
+	t->used--;
+	/* backward shift, as u64_table_remove */
+	i = hole;
+	for (;;) {
+		size_t home;
+
+		i = (i + 1) & t->mask;
+		if (!t->slots[i])
+			break;
+		home = home_of32(t, (uint32_t)(t->slots[i] >> 32));
+		if (((i - home) & t->mask) >= ((i - hole) & t->mask)) {
+			t->slots[hole] = t->slots[i];
+			t->slots[i] = 0;
+			hole = i;
+		}
+	}
+	return true;
 }

@@ -2,7 +2,7 @@
 /*
  * Open-addressing hash table from a non-zero 64-bit key to a (u64, u32)
  * value, the one of both programs. The converter: address -> live
- * allocation, stack id -> stack index, address -> symbol cache slot; the
+ * allocation, address -> symbol cache slot; the
  * daemon: address -> size of every live block, stack key -> trace id. All
  * see millions of operations, so it is one flat array with linear probing
  * and backward-shift deletion (no tombstones to clean up). A zeroed table
@@ -53,6 +53,26 @@ static inline uint64_t u64_table_get_a(const struct u64_table *t, uint64_t key)
 
 /* Removes key; its a, 0 when it was absent. */
 uint64_t u64_table_take_a(struct u64_table *t, uint64_t key);
+
+/*
+ * A non-zero 32-bit key to a 32-bit value, probed as u64_table: 8 bytes a
+ * slot where u64_table's are 24. For millions of small ids (the counted
+ * blocks by event id of a compiler's trace: 64 MB of slots, not 192).
+ */
+struct u32_table {
+	uint64_t *slots;	/* key << 32 | value; 0: empty */
+	size_t mask;
+	size_t used;
+};
+
+void u32_table_init(struct u32_table *t);
+void u32_table_free(struct u32_table *t);
+/* Insert or overwrite. Key 0 is no key: ignored. */
+void u32_table_put(struct u32_table *t, uint32_t key, uint32_t val);
+/* Whether key is there; its value into *val (if not NULL). */
+bool u32_table_get(const struct u32_table *t, uint32_t key, uint32_t *val);
+/* The same, and key removed. */
+bool u32_table_take(struct u32_table *t, uint32_t key, uint32_t *val);
 
 /* The 64-bit mix the table hashes keys with (splitmix64's finalizer). */
 static inline uint64_t hash_u64(uint64_t x)

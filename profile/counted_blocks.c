@@ -9,18 +9,18 @@
 void counted_blocks_init(struct counted_blocks *cb)
 {
 	memset(cb, 0, sizeof(*cb));
-	u64_table_init(&cb->by_id);
+	u32_table_init(&cb->by_id);
 }
 
 void counted_blocks_free(struct counted_blocks *cb)
 {
 	free(cb->blocks);
 	free(cb->free_slots);
-	u64_table_free(&cb->by_id);
+	u32_table_free(&cb->by_id);
 	memset(cb, 0, sizeof(*cb));
 }
 
-void counted_blocks_add(struct counted_blocks *cb, uint64_t id, const struct counted_block *blk)
+void counted_blocks_add(struct counted_blocks *cb, uint32_t id, const struct counted_block *blk)
 {
 	uint32_t at;
 
@@ -32,19 +32,16 @@ void counted_blocks_add(struct counted_blocks *cb, uint64_t id, const struct cou
 		at = (uint32_t)cb->nr_blocks++;
 	}
 	cb->blocks[at] = *blk;
-	u64_table_put(&cb->by_id, id, at, 0);
+	u32_table_put(&cb->by_id, id, at);
 }
 
-bool counted_blocks_take(struct counted_blocks *cb, uint64_t id, struct counted_block *out)
+bool counted_blocks_take(struct counted_blocks *cb, uint32_t id, struct counted_block *out)
 {
-	struct u64_slot *sl = u64_table_get(&cb->by_id, id);
 	uint32_t at;
 
-	if (!sl)
+	if (!u32_table_take(&cb->by_id, id, &at))
 		return false;
-	at = (uint32_t)sl->a;
 	*out = cb->blocks[at];
-	u64_table_remove(&cb->by_id, id);
 	cb->free_slots = grow_array(cb->free_slots, &cb->cap_free, cb->nr_free + 1,
 				    sizeof(*cb->free_slots));
 	cb->free_slots[cb->nr_free++] = at;
@@ -55,6 +52,6 @@ void counted_blocks_each(const struct counted_blocks *cb,
 			 void (*fn)(void *ctx, const struct counted_block *blk), void *ctx)
 {
 	for (size_t i = 0; cb->by_id.slots && i <= cb->by_id.mask; i++)
-		if (cb->by_id.slots[i].key)
-			fn(ctx, &cb->blocks[cb->by_id.slots[i].a]);
+		if (cb->by_id.slots[i])
+			fn(ctx, &cb->blocks[(uint32_t)cb->by_id.slots[i]]);
 }

@@ -22,7 +22,7 @@ struct counted_block {
 };
 
 struct counted_blocks {
-	struct u64_table by_id;		/* event id -> index in blocks */
+	struct u32_table by_id;		/* event id -> index in blocks */
 	struct counted_block *blocks;
 	size_t nr_blocks, cap_blocks;
 	uint32_t *free_slots;
@@ -31,13 +31,13 @@ struct counted_blocks {
 
 void counted_blocks_init(struct counted_blocks *cb);
 void counted_blocks_free(struct counted_blocks *cb);
-void counted_blocks_add(struct counted_blocks *cb, uint64_t id, const struct counted_block *blk);
+void counted_blocks_add(struct counted_blocks *cb, uint32_t id, const struct counted_block *blk);
 /* id's block into *out, and no longer counted: false when it is not. */
-bool counted_blocks_take(struct counted_blocks *cb, uint64_t id, struct counted_block *out);
+bool counted_blocks_take(struct counted_blocks *cb, uint32_t id, struct counted_block *out);
 
-static inline bool counted_blocks_has(const struct counted_blocks *cb, uint64_t id)
+static inline bool counted_blocks_has(const struct counted_blocks *cb, uint32_t id)
 {
-	return u64_table_get(&cb->by_id, id) != NULL;
+	return u32_table_get(&cb->by_id, id, NULL);
 }
 
 /* fn on each block still counted, in no order. */

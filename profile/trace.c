@@ -46,7 +46,7 @@ struct event_stream {
 	trace_event_fn *fn;
 	void *ctx;
 	struct u64_table live;		/* addr -> size (a) and id (b) of its allocation */
-	struct u64_table v1_ids;	/* version 1: stack id -> index, so far */
+	struct u32_table v1_ids;	/* version 1: stack id -> index, so far */
 	uint32_t v1_stacks;		/* version 1 stack records so far */
 	uint32_t next_id;
 };
@@ -87,7 +87,7 @@ struct trace_reader {
 	/* the tables' capacities (struct trace holds their lengths) */
 	size_t cap_maps, cap_stacks, cap_nodes, cap_collections, cap_censuses, cap_pauses, cap_memory, cap_grows;
 	size_t cap_census_types, cap_heap_blocks, cap_roots;
-	struct u64_table stack_by_id;	/* id -> index into stacks */
+	struct u32_table stack_by_id;	/* id -> index into stacks */
 	struct u64_table v1_child;	/* version 1, while reading: (parent, ip) -> node */
 	size_t snapshot_mark_block, snapshot_mark_root;
 	uint8_t **owned;		/* byte copies the trace owns */
@@ -489,11 +489,11 @@ static int parse_stack_nodes(const struct reader *r, const msgpack_object *f, ui
  * an event first names it. -1 when no such record or node (yet). */
 static int64_t stack_of_id(struct trace *t, uint32_t id)
 {
-	const struct u64_slot *known = u64_table_get(&t->rd->stack_by_id, id);
 	struct trace_stack s;
+	uint32_t known;
 
-	if (known)
-		return (int64_t)known->a;
+	if (u32_table_get(&t->rd->stack_by_id, id, &known))
+		return known;
 	if (!id || id > t->nr_nodes || t->hdr.version < 2)
 		return -1;
 	s.id = id;
@@ -503,7 +503,7 @@ static int64_t stack_of_id(struct trace *t, uint32_t id)
 	t->stacks = grow_array(t->stacks, &t->rd->cap_stacks, t->nr_stacks + 1,
 			       sizeof(*t->stacks));
 	t->stacks[t->nr_stacks] = s;
-	u64_table_put(&t->rd->stack_by_id, id, t->nr_stacks, 0);
+	u32_table_put(&t->rd->stack_by_id, id, (uint32_t)t->nr_stacks);
 	return (int64_t)t->nr_stacks++;
 }
 
@@ -542,7 +542,7 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 	if (!s.id)
 		return bad(r, "stack id is 0; ids of stack records are non-zero");
 	if (r->mode == READ_EVENTS) {	/* which stack the id names from here */
-		u64_table_put(&r->es->v1_ids, s.id, r->es->v1_stacks++, 0);
+		u32_table_put(&r->es->v1_ids, s.id, r->es->v1_stacks++);
 		return 0;
 	}
 	s.flags = (uint32_t)v[3];
@@ -573,7 +573,7 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 	t->stacks[t->nr_stacks] = s;
 	/* ids are unique per FORMAT.md; should one repeat, later events use
 	 * the later stack and earlier ones keep theirs. */
-	u64_table_put(&t->rd->stack_by_id, s.id, t->nr_stacks, 0);
+	u32_table_put(&t->rd->stack_by_id, s.id, (uint32_t)t->nr_stacks);
 	t->nr_stacks++;
 	return 0;
 }
@@ -658,12 +658,12 @@ static int put_event(const struct reader *r, struct trace_event *e, uint32_t sta
 	e->id = ++es->next_id;
 	e->stack = 0;
 	if (stack_id) {
-		const struct u64_slot *sl = t->hdr.version < 2 ?
-			u64_table_get(&es->v1_ids, stack_id) : NULL;
+		uint32_t at;
 
-		if (!sl)	/* version 2, or a stack record that came later */
-			sl = u64_table_get(&t->rd->stack_by_id, stack_id);
-		e->stack = sl ? (uint32_t)sl->a + 1 : 0;
+		if ((t->hdr.version < 2 && u32_table_get(&es->v1_ids, stack_id, &at)) ||
+		    /* version 2, or a stack record that came later */
+		    u32_table_get(&t->rd->stack_by_id, stack_id, &at))
+			e->stack = at + 1;
 	}
 	link_event(&es->live, e);
 	e->weight = duty_weight(t, e);
@@ -1515,7 +1515,7 @@ static void trace_init(struct trace *t, const char *path)
 	memset(t, 0, sizeof(*t));
 	t->path = path;
 	t->rd = xcalloc(1, sizeof(*t->rd));
-	u64_table_init(&t->rd->stack_by_id);
+	u32_table_init(&t->rd->stack_by_id);
 	u64_table_init(&t->rd->v1_child);
 }
 
@@ -1539,7 +1539,7 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 	int ret = 0;
 
 	u64_table_init(&es.live);
-	u64_table_init(&es.v1_ids);
+	u32_table_init(&es.v1_ids);
 	if (next_object(&r, &dec, &off) != NEXT_OK)	/* the header */
 		ret = -1;
 	while (!ret && off < t->rd->read_end)
@@ -1548,7 +1548,7 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 	mp_decoder_free(&dec);
 	inflater_free(&inf);
 	u64_table_free(&es.live);
-	u64_table_free(&es.v1_ids);
+	u32_table_free(&es.v1_ids);
 	if (ret)
 		errx_msg("%s: cannot read the events again (the file changed, or out of memory)",
 			 t->path);
@@ -1562,7 +1562,7 @@ void trace_build_begin(struct trace *t, const char *name)
 	trace_init(t, name);
 	t->rd->live = xcalloc(1, sizeof(*t->rd->live));
 	u64_table_init(&t->rd->live->es.live);
-	u64_table_init(&t->rd->live->es.v1_ids);
+	u32_table_init(&t->rd->live->es.v1_ids);
 }
 
 /* A record put: the reader trace_put_* read it with, the header first. */
@@ -1739,7 +1739,7 @@ static void trace_live_free(struct trace *t)
 	if (!lv)
 		return;
 	u64_table_free(&lv->es.live);
-	u64_table_free(&lv->es.v1_ids);
+	u32_table_free(&lv->es.v1_ids);
 	free(lv);
 	t->rd->live = NULL;
 }
@@ -1789,7 +1789,7 @@ void trace_free(struct trace *t)
 		free(t->roots[i].name);
 	free(t->roots);
 	if (t->rd) {
-		u64_table_free(&t->rd->stack_by_id);
+		u32_table_free(&t->rd->stack_by_id);
 		u64_table_free(&t->rd->v1_child);
 		free(t->rd->late);
 		free(t->rd->ips);

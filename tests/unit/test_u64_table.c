@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * The hash table both programs use (lib/u64_table.c), against a plain
+ * The hash tables both programs use (lib/u64_table.c), against a plain
  * array, through growths into mapped memory: random puts, overwrites, gets
- * and removes, checking every key after each phase.
+ * and removes, checking every key after each phase. The same for the
+ * compact u32_table, with dense ids as keys (as the converter's).
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/u64_table.h"
 #include "unit_check.h"
@@ -42,6 +44,69 @@ static int all_match(const struct u64_table *t, const uint64_t *val, const char 
 		n += in[i];
 	}
 	return n == t->used;
+}
+
+static int all_match32(const struct u32_table *t, const uint64_t *val, const char *in)
+{
+	size_t n = 0, held = 0;
+
+	for (uint32_t i = 1; i < KEYS; i++) {
+		uint32_t v = 0;
+		bool got = u32_table_get(t, i, &v);
+
+		if (in[i] != got || (got && v != (uint32_t)val[i])) {
+			fprintf(stderr, "u32 key %u: %s\n", i, in[i] ? "wrong or missing" : "present");
+			return 0;
+		}
+		n += in[i];
+	}
+	for (size_t i = 0; i <= t->mask; i++)
+		held += t->slots[i] != 0;
+	return n == t->used && held == n && !u32_table_get(t, 0, NULL);
+}
+
+/* Growths, overwrites, takes (backward shifts), and a key
+ * 0 that is no key. */
+static int u32_phases(uint64_t *val, char *in)
+{
+	struct u32_table t = { 0 };
+	int ok = 1;
+
+	memset(in, 0, KEYS);
+	u32_table_put(&t, 0, 7);
+	for (uint32_t round = 0; round < 6 && ok; round++) {
+		for (int op = 0; op < 400000; op++) {
+			uint32_t i = 1 + (uint32_t)(rnd() % (KEYS - 1)), v;
+			uint64_t r = rnd() % 10;
+
+			if (r < 6) {
+				val[i] = rnd();
+				in[i] = 1;
+				u32_table_put(&t, i, (uint32_t)val[i]);
+			} else {
+				bool had = u32_table_take(&t, i, &v);
+
+				if (had != (bool)in[i] || (had && v != (uint32_t)val[i])) {
+					fprintf(stderr, "take %u: %d, expected %d\n", i, had, in[i]);
+					ok = 0;
+				}
+				in[i] = 0;
+			}
+		}
+		ok = ok && all_match32(&t, val, in);
+	}
+	/* ~150k keys held: grown from 64 slots to 2^19 */
+	if (ok && t.mask + 1 < 1u << 19) {
+		fprintf(stderr, "u32 table of %zu slots\n", t.mask + 1);
+		ok = 0;
+	}
+	for (uint32_t i = 1; i < KEYS && ok; i += 2) {
+		u32_table_take(&t, i, NULL);
+		in[i] = 0;
+	}
+	ok = ok && all_match32(&t, val, in);
+	u32_table_free(&t);
+	return ok;
 }
 
 int main(void)
@@ -93,5 +158,6 @@ int main(void)
 		held += t.slots[i].key != 0;
 	check("the array holds every entry", held == t.used && all_match(&t, val, in));
 	u64_table_free(&t);
+	check("the u32 table: random puts, takes and gets as the array", u32_phases(val, in));
 	return unit_summary();
 }
