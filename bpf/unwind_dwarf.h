@@ -355,6 +355,26 @@ static __always_inline bool memo_row(struct unwind_ctx *c, __u64 lookup,
 	return false;
 }
 
+/*
+ * This walk met the last one at the same frame number: the frames from
+ * there on sit where the last walk's record and the scratch's ips have them
+ * already. So this walk goes on in that record, its own frames so far put
+ * in, and copying the rest is checking them in place: one copy of the few
+ * frames above, not of the many below.
+ */
+static __always_inline void adopt_last_walk(struct unwind_ctx *c, __u32 nr)
+{
+	struct walk_record *old = c->old;
+	__u32 n = nr & (ALYS_MAX_FRAMES - 1);
+
+	if (!n || bpf_probe_read_kernel(&old->f[1], n * sizeof(old->f[0]), &c->w->f[1]))
+		return;
+	old->pj = c->w->pj;
+	old->matching = 0;
+	c->st->walk++;
+	c->w = old;
+}
+
 /* The frame at (c->pc, c->sp, c->bp) from its row: 0 to go on, 1 at the end. */
 static __always_inline long walk_row(struct unwind_ctx *c, struct alys_unwind_row *row)
 {
@@ -417,6 +437,8 @@ static __always_inline long walk_row(struct unwind_ctx *c, struct alys_unwind_ro
 	if (c->w->matching && in_last_walk(c, cfa, ra)) {
 		/* one try: a walk that parts from the last one above is walked */
 		c->w->matching = 0;
+		if (c->w->pj == nr)
+			adopt_last_walk(c, nr);
 		c->w->copying = 1;
 		c->w->match = c->w->pj;
 		c->w->pj++;
@@ -475,7 +497,53 @@ static __always_inline long walk_memoized(struct unwind_ctx *c)
 
 /* Frames checked a loop step while copying: a check is a few loads, so the
  * step's own cost (the call, reloading the context) would be most of it. */
-#define ALYS_COPY_PER_STEP 8
+#define ALYS_COPY_PER_STEP 16
+
+/*
+ * copy_step's work for the frames whose slots lie in the span copied at
+ * the start (nearly all): the cursors in registers, written back once, no
+ * helper call on the way to keep them from. Returns 1 when it stopped
+ * before ALYS_COPY_PER_STEP frames: the next one is copy_step's (a slot
+ * outside the span, a frame that changed, the limit, the last walk's end).
+ */
+static __always_inline int copy_in_span(struct unwind_ctx *c)
+{
+	struct walk_record *old = c->old, *w = c->w;
+	struct alys_rb_stack *s = c->s;
+	__u32 k = w->pj, nr = s->nr, onr = old->nr, span = c->st->span_len;
+	__u32 lim = max_frames < ALYS_MAX_FRAMES ? max_frames : ALYS_MAX_FRAMES;
+	__u64 sp0 = c->sp0;
+	__u8 *base = (__u8 *)c->pages + (sp0 & 4095);
+	int early = 1;
+	/* adopted (adopt_last_walk): the frames are where they belong */
+	bool in_place = w == old;
+
+#pragma unroll
+	for (int j = 0; j < ALYS_COPY_PER_STEP; j++) {
+		struct walk_frame *of = &old->f[k & (ALYS_MAX_FRAMES - 1)];
+		__u64 rel = of->cfa - 8 - sp0, brel = of->bp_slot - sp0;
+
+		if (k >= onr || nr >= lim)
+			goto out;
+		if (rel >= ALYS_SPAN_MAX - 8 || rel + 8 > span ||
+		    *(__u64 *)(base + rel) != of->ip)
+			goto out;
+		if (of->bp_slot && (brel >= ALYS_SPAN_MAX - 8 || brel + 8 > span ||
+				    *(__u64 *)(base + brel) != of->bp))
+			goto out;
+		if (!in_place) {
+			s->ips[nr & (ALYS_MAX_FRAMES - 1)] = of->ip;
+			w->f[nr & (ALYS_MAX_FRAMES - 1)] = *of;
+		}
+		k++;
+		nr++;
+	}
+	early = 0;
+out:
+	s->nr = nr;
+	w->pj = k;
+	return early;
+}
 
 /* Frames walked a loop step: the first with any row, the others only from
  * the memo (the tables' binary search once a step keeps the verifier's work
@@ -498,14 +566,9 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
 		}
 		return r;
 	}
-#pragma unroll
-	for (int j = 0; j < ALYS_COPY_PER_STEP; j++) {
-		long r = copy_step(c);
-
-		if (r || !c->w->copying)
-			return r;
-	}
-	return 0;
+	if (!copy_in_span(c))
+		return 0;
+	return copy_step(c);
 }
 
 /*
@@ -601,6 +664,8 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 			(st->span_len ? ((c.sp0 & 4095) + st->span_len + 4095) / 4096 : 0));
 	if (st->span_len)
 		count(st->slot, ALYS_CNT_STACK_SPANS_READ);
+	if (c.w == c.old)
+		count(st->slot, ALYS_CNT_WALKS_IN_PLACE);
 	/* counted in the thread's state as the walk goes: a counter's map
 	 * lookup in the loop would add a branch to every state */
 	if (st->words_read)

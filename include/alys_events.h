@@ -89,6 +89,7 @@ enum alys_counter {
 	ALYS_CNT_RB_DROP_PAUSE,	/* a GC pause's record lost (ring buffer full) */
 	ALYS_CNT_RB_DROP_GROW,	/* a heap growth's record lost (ring buffer full) */
 	ALYS_CNT_STACK_SPANS_READ,	/* dwarf: walks that copied the last one's span at once */
+	ALYS_CNT_WALKS_IN_PLACE,	/* dwarf: walks that went on in the last one's record */
 	ALYS_CNT_NR,
 };
 

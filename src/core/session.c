@@ -57,6 +57,7 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_UNWIND_SEARCHES] = "unwind_searches",
 	[ALYS_CNT_STACK_WORDS_READ] = "stack_words_read",
 	[ALYS_CNT_STACK_SPANS_READ] = "stack_spans_read",
+	[ALYS_CNT_WALKS_IN_PLACE] = "walks_in_place",
 	[ALYS_CNT_RB_DROP_PAUSE] = "ringbuf_drop_pause",
 	[ALYS_CNT_RB_DROP_GROW] = "ringbuf_drop_grow",
 	[ALYS_CNT_LIVE_EXIT_IN_GC] = "live_exit_in_gc",

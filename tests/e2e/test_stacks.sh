@@ -178,6 +178,9 @@ same_stacks() {
 	check_ge "reuse, $name: the last walk's span copied in one read ($(counter "$T/$name.reuse.alys" stack_spans_read))" \
 		"$(counter "$T/$name.reuse.alys" stack_spans_read)" 1000
 	check_eq "reuse, $name: no span read with ALYS_BPF_NO_REUSE" "$(counter "$T/$name.walk.alys" stack_spans_read)" 0
+	check_ge "reuse, $name: walks gone on in the last one's record ($(counter "$T/$name.reuse.alys" walks_in_place))" \
+		"$(counter "$T/$name.reuse.alys" walks_in_place)" 20
+	check_eq "reuse, $name: none with ALYS_BPF_NO_REUSE" "$(counter "$T/$name.walk.alys" walks_in_place)" 0
 	check_eq "reuse, $name: the same stacks and counts ($(wc -l <"$T/$name.walk.folded") stacks)" \
 		"$(diff "$T/$name.reuse.folded" "$T/$name.walk.folded" | head -5)" ""
 	check_eq "reuse, $name: the same truncated ones ($(grep -c '^\[truncated\]' "$T/$name.walk.folded"))" \
