@@ -156,25 +156,26 @@ bool crystal_parse(const char *name, struct crystal_sym *s)
 	return name[0] == '*' || (sep && b[0] >= 'A' && b[0] <= 'Z');
 }
 
-/* Owner and method of a method name, as the site rule reads them. */
+/* Owner and method of a method name, as the site rule reads them: parsed
+ * once a frame, for each of the rule's questions. */
 struct method_name {
+	bool ok;		/* a method name: owner, separator, method */
 	const char *type;	/* instantiated type (before '@' if any) */
 	size_t type_len;
 	const char *method;
 	size_t method_len;
+	struct crystal_sym s;
 };
 
-static bool split_method(const char *name, struct method_name *m)
+static void split_method(const char *name, struct method_name *m)
 {
-	struct crystal_sym s;
-
-	if (!crystal_parse(name, &s) || !s.sep)
-		return false;
-	m->type = s.owner;
-	m->type_len = s.owner_len;
-	m->method = s.method;
-	m->method_len = s.method_len;
-	return true;
+	m->ok = crystal_parse(name, &m->s) && m->s.sep;
+	if (!m->ok)
+		return;
+	m->type = m->s.owner;
+	m->type_len = m->s.owner_len;
+	m->method = m->s.method;
+	m->method_len = m->s.method_len;
 }
 
 static bool method_is(const struct method_name *m, const char *want)
@@ -195,16 +196,20 @@ static bool put_type(char *out, size_t cap, const char *s, size_t n, const char 
 	return true;
 }
 
+static bool constructed_type(const struct method_name *m, char *out, size_t outlen)
+{
+	if (!m->ok || (!method_is(m, "new") && !method_is(m, "initialize") &&
+		       !method_is(m, "allocate")))
+		return false;
+	return put_type(out, outlen, m->type, m->type_len, "");
+}
+
 bool crystal_constructed_type(const char *name, char *out, size_t outlen)
 {
 	struct method_name m;
 
-	if (!split_method(name, &m))
-		return false;
-	if (!method_is(&m, "new") && !method_is(&m, "initialize") &&
-	    !method_is(&m, "allocate"))
-		return false;
-	return put_type(out, outlen, m.type, m.type_len, "");
+	split_method(name, &m);
+	return constructed_type(&m, out, outlen);
 }
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -212,12 +217,11 @@ static bool has_prefix(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
-bool is_allocator_frame(const char *name)
+static bool allocator_frame(const char *name, const struct method_name *m)
 {
 	static const char *const exact[] = {
 		"malloc", "malloc_atomic", "realloc", "free", "calloc", "[stack lost]",
 	};
-	struct method_name m;
 
 	if (has_prefix(name, "GC_") || has_prefix(name, "GC::") || has_prefix(name, "*GC::") ||
 	    has_prefix(name, "__crystal_malloc") || has_prefix(name, "__crystal_realloc") ||
@@ -226,11 +230,17 @@ bool is_allocator_frame(const char *name)
 	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++)
 		if (!strcmp(name, exact[i]))
 			return true;
-	if (!split_method(name, &m))
-		return false;
 	/* Pointer(T).malloc, Pointer(T)#realloc, GC.malloc_atomic, ... */
-	return method_is(&m, "malloc") || method_is(&m, "malloc_atomic") ||
-	       method_is(&m, "realloc");
+	return m->ok && (method_is(m, "malloc") || method_is(m, "malloc_atomic") ||
+			 method_is(m, "realloc"));
+}
+
+bool is_allocator_frame(const char *name)
+{
+	struct method_name m;
+
+	split_method(name, &m);
+	return allocator_frame(name, &m);
 }
 
 bool is_bare_constructor(const char *name)
@@ -239,14 +249,12 @@ bool is_bare_constructor(const char *name)
 }
 
 /* Pointer(X).malloc or Pointer(X)#realloc: X's buffer, type Pointer(X). */
-static void note_buffer(struct site_rule *r, const char *name)
+static void note_buffer(struct site_rule *r, const struct method_name *m)
 {
-	struct method_name m;
-
-	if (r->buffer[0] || !split_method(name, &m) ||
-	    strncmp(m.type, "Pointer(", 8) || (!method_is(&m, "malloc") && !method_is(&m, "realloc")))
+	if (r->buffer[0] || !m->ok || strncmp(m->type, "Pointer(", 8) ||
+	    (!method_is(m, "malloc") && !method_is(m, "realloc")))
 		return;
-	r->pointer_buffer = put_type(r->buffer, sizeof(r->buffer), m.type, m.type_len, "");
+	r->pointer_buffer = put_type(r->buffer, sizeof(r->buffer), m->type, m->type_len, "");
 }
 
 bool crystal_buffer_name(const char *owner, size_t n, char *out, size_t cap)
@@ -269,43 +277,45 @@ static void own_buffer(struct site_rule *r, const char *owner, size_t n)
  * becomes the String), an Owner from a class method new..., else
  * "Owner buffer".
  */
-static void note_owner(struct site_rule *r, const char *name)
+static void note_owner(struct site_rule *r, const struct method_name *m)
 {
-	struct crystal_sym s;
+	const struct crystal_sym *s = &m->s;
 	size_t n;
 
-	if (r->type[0] || !crystal_parse(name, &s) || !s.sep)
+	if (r->type[0] || !m->ok)
 		return;
 	if (r->buffer[0]) {
-		own_buffer(r, s.owner, s.owner_len);
+		own_buffer(r, s->owner, s->owner_len);
 		return;
 	}
-	n = s.owner_len;
-	if ((n == 6 && !memcmp(s.owner, "String", 6)) ||
-	    (n == 15 && !memcmp(s.owner, "String::Builder", 15))) {
+	n = s->owner_len;
+	if ((n == 6 && !memcmp(s->owner, "String", 6)) ||
+	    (n == 15 && !memcmp(s->owner, "String::Builder", 15))) {
 		strcpy(r->type, "String");
 		return;
 	}
 	/* a constructor by another name (JSON::Serializable's
 	 * Foo.new_from_json_pull_parser): its allocate was inlined */
-	if (s.sep == '.' && s.method_len >= 3 && !memcmp(s.method, "new", 3)) {
-		put_type(r->type, sizeof(r->type), s.owner, n, "");
+	if (s->sep == '.' && s->method_len >= 3 && !memcmp(s->method, "new", 3)) {
+		put_type(r->type, sizeof(r->type), s->owner, n, "");
 		return;
 	}
-	crystal_buffer_name(s.owner, n, r->buffer, sizeof(r->buffer));
+	crystal_buffer_name(s->owner, n, r->buffer, sizeof(r->buffer));
 }
 
 bool site_rule_is_site(struct site_rule *r, const char *name)
 {
 	char other[SITE_TYPE_MAX];
+	struct method_name m;
 
-	if (is_allocator_frame(name)) {
-		note_buffer(r, name);
+	split_method(name, &m);
+	if (allocator_frame(name, &m)) {
+		note_buffer(r, &m);
 		return false;
 	}
 	if (is_bare_constructor(name))
 		return false;
-	if (crystal_constructed_type(name, other, sizeof(other))) {
+	if (constructed_type(&m, other, sizeof(other))) {
 		if (!r->type[0]) {
 			memcpy(r->type, other, strlen(other) + 1);
 			own_buffer(r, other, strlen(other));
@@ -314,6 +324,6 @@ bool site_rule_is_site(struct site_rule *r, const char *name)
 		if (!strcmp(r->type, other))
 			return false;
 	}
-	note_owner(r, name);
+	note_owner(r, &m);
 	return true;
 }

@@ -88,6 +88,10 @@ struct trace_reader {
 	size_t cap_maps, cap_stacks, cap_nodes, cap_collections, cap_censuses, cap_pauses, cap_memory, cap_grows;
 	size_t cap_census_types, cap_heap_blocks, cap_roots;
 	struct u32_table stack_by_id;	/* id -> index into stacks */
+	/* blocks live at once by the first reading, blocks added less those
+	 * freed (link_event's count without its table): now, and the most */
+	int64_t live_now;
+	uint64_t live_most;
 	struct u64_table v1_child;	/* version 1, while reading: (parent, ip) -> node */
 	size_t snapshot_mark_block, snapshot_mark_root;
 	uint8_t **owned;		/* byte copies the trace owns */
@@ -622,13 +626,18 @@ static uint64_t duty_weight(const struct trace *t, const struct trace_event *e)
 
 /* The tables' count of events, and the stack an event names (trace_load's
  * first reading, a live trace). */
-static int count_event(const struct reader *r, uint32_t stack_id)
+static int count_event(const struct reader *r, const struct trace_event *e, uint32_t stack_id)
 {
 	struct trace *t = r->t;
+	struct trace_reader *rd = t->rd;
 
 	if (t->nr_events >= UINT32_MAX - 1)
 		return bad(r, "more than %u events; this converter stops there", UINT32_MAX - 2);
 	t->nr_events++;
+	if ((e->kind == ALYS_KIND_REALLOC && e->old_addr) || (e->kind == ALYS_KIND_FREE && e->addr))
+		rd->live_now -= rd->live_now > 0;
+	if (e->kind != ALYS_KIND_FREE && e->addr && (uint64_t)++rd->live_now > rd->live_most)
+		rd->live_most = (uint64_t)rd->live_now;
 	if (!stack_id || stack_of_id(t, stack_id) >= 0)
 		return 0;
 	if (r->mode == READ_TABLES) {
@@ -651,7 +660,7 @@ static int put_event(const struct reader *r, struct trace_event *e, uint32_t sta
 	struct trace *t = r->t;
 	struct event_stream *es = r->es;
 
-	if (keeps_tables(r) && count_event(r, stack_id))
+	if (keeps_tables(r) && count_event(r, e, stack_id))
 		return -1;
 	if (r->mode == READ_TABLES)
 		return 0;
@@ -1539,6 +1548,14 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 	int ret = 0;
 
 	u64_table_init(&es.live);
+	/* Its size at once, not by doublings (each rehashes every entry, and
+	 * the kernel zeroes each new table): the first reading's count of
+	 * blocks live at once is right where every block's end is recorded.
+	 * At most 16M (768 MiB mapped, touched as used): a hostile count
+	 * must not ask for more than a machine has; more grows as before. */
+	if (t->liveness == TRACE_LIVENESS_MARKS)
+		u64_table_reserve(&es.live, t->rd->live_most < (16u << 20) ? t->rd->live_most
+									     : 16u << 20);
 	u32_table_init(&es.v1_ids);
 	if (next_object(&r, &dec, &off) != NEXT_OK)	/* the header */
 		ret = -1;
