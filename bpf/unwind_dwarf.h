@@ -246,8 +246,10 @@ static __always_inline int stack_read(struct unwind_ctx *c, __u64 addr, __u64 *v
  * checking the last walk's next frame (its return address slot and saved
  * rbp) and copying it, not by walking. A frame that changed sends it back
  * to walking, from the last frame checked; so does the end of the last
- * walk where that stopped at the frame limit. Where it ended otherwise,
- * what its last step read is checked too, and this walk ends there. A deep
+ * walk where that stopped at the frame limit with more frames than this
+ * one has. Where it ended otherwise, or at the limit at this walk's frame
+ * number, what its last step read is checked too, and this walk ends
+ * there as that one did (cut, or not). A deep
  * program's consecutive allocations share most of their stack (a
  * recursion's path from its root), and checking a frame costs a read and a
  * compare where walking it costs a row lookup too.
@@ -309,10 +311,18 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 
 	if (k >= old->nr || k >= ALYS_MAX_FRAMES) {
 		w->copying = 0;
-		if ((old->flags & ALYS_STACK_FLAG_TRUNCATED) ||
-		    !still_reads(c, old->end.slot, old->end.val) ||
+		if (!still_reads(c, old->end.slot, old->end.val) ||
 		    !still_reads(c, old->end.bp_slot, old->end.bp_val))
-			return walk_on(c, nr);	/* it went further, or its end changed */
+			return walk_on(c, nr);	/* its end changed */
+		if (old->flags & ALYS_STACK_FLAG_TRUNCATED) {
+			/* It stopped at the limit, having found a caller past
+			 * it. At the same frame number, the step past would find
+			 * that caller again; with fewer frames, walk on. */
+			if (nr != old->nr)
+				return walk_on(c, nr);
+			c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
+			count(c->st->slot, ALYS_CNT_STACK_TRUNCATED);
+		}
 		w->end = old->end;
 		/* the outer frames from the match on, and the flags, are the
 		 * last stack's: so are its keys of those prefixes (stack_key) */
