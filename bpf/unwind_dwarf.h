@@ -372,6 +372,10 @@ static __always_inline bool memo_row(struct unwind_ctx *c, __u64 lookup,
  * in, and copying the rest is checking them in place: one copy of the few
  * frames above, not of the many below.
  */
+/* Frames below the meeting that make adopting pay: a frame copied costs a
+ * few ns, the read that adopts ~50. */
+#define ALYS_ADOPT_MIN 16
+
 static __always_inline void adopt_last_walk(struct unwind_ctx *c, __u32 nr)
 {
 	struct walk_record *old = c->old;
@@ -447,7 +451,7 @@ static __always_inline long walk_row(struct unwind_ctx *c, struct alys_unwind_ro
 	if (c->w->matching && in_last_walk(c, cfa, ra)) {
 		/* one try: a walk that parts from the last one above is walked */
 		c->w->matching = 0;
-		if (c->w->pj == nr)
+		if (c->w->pj == nr && c->old->nr > nr + ALYS_ADOPT_MIN)
 			adopt_last_walk(c, nr);
 		c->w->copying = 1;
 		c->w->match = c->w->pj;

@@ -159,7 +159,8 @@ check_eq "--max-frames 20: [truncated] root above 20 frames" "$(deep_line "$T/de
 # (ALYS_BPF_NO_REUSE) fold to the same file. Frame limits that cut them
 # part the cases: whole stacks (default); all cut, consecutive ones one frame
 # shorter or longer below what they share (leaf's stack and buf's, 60); some
-# cut and some not (108); depths that follow the data (many_stacks).
+# cut and some not (108); depths that follow the data (many_stacks); one
+# stack again and again, cut (same-cut60).
 # same_stacks NAME PROGRAM-ARGS... -- ALYS-OPTIONS...
 same_stacks() {
 	local name=$1 args=() opt=() r
@@ -178,9 +179,13 @@ same_stacks() {
 	check_ge "reuse, $name: the last walk's span copied in one read ($(counter "$T/$name.reuse.alys" stack_spans_read))" \
 		"$(counter "$T/$name.reuse.alys" stack_spans_read)" 1000
 	check_eq "reuse, $name: no span read with ALYS_BPF_NO_REUSE" "$(counter "$T/$name.walk.alys" stack_spans_read)" 0
-	check_ge "reuse, $name: walks gone on in the last one's record ($(counter "$T/$name.reuse.alys" walks_in_place))" \
-		"$(counter "$T/$name.reuse.alys" walks_in_place)" 20
-	check_eq "reuse, $name: none with ALYS_BPF_NO_REUSE" "$(counter "$T/$name.walk.alys" walks_in_place)" 0
+	# consecutive stacks of the same depth above where they meet: the
+	# walk goes on in the last one's record (the deep cases alternate)
+	if [ -n "${IN_PLACE_MIN:-}" ]; then
+		check_ge "reuse, $name: walks gone on in the last one's record ($(counter "$T/$name.reuse.alys" walks_in_place))" \
+			"$(counter "$T/$name.reuse.alys" walks_in_place)" "$IN_PLACE_MIN"
+	fi
+	check_eq "reuse, $name: no walk in place with ALYS_BPF_NO_REUSE" "$(counter "$T/$name.walk.alys" walks_in_place)" 0
 	check_eq "reuse, $name: the same stacks and counts ($(wc -l <"$T/$name.walk.folded") stacks)" \
 		"$(diff "$T/$name.reuse.folded" "$T/$name.walk.folded" | head -5)" ""
 	check_eq "reuse, $name: the same truncated ones ($(grep -c '^\[truncated\]' "$T/$name.walk.folded"))" \
@@ -190,7 +195,9 @@ if ! sanitized "$BIN"; then
 	same_stacks deep "$DEEP" 4096 100 2 --
 	same_stacks deep-cut60 "$DEEP" 4096 100 2 -- --max-frames 60
 	same_stacks deep-cut108 "$DEEP" 4096 100 2 -- --max-frames 108
-	same_stacks paths "$PROG" paths 20000 /dev/null --
+	IN_PLACE_MIN=10000 same_stacks paths "$PROG" paths 20000 /dev/null --
+	# the same stack each time, cut at the limit: ends cut as the last did
+	IN_PLACE_MIN=1000 same_stacks same-cut60 "$PROG" deep 200 3000 -- --max-frames 60
 else	# the daemon's and converter's side of reused frames, once
 	same_stacks deep-cut108 "$DEEP" 1024 100 2 -- --max-frames 108
 fi
