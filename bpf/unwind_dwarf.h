@@ -365,17 +365,18 @@ static __always_inline bool memo_row(struct unwind_ctx *c, __u64 lookup,
 	return false;
 }
 
-/*
- * This walk met the last one at the same frame number: the frames from
- * there on sit where the last walk's record and the scratch's ips have them
- * already. So this walk goes on in that record, its own frames so far put
- * in, and copying the rest is checking them in place: one copy of the few
- * frames above, not of the many below.
- */
 /* Frames below the meeting that make adopting pay: a frame copied costs a
  * few ns, the read that adopts ~50. */
 #define ALYS_ADOPT_MIN 16
 
+/*
+ * This walk met the last one at the same frame number: the frames from
+ * there on sit where the last walk's record and the scratch's ips have them
+ * already (only walks write those ips, and a stack record's header is all
+ * stack_key changes). So this walk goes on in that record, its own frames
+ * so far put in, and copying the rest is checking them in place: one copy
+ * of the few frames above, not of the many below.
+ */
 static __always_inline void adopt_last_walk(struct unwind_ctx *c, __u32 nr)
 {
 	struct walk_record *old = c->old;
