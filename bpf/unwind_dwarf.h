@@ -281,6 +281,13 @@ static __always_inline bool in_last_walk(struct unwind_ctx *c, __u64 cfa, __u64 
 	return of->cfa == cfa && of->ip == ra && of->bp == c->bp;
 }
 
+/* The stack is cut: a caller was found past the frame limit. */
+static __always_inline void mark_truncated(struct unwind_ctx *c)
+{
+	c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
+	count(c->st->slot, ALYS_CNT_STACK_TRUNCATED);
+}
+
 /* The word at slot is still val (a slot 0 was not read: nothing to check). */
 static __always_inline bool still_reads(struct unwind_ctx *c, __u64 slot, __u64 val)
 {
@@ -320,8 +327,7 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 			 * that caller again; with fewer frames, walk on. */
 			if (nr != old->nr)
 				return walk_on(c, nr);
-			c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
-			count(c->st->slot, ALYS_CNT_STACK_TRUNCATED);
+			mark_truncated(c);
 		}
 		w->end = old->end;
 		/* the outer frames from the match on, and the flags, are the
@@ -337,8 +343,7 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 	}
 	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
 		/* a caller past the limit, as a walk would have found it */
-		c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
-		count(c->st->slot, ALYS_CNT_STACK_TRUNCATED);
+		mark_truncated(c);
 		w->end = (struct walk_end){ of->cfa - 8, of->ip, of->bp_slot, of->bp };
 		return 1;
 	}
@@ -434,8 +439,7 @@ static __always_inline long walk_row(struct unwind_ctx *c, struct alys_unwind_ro
 	 * a caller found past the limit makes the stack truncated. */
 	if (!ra || cfa <= c->sp || nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
 		if (ra && cfa > c->sp) {
-			c->s->flags |= ALYS_STACK_FLAG_TRUNCATED;
-			count(c->st->slot, ALYS_CNT_STACK_TRUNCATED);
+			mark_truncated(c);
 		}
 		c->w->end = (struct walk_end){ cfa - 8, ra, bp_slot, c->bp };
 		return 1;

@@ -159,28 +159,19 @@ bool crystal_parse(const char *name, struct crystal_sym *s)
 /* Owner and method of a method name, as the site rule reads them: parsed
  * once a frame, for each of the rule's questions. */
 struct method_name {
-	bool ok;		/* a method name: owner, separator, method */
-	const char *type;	/* instantiated type (before '@' if any) */
-	size_t type_len;
-	const char *method;
-	size_t method_len;
+	bool ok;		/* a method name: owner (the instantiated type, before
+				 * '@' if any), separator, method */
 	struct crystal_sym s;
 };
 
 static void split_method(const char *name, struct method_name *m)
 {
 	m->ok = crystal_parse(name, &m->s) && m->s.sep;
-	if (!m->ok)
-		return;
-	m->type = m->s.owner;
-	m->type_len = m->s.owner_len;
-	m->method = m->s.method;
-	m->method_len = m->s.method_len;
 }
 
 static bool method_is(const struct method_name *m, const char *want)
 {
-	return m->method_len == strlen(want) && !memcmp(m->method, want, m->method_len);
+	return m->s.method_len == strlen(want) && !memcmp(m->s.method, want, m->s.method_len);
 }
 
 /* out = type s[0..n) as every output shows it (crystal_type_display),
@@ -201,7 +192,7 @@ static bool constructed_type(const struct method_name *m, char *out, size_t outl
 	if (!m->ok || (!method_is(m, "new") && !method_is(m, "initialize") &&
 		       !method_is(m, "allocate")))
 		return false;
-	return put_type(out, outlen, m->type, m->type_len, "");
+	return put_type(out, outlen, m->s.owner, m->s.owner_len, "");
 }
 
 bool crystal_constructed_type(const char *name, char *out, size_t outlen)
@@ -251,10 +242,10 @@ bool is_bare_constructor(const char *name)
 /* Pointer(X).malloc or Pointer(X)#realloc: X's buffer, type Pointer(X). */
 static void note_buffer(struct site_rule *r, const struct method_name *m)
 {
-	if (r->buffer[0] || !m->ok || strncmp(m->type, "Pointer(", 8) ||
+	if (r->buffer[0] || !m->ok || strncmp(m->s.owner, "Pointer(", 8) ||
 	    (!method_is(m, "malloc") && !method_is(m, "realloc")))
 		return;
-	r->pointer_buffer = put_type(r->buffer, sizeof(r->buffer), m->type, m->type_len, "");
+	r->pointer_buffer = put_type(r->buffer, sizeof(r->buffer), m->s.owner, m->s.owner_len, "");
 }
 
 bool crystal_buffer_name(const char *owner, size_t n, char *out, size_t cap)

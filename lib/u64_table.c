@@ -62,6 +62,13 @@ static void free_slots(struct u64_slot *p, size_t n)
 	free_zeroed(p, n, sizeof(*p));
 }
 
+/* Backward shift: whether the member at slot i, whose home slot is home,
+ * moves into the hole before it (the hole lies between its home and i). */
+static bool shifts_into(size_t i, size_t home, size_t hole, size_t mask)
+{
+	return ((i - home) & mask) >= ((i - hole) & mask);
+}
+
 void u64_table_init(struct u64_table *t)
 {
 	t->mask = 63;
@@ -183,7 +190,7 @@ bool u64_table_remove(struct u64_table *t, uint64_t key)
 		if (!t->slots[i].key)
 			break;
 		home = home_of(t, t->slots[i].key);
-		if (((i - home) & t->mask) >= ((i - hole) & t->mask)) {
+		if (shifts_into(i, home, hole, t->mask)) {
 			t->slots[hole] = t->slots[i];
 			t->slots[i].key = 0;
 			hole = i;
@@ -302,7 +309,6 @@ bool u32_table_take(struct u32_table *t, uint32_t key, uint32_t *val)
 	hole = (size_t)at;
 	t->slots[hole] = 0;
 	t->used--;
-	/* backward shift, as u64_table_remove */
 	i = hole;
 	for (;;) {
 		size_t home;
@@ -311,7 +317,7 @@ bool u32_table_take(struct u32_table *t, uint32_t key, uint32_t *val)
 		if (!t->slots[i])
 			break;
 		home = home_of32(t, (uint32_t)(t->slots[i] >> 32));
-		if (((i - home) & t->mask) >= ((i - hole) & t->mask)) {
+		if (shifts_into(i, home, hole, t->mask)) {
 			t->slots[hole] = t->slots[i];
 			t->slots[i] = 0;
 			hole = i;

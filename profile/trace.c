@@ -582,19 +582,26 @@ static int parse_stack(const struct reader *r, const msgpack_object *f, uint32_t
 	return 0;
 }
 
+/* The address whose block e gives back (0: none), and the one it adds. */
+static uint64_t replaced_addr(const struct trace_event *e)
+{
+	return e->kind == ALYS_KIND_REALLOC ? e->old_addr : e->kind == ALYS_KIND_FREE ? e->addr : 0;
+}
+
+static uint64_t added_addr(const struct trace_event *e)
+{
+	return e->kind != ALYS_KIND_FREE ? e->addr : 0;
+}
+
 /* Fill in prev_id from the allocations seen so far; keep the live-address
  * table current. old_size is the writer's (FORMAT.md) for called frees and
  * reallocs; an inferred free's record has none: the size of the block it
  * ends. */
 static void link_event(struct u64_table *live, struct trace_event *e)
 {
-	uint64_t replaced = 0;
+	uint64_t replaced = replaced_addr(e);
 	struct u64_slot *s;
 
-	if (e->kind == ALYS_KIND_REALLOC)
-		replaced = e->old_addr;
-	else if (e->kind == ALYS_KIND_FREE)
-		replaced = e->addr;
 	if (replaced && (s = u64_table_get(live, replaced))) {
 		e->prev_id = s->b;
 		if (e->kind == ALYS_KIND_FREE && e->cause != ALYS_CAUSE_CALL)
@@ -606,7 +613,7 @@ static void link_event(struct u64_table *live, struct trace_event *e)
 	}
 	/* The collector reuses blocks without a GC_free: an allocation at a
 	 * known address simply replaces the older entry. */
-	if (e->kind != ALYS_KIND_FREE && e->addr)
+	if (added_addr(e))
 		u64_table_put(live, e->addr, e->size, e->id);
 }
 
@@ -634,9 +641,9 @@ static int count_event(const struct reader *r, const struct trace_event *e, uint
 	if (t->nr_events >= UINT32_MAX - 1)
 		return bad(r, "more than %u events; this converter stops there", UINT32_MAX - 2);
 	t->nr_events++;
-	if ((e->kind == ALYS_KIND_REALLOC && e->old_addr) || (e->kind == ALYS_KIND_FREE && e->addr))
+	if (replaced_addr(e))
 		rd->live_now -= rd->live_now > 0;
-	if (e->kind != ALYS_KIND_FREE && e->addr && (uint64_t)++rd->live_now > rd->live_most)
+	if (added_addr(e) && (uint64_t)++rd->live_now > rd->live_most)
 		rd->live_most = (uint64_t)rd->live_now;
 	if (!stack_id || stack_of_id(t, stack_id) >= 0)
 		return 0;
