@@ -7,7 +7,7 @@
 #   - every trace converts in every format that reads allocations
 #   - no liveness fallback, no notice, in any of the 20
 #   - the requests really ran on 4 threads: 4 tids allocate in the traces
-# and once more over 15 s beside a full trace (--sample all) of the same
+# and once more over 10 s beside a full trace (--sample all) of the same
 # requests: the refill estimate of bytes per request within 10% of it.
 # run-all-builds: bin
 . "$(dirname "$0")/../lib.sh"
@@ -40,7 +40,8 @@ server() {
 		tp=$!
 		on_exit "kill -INT $tp 2>/dev/null"
 		wait_for_line "$T/$v-r$i.err" '^alys-bpf: tracing pid' 30 || fail "$v: run $i: attached" "$(cat "$T/$v-r$i.err")"
-		sleep 2
+		# a second under wrk: ~10 collections, every worker allocating
+		sleep 1
 		kill -INT $tp
 		wait $tp || fail "$v: run $i: exit 0" "$(cat "$T/$v-r$i.err")"
 		notices=$((notices + $(grep -c 'notice:' "$T/$v-r$i.err")))
@@ -80,7 +81,7 @@ server() {
 	ep=$!
 	on_exit "kill -INT $ep 2>/dev/null"
 	wait_for_line "$T/$v-est.err" '^alys-bpf: tracing pid' 30 || fail "$v: estimate: attached" "$(cat "$T/$v-est.err")"
-	sleep 15
+	sleep 10
 	kill -INT $ep
 	wait $ep
 	sleep 0.5
@@ -98,7 +99,7 @@ server() {
 	"$BIN/alys_converter" -q -f pprof --time "$((from - start))ns..$((to - start))ns" \
 		-o "$T/$v-full-win.pb.gz" "$T/$v-full.alys"
 	full_b=$(pprof_query "$T/$v-full-win.pb.gz" 'total("alloc_space")')
-	echo "note: $v: 15 s on 4 threads: full trace $full_b bytes, refill estimate $est_b bytes"
+	echo "note: $v: 10 s on 4 threads: full trace $full_b bytes, refill estimate $est_b bytes"
 	check_ge "$v: full trace: bytes in the window" "$full_b" 1000000
 	check_le "$v: refill estimate of bytes per request within 10% of the full trace's" \
 		"$(off_pct "$est_b" "$full_b")" 1000
