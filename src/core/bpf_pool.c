@@ -14,6 +14,7 @@
 
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
+#include "core/bpf_load.h"
 #include "unwind/unwind_maps.h"
 
 /* The kernel lays an array's elements 8-byte aligned: mapped, it is a C
@@ -22,6 +23,7 @@ _Static_assert(sizeof(struct alys_sess) % 8 == 0, "struct alys_sess: 8-byte mult
 
 struct bpf_group {
 	struct alys_bpf *skel;
+	struct bpf_helpers *helpers;	/* the objects that loaded its costly programs */
 	unsigned char *key;		/* what it was configured with (config_key) */
 	size_t key_len;
 	bool uprobe_sessions;
@@ -61,6 +63,7 @@ void bpf_pool_free(struct bpf_pool *p)
 		if (g->states)
 			munmap(g->states, g->states_len);
 		alys_bpf__destroy(g->skel);
+		bpf_helpers_free(g->helpers);
 		free(g->key);
 		free(g);
 	}
@@ -76,8 +79,10 @@ struct unwind_maps *bpf_pool_unwind_maps(struct bpf_pool *p)
 
 /* The read-only data, then each program's autoload flag and attach type:
  * what the kernel verifies a program against. Two skeletons with equal keys
- * load the same programs. */
-static unsigned char *config_key(const struct alys_bpf *skel, size_t *len)
+ * load the same programs. A loaded skeleton's costly programs were loaded
+ * by its helpers (bpf_load.h). */
+static unsigned char *config_key(const struct alys_bpf *skel, const struct bpf_helpers *h,
+				 size_t *len)
 {
 	size_t ro_len = 0, n = 0, progs = 0;
 	const void *ro = bpf_map__initial_value(skel->maps.rodata, &ro_len);
@@ -94,7 +99,8 @@ static unsigned char *config_key(const struct alys_bpf *skel, size_t *len)
 	bpf_object__for_each_program(prog, skel->obj) {
 		uint32_t type = bpf_program__expected_attach_type(prog);
 
-		key[n++] = bpf_program__autoload(prog);
+		key[n++] = bpf_program__autoload(prog) ||
+			   bpf_helpers_loaded(h, bpf_program__name(prog));
 		memcpy(key + n, &type, sizeof(type));
 		n += sizeof(type);
 	}
@@ -116,7 +122,7 @@ static bool has_free_slot(const struct bpf_group *g)
 struct bpf_group *bpf_pool_find(struct bpf_pool *p, const struct alys_bpf *configured)
 {
 	size_t len;
-	unsigned char *key = config_key(configured, &len);
+	unsigned char *key = config_key(configured, NULL, &len);
 	struct bpf_group *g;
 
 	if (!key)
@@ -130,7 +136,8 @@ struct bpf_group *bpf_pool_find(struct bpf_pool *p, const struct alys_bpf *confi
 	return g;
 }
 
-struct bpf_group *bpf_pool_add(struct bpf_pool *p, struct alys_bpf *skel, bool uprobe_sessions)
+struct bpf_group *bpf_pool_add(struct bpf_pool *p, struct alys_bpf *skel,
+			       struct bpf_helpers *helpers, bool uprobe_sessions)
 {
 	struct bpf_group *g = calloc(1, sizeof(*g));
 	long page = sysconf(_SC_PAGESIZE);
@@ -138,8 +145,9 @@ struct bpf_group *bpf_pool_add(struct bpf_pool *p, struct alys_bpf *skel, bool u
 	if (!g)
 		goto fail;
 	g->skel = skel;
+	g->helpers = helpers;
 	g->uprobe_sessions = uprobe_sessions;
-	g->key = config_key(skel, &g->key_len);
+	g->key = config_key(skel, helpers, &g->key_len);
 	g->states_len = (ALYS_MAX_SESSIONS * sizeof(struct alys_sess) + page - 1) / page * page;
 	g->states = mmap(NULL, g->states_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 bpf_map__fd(skel->maps.sessions), 0);
@@ -157,6 +165,7 @@ struct bpf_group *bpf_pool_add(struct bpf_pool *p, struct alys_bpf *skel, bool u
 	return g;
 fail:
 	alys_bpf__destroy(skel);
+	bpf_helpers_free(helpers);
 	return NULL;
 }
 

@@ -22,6 +22,7 @@
 #include "alys_events.h"
 
 struct alys_bpf;
+struct bpf_helpers;
 struct bpf_pool;
 struct bpf_group;
 struct unwind_maps;
@@ -34,10 +35,11 @@ struct unwind_maps *bpf_pool_unwind_maps(struct bpf_pool *p);
 /* A loaded object configured as `configured` (an opened skeleton, its
  * read-only data and programs chosen) with a free slot; NULL: none. */
 struct bpf_group *bpf_pool_find(struct bpf_pool *p, const struct alys_bpf *configured);
-/* skel, loaded, joins the pool (which destroys it); NULL: out of memory
- * (skel destroyed). uprobe_sessions: loaded with the uprobe-session
- * programs. */
-struct bpf_group *bpf_pool_add(struct bpf_pool *p, struct alys_bpf *skel, bool uprobe_sessions);
+/* skel, loaded (by bpf_load: with helpers, or NULL), joins the pool
+ * (which destroys them); NULL: out of memory (both destroyed).
+ * uprobe_sessions: loaded with the uprobe-session programs. */
+struct bpf_group *bpf_pool_add(struct bpf_pool *p, struct alys_bpf *skel,
+			       struct bpf_helpers *helpers, bool uprobe_sessions);
 
 /* A session's slot in a loaded object. */
 struct bpf_slot {

@@ -14,7 +14,8 @@
 
 struct bpf_link;
 
-#define LINK_REAPER_MAX 8
+/* a session's links and uprobe-session links, all at once */
+#define LINK_REAPER_MAX 32
 
 /* A probe's link: libbpf's, or a link fd made with bpf(2) (a uprobe_multi
  * link: libbpf 1.1 has none). None: { NULL, -1 }. */

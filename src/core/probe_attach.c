@@ -88,8 +88,11 @@ int probe_attach_multi(struct session *t, struct bpf_program *prog, const struct
 static int attach_one(struct session *t, struct bpf_program *prog, const struct gc_func *f,
 		      bool ret, __u64 cookie)
 {
-	struct bpf_link *link = probe_attach_link(t, prog, f, ret, cookie, true);
+	struct bpf_link *link;
 
+	if (t->nlinks >= (int)(sizeof(t->links) / sizeof(t->links[0])))
+		return -1;	/* more probes than a session makes */
+	link = probe_attach_link(t, prog, f, ret, cookie, true);
 	if (!link)
 		return -1;
 	t->links[t->nlinks++] = link;
@@ -105,6 +108,8 @@ static int attach_kept(struct session *t, struct bpf_program *prog, const struct
 
 	if (!t->multi)
 		return attach_one(t, prog, f, ret, cookie);
+	if (t->nsessions >= (int)(sizeof(t->session_fds) / sizeof(t->session_fds[0])))
+		return -1;	/* more probes than a session makes */
 	fd = probe_attach_multi(t, prog, f, ret, cookie, true);
 	if (fd < 0)
 		return -1;
@@ -200,13 +205,13 @@ int probe_attach_all(struct session *t)
 				    (unsigned long)f[k].place.offset, f[k].place.insn);
 			continue;
 		}
-		if (attach_one(t, t->o->empty_probes ? s->progs.empty_entry
-				 : alloc ? s->progs.gc_alloc_entry : s->progs.gc_free_entry,
-			       &f[k], false, alloc ? alloc_cookie(t, k) : 0))
+		if (attach_kept(t, t->o->empty_probes ? s->progs.empty_entry
+				  : alloc ? s->progs.gc_alloc_entry : s->progs.gc_free_entry,
+				&f[k], false, alloc ? alloc_cookie(t, k) : 0))
 			return -1;
 		if (alloc &&
-		    attach_one(t, t->o->empty_probes ? s->progs.empty_return
-						     : s->progs.gc_alloc_return, &f[k], true, 0))
+		    attach_kept(t, t->o->empty_probes ? s->progs.empty_return
+						      : s->progs.gc_alloc_return, &f[k], true, 0))
 			return -1;
 	}
 	if (t->live.mode == ALYS_LIVE_MARKS && t->tg.gp.collect.found && !t->o->empty_probes &&

@@ -20,6 +20,7 @@
 #include "alys.skel.h"
 #include "base/clock_ns.h"
 #include "gc/gc_probes.h"
+#include "core/link_reaper.h"
 #include "core/live_profile.h"
 #include "base/ldso_list.h"
 #include "lib/target_file.h"
@@ -360,6 +361,31 @@ static const char *duty_summary(struct session *t)
 	return buf;
 }
 
+/* links destroyed at once: each waits for RCU grace periods (~50-110 ms
+ * here), ~1.1 s for a full trace's 13 one after the other */
+static void reap_now(struct probe_link *links, int n)
+{
+	struct link_reaper r = { .n = 0 };
+
+	link_reaper_start(&r, links, n);
+	link_reaper_wait(&r);
+}
+
+/* The session's probes detached. */
+static void drop_links(struct session *t)
+{
+	struct probe_link pl[LINK_REAPER_MAX];
+	int n = 0;
+
+	for (int i = 0; i < t->nlinks && n < LINK_REAPER_MAX; i++)
+		pl[n++] = (struct probe_link){ t->links[i], -1 };
+	for (int i = 0; i < t->nsessions && n < LINK_REAPER_MAX; i++)
+		pl[n++] = (struct probe_link){ NULL, t->session_fds[i] };
+	reap_now(pl, n);
+	t->nlinks = 0;
+	t->nsessions = 0;
+}
+
 /* Detaching: the collections since the last scan (the time budget skips
  * most) would go unread and their dead show as in use. The target's next
  * GC call reads the last one's marks: wait for it a little. */
@@ -394,13 +420,7 @@ static void request_end_scan(struct session *t)
 	until = clock_ns(CLOCK_MONOTONIC) + END_SCAN_WAIT_NS;
 	while (!t->sink.end_scanned && clock_ns(CLOCK_MONOTONIC) < until)
 		ring_buffer__poll(t->rb, 10);
-	while (n > 0) {
-		n--;
-		if (links[n].link)
-			bpf_link__destroy(links[n].link);
-		else
-			close(links[n].fd);
-	}
+	reap_now(links, n);
 	if (!t->sink.end_scanned) {
 		t->bs.st->live_end_request = 0;
 		say(t, "note: the target made no GC call in the %d ms after the detach: "
@@ -420,14 +440,9 @@ void session_finish(struct session *t)
 	if (!t->exited && !session_exited(t))
 		mem_sampler_step(&t->mem, clock_ns(CLOCK_MONOTONIC), true, &t->sink.w);
 	request_end_scan(t);
-	for (int i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
-	t->nlinks = 0;
+	drop_links(t);
 	census_session_detach(&t->census);
 	refill_windows_stop(&t->rw);
-	for (int i = 0; i < t->nsessions; i++)
-		close(t->session_fds[i]);
-	t->nsessions = 0;
 	/* Everything submitted before the detach is still in the buffers. */
 	mmap_watch_drain(&t->mw, on_mapping, t);
 	ring_buffer__consume(t->rb);
@@ -734,12 +749,9 @@ void session_free(struct session *t)
 {
 	if (!t)
 		return;
-	for (int i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
+	drop_links(t);
 	census_session_detach(&t->census);
 	refill_windows_stop(&t->rw);
-	for (int i = 0; i < t->nsessions; i++)
-		close(t->session_fds[i]);
 	mem_sampler_free(&t->mem);
 	ring_buffer__free(t->rb);
 	/* its probes are gone: the slot may serve another process */

@@ -61,7 +61,7 @@ struct session {
 	struct ring_buffer *rb;
 	struct bpf_link *links[16];
 	int nlinks;
-	int session_fds[12];	/* uprobe-session and uprobe_multi links */
+	int session_fds[24];	/* uprobe-session and uprobe_multi links */
 	int nsessions;
 	bool uprobe_sessions;	/* attached as uprobe sessions (Linux 6.13+): see bpf/alys.bpf.c */
 	bool pauses;		/* the pause probes (both found, not --empty-probes) */

@@ -51,6 +51,27 @@ check_eq "no probe is single-stepped" "$(printf '%s\n' "$out" | grep -c 'single-
 check_match "Debian libgc: GC_malloc probed at its jmp (+5, after mov \$1,%esi)" \
 	"$(printf '%s\n' "$out" | grep 'uprobe GC_malloc+')" 'GC_malloc\+0x5 \(jmp'
 
+# --- the costly programs verified at once, a helper object a CPU ------------
+# A full trace loads 7 programs that walk or scan: min(CPUs, 7) objects.
+cpus=$(nproc)
+want=$((cpus < 7 ? cpus : 7))
+if [ "$want" -ge 2 ]; then
+	check_match "programs verified on $want CPUs at once (-v)" \
+		"$(printf '%s\n' "$out" | grep 'BPF programs loaded')" "verified on $want CPUs at once"
+else
+	check_match "one CPU: programs loaded in one object (-v)" \
+		"$(printf '%s\n' "$out" | grep 'BPF programs loaded')" 'loaded in [0-9]+ ms$'
+fi
+# Loaded one after another in one object, the same trace.
+ALYS_BPF_SERIAL_LOAD=1 "$BIN/alys-bpf" -v -o "$T/serial.alys" -- "$ALYS_PROGS/alloc_known" $N \
+	>/dev/null 2>"$T/serial.err"
+check_match "ALYS_BPF_SERIAL_LOAD=1: one object (-v)" \
+	"$(grep 'BPF programs loaded' "$T/serial.err")" 'loaded in [0-9]+ ms$'
+"$BIN/alys_converter" -q -f json -o "$T/serial.json" "$T/serial.alys"
+size=$(sed -n 's/^SIZE=//p' "$T/alloc_known.out")
+check_eq "ALYS_BPF_SERIAL_LOAD=1: the same $N events from make_points" \
+	"$(json_query "$T/serial.json" "count(kind='malloc_atomic', size=$size, frame='make_points')")" $N
+
 # --- every event carries its fields ------------------------------------------
 check_eq "events carry kind, tid, time, size, addr, stack" \
 	"$(json_query "$T/alloc_known.json" "all(e['tid'] > 0 and e['time_ns'] >= 0 and int(e['addr'], 16) > 0 and e['stack'] for e in events if e['kind'] != 'free')")" 1
