@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,7 +13,9 @@
 #include "alys_events.h"	/* before the skeleton, which uses its types */
 #include "alys.skel.h"
 
-#define HELPERS_MAX 8
+/* Past four, the longest program alone bounds the time, and each helper
+ * parses the kernel's BTF again (tens of MiB while it loads). */
+#define HELPERS_MAX 4
 #define COSTLY_MAX 64
 /* A program with this much code of its own before relocation (a walk or a
  * scan inlined) takes the verifier 0.05 s or more; the others, with a few
@@ -82,6 +85,16 @@ static int adopt(struct alys_bpf *hk, int k, const struct alys_bpf *skel,
 	return 0;
 }
 
+/* The CPUs this process may run on (a container's cpuset, taskset). */
+static long usable_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		return CPU_COUNT(&set);
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 struct job {
 	struct alys_bpf *obj;
 	int err;
@@ -99,7 +112,7 @@ int bpf_load(struct alys_bpf *skel, struct bpf_helpers **helpers)
 {
 	struct costly c[COSTLY_MAX];
 	size_t nc = 0, load[HELPERS_MAX] = { 0 };
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long cpus = usable_cpus();
 	struct job jobs[HELPERS_MAX];
 	pthread_t thr[HELPERS_MAX];
 	bool started[HELPERS_MAX] = { false };
