@@ -90,8 +90,11 @@ static int attach_one(struct session *t, struct bpf_program *prog, const struct 
 {
 	struct bpf_link *link;
 
-	if (t->nlinks >= (int)(sizeof(t->links) / sizeof(t->links[0])))
-		return -1;	/* more probes than a session makes */
+	if (t->nlinks >= (int)(sizeof(t->links) / sizeof(t->links[0]))) {
+		fail("cannot attach a uprobe to %s: more probes than a session has room "
+		     "for (a bug: please report it)\n", f->name);
+		return -1;
+	}
 	link = probe_attach_link(t, prog, f, ret, cookie, true);
 	if (!link)
 		return -1;
@@ -108,8 +111,11 @@ static int attach_kept(struct session *t, struct bpf_program *prog, const struct
 
 	if (!t->multi)
 		return attach_one(t, prog, f, ret, cookie);
-	if (t->nsessions >= (int)(sizeof(t->session_fds) / sizeof(t->session_fds[0])))
-		return -1;	/* more probes than a session makes */
+	if (t->nsessions >= (int)(sizeof(t->session_fds) / sizeof(t->session_fds[0]))) {
+		fail("cannot attach a uprobe to %s: more probes than a session has room "
+		     "for (a bug: please report it)\n", f->name);
+		return -1;
+	}
 	fd = probe_attach_multi(t, prog, f, ret, cookie, true);
 	if (fd < 0)
 		return -1;

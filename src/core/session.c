@@ -377,11 +377,14 @@ static void drop_links(struct session *t)
 	struct probe_link pl[LINK_REAPER_MAX];
 	int n = 0;
 
-	for (int i = 0; i < t->nlinks && n < LINK_REAPER_MAX; i++)
-		pl[n++] = (struct probe_link){ t->links[i], -1 };
-	for (int i = 0; i < t->nsessions && n < LINK_REAPER_MAX; i++)
-		pl[n++] = (struct probe_link){ NULL, t->session_fds[i] };
-	reap_now(pl, n);
+	for (int i = 0; i < t->nlinks + t->nsessions; i++) {
+		pl[n++] = i < t->nlinks ? (struct probe_link){ t->links[i], -1 }
+			: (struct probe_link){ NULL, t->session_fds[i - t->nlinks] };
+		if (n == LINK_REAPER_MAX || i == t->nlinks + t->nsessions - 1) {
+			reap_now(pl, n);
+			n = 0;
+		}
+	}
 	t->nlinks = 0;
 	t->nsessions = 0;
 }
