@@ -25,7 +25,6 @@
 struct bpf_helpers {
 	int n;
 	struct alys_bpf *obj[HELPERS_MAX];
-	int err[HELPERS_MAX];
 };
 
 struct costly {

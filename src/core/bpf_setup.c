@@ -340,13 +340,15 @@ static int load_bpf(struct session *t, struct bpf_helpers **helpers)
 		report_load_error(err);
 		return -1;
 	}
-	if (t->o->verbose && *helpers)
-		say(t, "BPF programs loaded in %llu ms, verified on %d CPUs at once\n",
-		    (unsigned long long)((clock_ns(CLOCK_MONOTONIC) - t0) / 1000000),
-		    bpf_helpers_count(*helpers));
-	else if (t->o->verbose)
-		say(t, "BPF programs loaded in %llu ms\n",
-		    (unsigned long long)((clock_ns(CLOCK_MONOTONIC) - t0) / 1000000));
+	if (t->o->verbose) {
+		unsigned long long ms = (clock_ns(CLOCK_MONOTONIC) - t0) / 1000000;
+
+		if (*helpers)
+			say(t, "BPF programs loaded in %llu ms, verified on %d CPUs at once\n",
+			    ms, bpf_helpers_count(*helpers));
+		else
+			say(t, "BPF programs loaded in %llu ms\n", ms);
+	}
 	if (t->o->unwind == ALYS_UNWIND_DWARF && !unwind_maps_attached(t->um)) {
 		char msg[PATH_MAX + 256];
 
