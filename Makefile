@@ -110,6 +110,10 @@ $(BUILD)/tests/test_converter_gen: tests/unit/test_converter_gen.c lib/alys_reco
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lmsgpackc -lzstd
 
+$(BUILD)/tests/test_mp_scan: tests/unit/unit_check.h tests/unit/test_mp_scan.c profile/mp_scan.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lmsgpackc
+
 $(BUILD)/tests/test_u64_table: tests/unit/unit_check.h tests/unit/test_u64_table.c lib/u64_table.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
@@ -147,7 +151,7 @@ $(BUILD)/tests/test_refill_windows: tests/unit/unit_check.h tests/unit/test_refi
 
 unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names \
 	$(BUILD)/tests/test_u64_table $(BUILD)/tests/test_stack_table \
-	$(BUILD)/tests/test_refill_windows $(BUILD)/tests/test_converter_gen \
+	$(BUILD)/tests/test_mp_scan $(BUILD)/tests/test_refill_windows $(BUILD)/tests/test_converter_gen \
 	$(BUILD)/tests/test_container_info $(BUILD)/tests/test_inline_names \
 	$(BUILD)/tests/test_record_sink
 

@@ -69,11 +69,24 @@ static bool shifts_into(size_t i, size_t home, size_t hole, size_t mask)
 	return ((i - home) & mask) >= ((i - hole) & mask);
 }
 
-void u64_table_init(struct u64_table *t)
+/* Slots for an empty table; its kind of keys stays. */
+static void init_slots(struct u64_table *t)
 {
 	t->mask = 63;
 	t->used = 0;
 	t->slots = alloc_slots(t->mask + 1);
+}
+
+void u64_table_init(struct u64_table *t)
+{
+	t->by_address = false;
+	init_slots(t);
+}
+
+void u64_table_init_addresses(struct u64_table *t)
+{
+	t->by_address = true;
+	init_slots(t);
 }
 
 void u64_table_free(struct u64_table *t)
@@ -85,6 +98,8 @@ void u64_table_free(struct u64_table *t)
 
 static size_t home_of(const struct u64_table *t, uint64_t key)
 {
+	if (t->by_address)
+		return (hash_u64(key >> 8) << 4 | (key >> 4 & 15)) & t->mask;
 	return hash_u64(key) & t->mask;
 }
 
@@ -115,7 +130,7 @@ void u64_table_reserve(struct u64_table *t, size_t n)
 	size_t cap;
 
 	if (!t->slots)
-		u64_table_init(t);
+		init_slots(t);
 	cap = t->mask + 1;
 
 	while (n * 2 > cap)
@@ -140,7 +155,7 @@ void u64_table_put(struct u64_table *t, uint64_t key, uint64_t a, uint32_t b)
 	if (!key)
 		return;
 	if (!t->slots)
-		u64_table_init(t);
+		init_slots(t);
 	/* Keep the load at most 1/2: probes stay short for linear probing. */
 	if ((t->used + 1) * 2 > t->mask + 1)
 		grow(t);

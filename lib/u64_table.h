@@ -25,9 +25,19 @@ struct u64_table {
 	struct u64_slot *slots;
 	size_t mask;		/* capacity - 1; capacity is a power of two */
 	size_t used;
+	bool by_address;	/* u64_table_init_addresses */
 };
 
 void u64_table_init(struct u64_table *t);
+/*
+ * For keys that are heap addresses, which a program allocates in runs
+ * (neighbours in a block of the collector, one after another): 16
+ * consecutive granules of 16 bytes have 16 consecutive home slots, so a
+ * run of allocations, or of deaths read in address order, fills and
+ * probes the table a line at a time, not a cache miss a key. Groups of
+ * 256 bytes are spread by the hash.
+ */
+void u64_table_init_addresses(struct u64_table *t);
 void u64_table_free(struct u64_table *t);
 
 /* Make room for n entries at once: growing step by step rehashes every

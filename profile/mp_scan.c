@@ -158,3 +158,59 @@ void mp_decoder_free(struct mp_decoder *d)
 		msgpack_zone_free(d->zone);
 	d->zone = NULL;
 }
+
+bool mp_decode_flat(struct mp_decoder *d, const uint8_t *buf, size_t len, size_t *off)
+{
+	size_t pos = *off;
+	unsigned int n;
+
+	if (pos >= len || (buf[pos] & 0xf0) != 0x90)
+		return false;
+	n = buf[pos++] & 0x0f;
+	for (unsigned int i = 0; i < n; i++) {
+		msgpack_object *o = &d->flat[i];
+		unsigned int bytes;
+		uint64_t v;
+		uint8_t b;
+
+		if (pos >= len)
+			return false;
+		b = buf[pos++];
+		if (b <= 0x7f || b >= 0xe0) {	/* fixints */
+			o->type = b <= 0x7f ? MSGPACK_OBJECT_POSITIVE_INTEGER
+					    : MSGPACK_OBJECT_NEGATIVE_INTEGER;
+			o->via.i64 = (int8_t)b;
+			if (b <= 0x7f)
+				o->via.u64 = b;
+			continue;
+		}
+		if (b == 0xc0 || b == 0xc2 || b == 0xc3) {
+			o->type = b == 0xc0 ? MSGPACK_OBJECT_NIL : MSGPACK_OBJECT_BOOLEAN;
+			o->via.u64 = 0;
+			o->via.boolean = b == 0xc3;
+			continue;
+		}
+		if (b < 0xcc || b > 0xd3)
+			return false;
+		bytes = 1u << ((b - 0xcc) & 3);
+		if (len - pos < bytes)
+			return false;
+		v = load_be(buf + pos, bytes);
+		pos += bytes;
+		if (b <= 0xcf) {		/* uint 8-64 */
+			o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
+			o->via.u64 = v;
+			continue;
+		}
+		/* int 8-64: sign-extended; msgpack-c makes one >= 0 positive */
+		if (bytes < 8 && v >> (8 * bytes - 1))
+			v |= ~0ULL << (8 * bytes);
+		o->type = (int64_t)v < 0 ? MSGPACK_OBJECT_NEGATIVE_INTEGER
+					 : MSGPACK_OBJECT_POSITIVE_INTEGER;
+		o->via.u64 = v;
+	}
+	d->obj = (msgpack_object){ .type = MSGPACK_OBJECT_ARRAY,
+				   .via.array = { .size = n, .ptr = n ? d->flat : NULL } };
+	*off = pos;
+	return true;
+}

@@ -39,11 +39,21 @@ enum mp_scan_result mp_scan_object(const uint8_t *buf, size_t len,
 struct mp_decoder {
 	msgpack_zone *zone;
 	msgpack_object obj;
+	msgpack_object flat[15];	/* mp_decode_flat's elements */
 };
 
 /* Decode the object at *off, which mp_scan_object found to end at end;
  * *off moves past it. False: out of memory, or msgpack-c refused it. */
 bool mp_decode(struct mp_decoder *d, const char *buf, size_t end, size_t *off);
 void mp_decoder_free(struct mp_decoder *d);
+
+/*
+ * The common record, an array of up to 15 integers, nil or booleans (an
+ * event, a death), decoded without msgpack-c into the objects it would
+ * make: its decoder and zone took a sixth of a reading. False, and *off
+ * unchanged, for anything else or anything not whole in buf[*off, len):
+ * mp_scan_object and mp_decode then read it, or say what is wrong.
+ */
+bool mp_decode_flat(struct mp_decoder *d, const uint8_t *buf, size_t len, size_t *off);
 
 #endif /* ALYS_CONV_MP_SCAN_H */

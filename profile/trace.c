@@ -1213,9 +1213,12 @@ static int parse_block(const struct reader *r, const msgpack_object *f, uint32_t
 		size_t span;
 
 		in.blk_off = off;
-		if (mp_scan_object((const uint8_t *)inf->buf + off, raw_len - off, &span, &why) != MP_SCAN_OK)
+		if (mp_decode_flat(&inf->dec, (const uint8_t *)inf->buf, raw_len, &off))
+			;
+		else if (mp_scan_object((const uint8_t *)inf->buf + off, raw_len - off, &span,
+					&why) != MP_SCAN_OK)
 			return bad(&in, "the block's records end inside one, or are no MessagePack");
-		if (!mp_decode(&inf->dec, inf->buf, off + span, &off))
+		else if (!mp_decode(&inf->dec, inf->buf, off + span, &off))
 			return bad(&in, "msgpack-c cannot decode this object (out of memory?)");
 		if (parse_record(&in, &inf->dec.obj))
 			return -1;
@@ -1332,6 +1335,8 @@ static enum next_result next_object(struct reader *r, struct mp_decoder *dec,
 	r->rec_off = pos;
 	if (pos >= t->rd->size)
 		return NEXT_EOF;
+	if (mp_decode_flat(dec, t->rd->data, t->rd->size, off))
+		return NEXT_OK;
 	switch (mp_scan_object(t->rd->data + pos, t->rd->size - pos, &span, &why)) {
 	case MP_SCAN_SHORT:
 		return NEXT_SHORT;
@@ -1554,7 +1559,7 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 	size_t off = 0;
 	int ret = 0;
 
-	u64_table_init(&es.live);
+	u64_table_init_addresses(&es.live);
 	/* Its size at once, not by doublings (each rehashes every entry, and
 	 * the kernel zeroes each new table): the first reading's count of
 	 * blocks live at once is right where every block's end is recorded.
@@ -1585,7 +1590,7 @@ void trace_build_begin(struct trace *t, const char *name)
 {
 	trace_init(t, name);
 	t->rd->live = xcalloc(1, sizeof(*t->rd->live));
-	u64_table_init(&t->rd->live->es.live);
+	u64_table_init_addresses(&t->rd->live->es.live);
 	u32_table_init(&t->rd->live->es.v1_ids);
 }
 

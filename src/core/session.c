@@ -274,6 +274,7 @@ int session_start(struct session *t)
 	else if (t->refill)
 		snprintf(sample, sizeof(sample), "refill");
 
+	u64_table_init_addresses(&t->sink.blocks);
 	t->sink.sample_bytes = t->sample_bytes;
 	t->sink.live_state = t->live.mode == ALYS_LIVE_MARKS ? &t->bs.st->live_state : NULL;
 	t->sink.tool = (struct record_sink_tool){ .ctx = t, .new_frames = cover_stack,

@@ -2,7 +2,8 @@
 /*
  * The hash tables both programs use (lib/u64_table.c), against a plain
  * array, through growths into mapped memory: random puts, overwrites, gets
- * and removes, checking every key after each phase. The same for the
+ * and removes, checking every key after each phase; keys hashed, and keys
+ * homed as heap addresses. The same for the
  * compact u32_table, with dense ids as keys (as the converter's).
  */
 #include <stdio.h>
@@ -109,13 +110,17 @@ static int u32_phases(uint64_t *val, char *in)
 	return ok;
 }
 
-int main(void)
+/* Random puts, removes, in-place updates and gets against the array,
+ * through growths into mapped memory. */
+static void u64_phases(bool by_address, uint64_t *val, char *in, const char *kind)
 {
-	static uint64_t val[KEYS];
-	static char in[KEYS];
 	struct u64_table t = { 0 };
 	size_t held = 0;
+	char what[160];
 
+	memset(in, 0, KEYS);
+	if (by_address)
+		u64_table_init_addresses(&t);
 	/* growth: rehashed at each doubling */
 	for (uint32_t round = 0; round < 6; round++) {
 		for (int op = 0; op < 400000; op++) {
@@ -143,21 +148,59 @@ int main(void)
 				}
 			}
 		}
-		check("random puts, removes, in-place updates: every key as in the array",
-		      all_match(&t, val, in));
+		snprintf(what, sizeof(what), "%s: random puts, removes, in-place updates, round %u: "
+			 "every key as in the array", kind, round);
+		check(what, all_match(&t, val, in));
 	}
 	/* lib/u64_table.c maps tables of 8 MiB and more */
-	check("the table grew into mapped memory", (t.mask + 1) * sizeof(struct u64_slot) >= 8u << 20);
+	snprintf(what, sizeof(what), "%s: the table grew into mapped memory", kind);
+	check(what, (t.mask + 1) * sizeof(struct u64_slot) >= 8u << 20);
 	/* removes only, the table full of keys from several growths */
 	for (uint32_t i = 0; i < KEYS; i += 3) {
 		u64_table_remove(&t, key_of(i));
 		in[i] = 0;
 	}
-	check("a third removed", all_match(&t, val, in));
+	snprintf(what, sizeof(what), "%s: a third removed", kind);
+	check(what, all_match(&t, val, in));
 	for (size_t i = 0; i <= t.mask; i++)
 		held += t.slots[i].key != 0;
-	check("the array holds every entry", held == t.used && all_match(&t, val, in));
+	snprintf(what, sizeof(what), "%s: the array holds every entry", kind);
+	check(what, held == t.used && all_match(&t, val, in));
+	snprintf(what, sizeof(what), "%s: the kind of keys kept through growths", kind);
+	check(what, t.by_address == by_address);
 	u64_table_free(&t);
+}
+
+/* Addresses allocated in a run have neighbouring homes: 16 granules of a
+ * 256-byte group, one after another. */
+static int address_homes_neighbour(void)
+{
+	struct u64_table t;
+	const struct u64_slot *first, *s;
+	int ok = 1;
+
+	u64_table_init_addresses(&t);
+	u64_table_reserve(&t, 1u << 16);
+	for (uint64_t g = 0; g < 16; g++)
+		u64_table_put(&t, 0x7f1234567800ULL + g * 16, g, (uint32_t)g);
+	first = u64_table_get(&t, 0x7f1234567800ULL);
+	for (uint64_t g = 0; g < 16 && first; g++) {
+		s = u64_table_get(&t, 0x7f1234567800ULL + g * 16);
+		ok = ok && s && s->a == g && (size_t)(s - t.slots) == (((size_t)(first - t.slots) + g) & t.mask);
+	}
+	u64_table_free(&t);
+	return first && ok;
+}
+
+int main(void)
+{
+	static uint64_t val[KEYS];
+	static char in[KEYS];
+
+	u64_phases(false, val, in, "hashed keys");
+	u64_phases(true, val, in, "address keys");
+	check("address keys: a 256-byte group's 16 granules in consecutive slots",
+	      address_homes_neighbour());
 	check("the u32 table: random puts, takes and gets as the array", u32_phases(val, in));
 	return unit_summary();
 }
