@@ -283,6 +283,26 @@ static ssize_t find32(const struct u32_table *t, uint32_t key)
 	return -1;
 }
 
+void u32_table_reserve(struct u32_table *t, size_t n)
+{
+	size_t cap;
+
+	if (!t->slots)
+		u32_table_init(t);
+	for (cap = t->mask + 1; n * 2 > cap;)
+		cap *= 2;
+	if (cap == t->mask + 1)
+		return;
+	if (!t->used) {		/* nothing to rehash: allocate at once */
+		free_zeroed(t->slots, t->mask + 1, sizeof(*t->slots));
+		t->slots = alloc_zeroed(cap, sizeof(*t->slots));
+		t->mask = cap - 1;
+		return;
+	}
+	while (t->mask + 1 < cap)
+		grow32(t);
+}
+
 void u32_table_put(struct u32_table *t, uint32_t key, uint32_t val)
 {
 	size_t i;

@@ -77,6 +77,8 @@ struct u32_table {
 
 void u32_table_init(struct u32_table *t);
 void u32_table_free(struct u32_table *t);
+/* Make room for n entries at once (as u64_table_reserve). */
+void u32_table_reserve(struct u32_table *t, size_t n);
 /* Insert or overwrite. Key 0 is no key: ignored. */
 void u32_table_put(struct u32_table *t, uint32_t key, uint32_t val);
 /* Whether key is there; its value into *val (if not NULL). */

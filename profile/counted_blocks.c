@@ -20,6 +20,12 @@ void counted_blocks_free(struct counted_blocks *cb)
 	memset(cb, 0, sizeof(*cb));
 }
 
+void counted_blocks_reserve(struct counted_blocks *cb, size_t n)
+{
+	u32_table_reserve(&cb->by_id, n);
+	cb->blocks = grow_array(cb->blocks, &cb->cap_blocks, n, sizeof(*cb->blocks));
+}
+
 void counted_blocks_add(struct counted_blocks *cb, uint32_t id, const struct counted_block *blk)
 {
 	uint32_t at;

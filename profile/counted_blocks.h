@@ -31,6 +31,10 @@ struct counted_blocks {
 
 void counted_blocks_init(struct counted_blocks *cb);
 void counted_blocks_free(struct counted_blocks *cb);
+/* Room for n blocks at once, where the caller knows how many can be
+ * counted at a time: a table of millions doubled step by step rehashed
+ * every id at each step into memory the kernel zeroes. */
+void counted_blocks_reserve(struct counted_blocks *cb, size_t n);
 void counted_blocks_add(struct counted_blocks *cb, uint32_t id, const struct counted_block *blk);
 /* id's block into *out, and no longer counted: false when it is not. */
 bool counted_blocks_take(struct counted_blocks *cb, uint32_t id, struct counted_block *out);

@@ -420,6 +420,7 @@ static void event_pass(struct build *bd)
 	const struct trace *t = m->t;
 
 	alloc_tally_init(&bd->tally);
+	counted_blocks_reserve(&bd->tally.counted, trace_live_most(t));
 	progress_begin(&bd->bar, bd->replay ? "writing" : "analysing", t->nr_events);
 	if (trace_each_event(t, on_event, bd))
 		exit(1);

@@ -1561,13 +1561,8 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 
 	u64_table_init_addresses(&es.live);
 	/* Its size at once, not by doublings (each rehashes every entry, and
-	 * the kernel zeroes each new table): the first reading's count of
-	 * blocks live at once is right where every block's end is recorded.
-	 * At most 16M (768 MiB mapped, touched as used): a hostile count
-	 * must not ask for more than a machine has; more grows as before. */
-	if (t->liveness == TRACE_LIVENESS_MARKS)
-		u64_table_reserve(&es.live, t->rd->live_most < (16u << 20) ? t->rd->live_most
-									     : 16u << 20);
+	 * the kernel zeroes each new table). */
+	u64_table_reserve(&es.live, trace_live_most(t));
 	u32_table_init(&es.v1_ids);
 	if (next_object(&r, &dec, &off) != NEXT_OK)	/* the header */
 		ret = -1;
@@ -1582,6 +1577,16 @@ int trace_each_event(const struct trace *t, trace_event_fn *fn, void *ctx)
 		errx_msg("%s: cannot read the events again (the file changed, or out of memory)",
 			 t->path);
 	return ret;
+}
+
+/* The first reading's count, right where every block's end is recorded.
+ * At most 16M (768 MiB of address table, mapped and touched as used): a
+ * hostile count must not ask for more than a machine has; more grows. */
+size_t trace_live_most(const struct trace *t)
+{
+	if (t->liveness != TRACE_LIVENESS_MARKS || !t->rd)
+		return 0;
+	return t->rd->live_most < (16u << 20) ? (size_t)t->rd->live_most : 16u << 20;
 }
 
 /* ---- a trace built as it is written -------------------------------- */

@@ -284,6 +284,11 @@ struct trace {
 int trace_load(struct trace *t, const char *path);
 void trace_free(struct trace *t);
 
+/* How many blocks were live at once at most, where the trace records every
+ * block's end (liveness by marks), capped at 16M; 0 when it cannot tell:
+ * what a table of live blocks should make room for at once. */
+size_t trace_live_most(const struct trace *t);
+
 /* Calls fn for each event of the trace (and inferred free), in file order,
  * with its stack, prev_id and the weight of a --duty trace scaled (the
  * records trace_load read: the same ones every time). Returns -1, with a
