@@ -73,8 +73,11 @@ one() {
 	[ "$WORKLOAD" = compiler ] || ms=$(sed -n 's/^elapsed_ms=//p' "$W/$tag.out")
 	echo -n "$tag $ms"
 	wait
-	read -r c t <"$W/$tag.gc_alloc_entry" && echo -n " $((t / c))" || echo -n " -"
-	read -r c t <"$W/$tag.gc_alloc_return" && echo " $((t / c))" || echo " -"
+	# a program loaded but never run (a build that skips it): "-"
+	read -r c t <"$W/$tag.gc_alloc_entry" && [ "${c:-0}" -gt 0 ] &&
+		echo -n " $((t / c))" || echo -n " -"
+	read -r c t <"$W/$tag.gc_alloc_return" && [ "${c:-0}" -gt 0 ] &&
+		echo " $((t / c))" || echo " -"
 }
 
 echo "# bench/ab.sh, $(date -u +%F), $(uname -r), $WORKLOAD, $REPS rounds, options: ${OPTS[*]:-(defaults)}, old: $ALYS_OLD_BIN"
