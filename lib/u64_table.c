@@ -125,16 +125,21 @@ static void grow(struct u64_table *t)
 	free_slots(old, old_cap);
 }
 
+/* The capacity, doubled from cap, that holds n entries at load 1/2. */
+static size_t room_for(size_t cap, size_t n)
+{
+	while (n * 2 > cap)
+		cap *= 2;
+	return cap;
+}
+
 void u64_table_reserve(struct u64_table *t, size_t n)
 {
 	size_t cap;
 
 	if (!t->slots)
 		init_slots(t);
-	cap = t->mask + 1;
-
-	while (n * 2 > cap)
-		cap *= 2;
+	cap = room_for(t->mask + 1, n);
 	if (cap == t->mask + 1)
 		return;
 	if (!t->used) {		/* nothing to rehash: allocate at once */
@@ -289,8 +294,7 @@ void u32_table_reserve(struct u32_table *t, size_t n)
 
 	if (!t->slots)
 		u32_table_init(t);
-	for (cap = t->mask + 1; n * 2 > cap;)
-		cap *= 2;
+	cap = room_for(t->mask + 1, n);
 	if (cap == t->mask + 1)
 		return;
 	if (!t->used) {		/* nothing to rehash: allocate at once */

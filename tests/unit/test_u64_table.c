@@ -74,8 +74,11 @@ static int u32_phases(uint64_t *val, char *in)
 	int ok = 1;
 
 	memset(in, 0, KEYS);
+	u32_table_reserve(&t, 100);	/* empty: slots made at once */
 	u32_table_put(&t, 0, 7);
 	for (uint32_t round = 0; round < 6 && ok; round++) {
+		if (round == 3)		/* full of keys: rehashed into the room */
+			u32_table_reserve(&t, KEYS);
 		for (int op = 0; op < 400000; op++) {
 			uint32_t i = 1 + (uint32_t)(rnd() % (KEYS - 1)), v;
 			uint64_t r = rnd() % 10;
@@ -96,8 +99,8 @@ static int u32_phases(uint64_t *val, char *in)
 		}
 		ok = ok && all_match32(&t, val, in);
 	}
-	/* ~150k keys held: grown from 64 slots to 2^19 */
-	if (ok && t.mask + 1 < 1u << 19) {
+	/* room made for 300k keys: 2^20 slots */
+	if (ok && t.mask + 1 != 1u << 20) {
 		fprintf(stderr, "u32 table of %zu slots\n", t.mask + 1);
 		ok = 0;
 	}
@@ -201,6 +204,7 @@ int main(void)
 	u64_phases(true, val, in, "address keys");
 	check("address keys: a 256-byte group's 16 granules in consecutive slots",
 	      address_homes_neighbour());
-	check("the u32 table: random puts, takes and gets as the array", u32_phases(val, in));
+	check("the u32 table: random puts, takes and gets as the array, room made empty and full",
+	      u32_phases(val, in));
 	return unit_summary();
 }
