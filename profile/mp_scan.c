@@ -176,12 +176,14 @@ bool mp_decode_flat(struct mp_decoder *d, const uint8_t *buf, size_t len, size_t
 		if (pos >= len)
 			return false;
 		b = buf[pos++];
-		if (b <= 0x7f || b >= 0xe0) {	/* fixints */
-			o->type = b <= 0x7f ? MSGPACK_OBJECT_POSITIVE_INTEGER
-					    : MSGPACK_OBJECT_NEGATIVE_INTEGER;
+		if (b <= 0x7f) {		/* positive fixint */
+			o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
+			o->via.u64 = b;
+			continue;
+		}
+		if (b >= 0xe0) {		/* negative fixint */
+			o->type = MSGPACK_OBJECT_NEGATIVE_INTEGER;
 			o->via.i64 = (int8_t)b;
-			if (b <= 0x7f)
-				o->via.u64 = b;
 			continue;
 		}
 		if (b == 0xc0 || b == 0xc2 || b == 0xc3) {
@@ -213,4 +215,23 @@ bool mp_decode_flat(struct mp_decoder *d, const uint8_t *buf, size_t len, size_t
 				   .via.array = { .size = n, .ptr = n ? d->flat : NULL } };
 	*off = pos;
 	return true;
+}
+
+enum mp_next mp_decode_next(struct mp_decoder *d, const uint8_t *buf, size_t len, size_t *off,
+			    const char **why)
+{
+	size_t span;
+
+	*why = NULL;
+	if (mp_decode_flat(d, buf, len, off))
+		return MP_NEXT_OK;
+	switch (mp_scan_object(buf + *off, len - *off, &span, why)) {
+	case MP_SCAN_SHORT:
+		return MP_NEXT_SHORT;
+	case MP_SCAN_BAD:
+		return MP_NEXT_BAD;
+	case MP_SCAN_OK:
+		break;
+	}
+	return mp_decode(d, (const char *)buf, *off + span, off) ? MP_NEXT_OK : MP_NEXT_NOMEM;
 }

@@ -56,4 +56,18 @@ void mp_decoder_free(struct mp_decoder *d);
  */
 bool mp_decode_flat(struct mp_decoder *d, const uint8_t *buf, size_t len, size_t *off);
 
+enum mp_next {
+	MP_NEXT_OK,
+	MP_NEXT_SHORT,	/* the object runs past len */
+	MP_NEXT_BAD,	/* not MessagePack, or nested too deeply; see *why */
+	MP_NEXT_NOMEM,	/* msgpack-c refused it (out of memory?) */
+};
+
+/* The object at *off of buf[0, len) into d, *off moved past it: the common
+ * record by mp_decode_flat, any other bounds-checked by mp_scan_object and
+ * then handed to msgpack-c, exactly the checked span. A reader's one way
+ * to the next object, in a file or in a block. */
+enum mp_next mp_decode_next(struct mp_decoder *d, const uint8_t *buf, size_t len, size_t *off,
+			    const char **why);
+
 #endif /* ALYS_CONV_MP_SCAN_H */

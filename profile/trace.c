@@ -1210,16 +1210,17 @@ static int parse_block(const struct reader *r, const msgpack_object *f, uint32_t
 	in.in_block = true;
 	while (off < raw_len) {
 		const char *why;
-		size_t span;
 
 		in.blk_off = off;
-		if (mp_decode_flat(&inf->dec, (const uint8_t *)inf->buf, raw_len, &off))
-			;
-		else if (mp_scan_object((const uint8_t *)inf->buf + off, raw_len - off, &span,
-					&why) != MP_SCAN_OK)
+		switch (mp_decode_next(&inf->dec, (const uint8_t *)inf->buf, raw_len, &off, &why)) {
+		case MP_NEXT_SHORT:
+		case MP_NEXT_BAD:
 			return bad(&in, "the block's records end inside one, or are no MessagePack");
-		else if (!mp_decode(&inf->dec, inf->buf, off + span, &off))
+		case MP_NEXT_NOMEM:
 			return bad(&in, "msgpack-c cannot decode this object (out of memory?)");
+		case MP_NEXT_OK:
+			break;
+		}
 		if (parse_record(&in, &inf->dec.obj))
 			return -1;
 		nrec++;
@@ -1330,26 +1331,21 @@ static enum next_result next_object(struct reader *r, struct mp_decoder *dec,
 {
 	const struct trace *t = r->t;
 	const char *why;
-	size_t span, pos = *off;
 
-	r->rec_off = pos;
-	if (pos >= t->rd->size)
+	r->rec_off = *off;
+	if (*off >= t->rd->size)
 		return NEXT_EOF;
-	if (mp_decode_flat(dec, t->rd->data, t->rd->size, off))
-		return NEXT_OK;
-	switch (mp_scan_object(t->rd->data + pos, t->rd->size - pos, &span, &why)) {
-	case MP_SCAN_SHORT:
+	switch (mp_decode_next(dec, t->rd->data, t->rd->size, off, &why)) {
+	case MP_NEXT_SHORT:
 		return NEXT_SHORT;
-	case MP_SCAN_BAD:
+	case MP_NEXT_BAD:
 		bad(r, "not a MessagePack object: %s", why);
 		return NEXT_ERROR;
-	case MP_SCAN_OK:
-		break;
-	}
-	/* Hand msgpack-c exactly the checked span: it cannot read beyond. */
-	if (!mp_decode(dec, (const char *)t->rd->data, pos + span, off)) {
+	case MP_NEXT_NOMEM:
 		bad(r, "msgpack-c cannot decode this object (out of memory?)");
 		return NEXT_ERROR;
+	case MP_NEXT_OK:
+		break;
 	}
 	return NEXT_OK;
 }

@@ -84,17 +84,22 @@ int probe_attach_multi(struct session *t, struct bpf_program *prog, const struct
 	return fd;
 }
 
+/* A session's arrays of kept probes are sized for what it attaches. */
+static int no_room(const struct gc_func *f)
+{
+	fail("cannot attach a uprobe to %s: more probes than a session has room "
+	     "for (a bug: please report it)\n", f->name);
+	return -1;
+}
+
 /* A probe kept until finish(). */
 static int attach_one(struct session *t, struct bpf_program *prog, const struct gc_func *f,
 		      bool ret, __u64 cookie)
 {
 	struct bpf_link *link;
 
-	if (t->nlinks >= (int)(sizeof(t->links) / sizeof(t->links[0]))) {
-		fail("cannot attach a uprobe to %s: more probes than a session has room "
-		     "for (a bug: please report it)\n", f->name);
-		return -1;
-	}
+	if (t->nlinks >= (int)(sizeof(t->links) / sizeof(t->links[0])))
+		return no_room(f);
 	link = probe_attach_link(t, prog, f, ret, cookie, true);
 	if (!link)
 		return -1;
@@ -111,11 +116,8 @@ static int attach_kept(struct session *t, struct bpf_program *prog, const struct
 
 	if (!t->multi)
 		return attach_one(t, prog, f, ret, cookie);
-	if (t->nsessions >= (int)(sizeof(t->session_fds) / sizeof(t->session_fds[0]))) {
-		fail("cannot attach a uprobe to %s: more probes than a session has room "
-		     "for (a bug: please report it)\n", f->name);
-		return -1;
-	}
+	if (t->nsessions >= (int)(sizeof(t->session_fds) / sizeof(t->session_fds[0])))
+		return no_room(f);
 	fd = probe_attach_multi(t, prog, f, ret, cookie, true);
 	if (fd < 0)
 		return -1;

@@ -381,11 +381,12 @@ static void drop_links(struct session *t)
 	for (int i = 0; i < t->nlinks + t->nsessions; i++) {
 		pl[n++] = i < t->nlinks ? (struct probe_link){ t->links[i], -1 }
 			: (struct probe_link){ NULL, t->session_fds[i - t->nlinks] };
-		if (n == LINK_REAPER_MAX || i == t->nlinks + t->nsessions - 1) {
+		if (n == LINK_REAPER_MAX) {
 			reap_now(pl, n);
 			n = 0;
 		}
 	}
+	reap_now(pl, n);
 	t->nlinks = 0;
 	t->nsessions = 0;
 }

@@ -13,16 +13,6 @@
 #include "profile/mp_scan.h"
 #include "unit_check.h"
 
-static uint64_t rnd(void)
-{
-	static uint64_t x = 0x2545f4914f6cdd1dULL;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return x;
-}
-
 /* One element: an encoding chosen by e, its value v. Returns its bytes. */
 static size_t put_elem(uint8_t *p, unsigned int e, uint64_t v)
 {
@@ -103,12 +93,13 @@ static int records(void)
 	int flat, ok = 1, whole = 0;
 
 	for (int r = 0; r < 100000 && ok; r++) {
-		unsigned int n = (unsigned int)(rnd() % 16);
+		unsigned int n = (unsigned int)(unit_rand() % 16);
 		size_t len = 1;
 
 		buf[0] = (uint8_t)(0x90 | n);
 		for (unsigned int i = 0; i < n; i++)
-			len += put_elem(buf + len, (unsigned int)rnd(), rnd() >> (rnd() % 64));
+			len += put_elem(buf + len, (unsigned int)unit_rand(),
+					unit_rand() >> (unit_rand() % 64));
 		ok = agree(buf, len, &flat) && flat;
 		whole += flat;
 		for (size_t cut = 0; cut < len && ok; cut++) {
@@ -129,11 +120,11 @@ static int noise(int *taken)
 
 	*taken = 0;
 	for (int r = 0; r < 300000 && ok; r++) {
-		size_t len = 1 + rnd() % 40;
+		size_t len = 1 + unit_rand() % 40;
 
 		for (size_t i = 0; i < len; i++)
-			buf[i] = (uint8_t)rnd();
-		buf[0] = (uint8_t)(0x90 | (rnd() % 4));
+			buf[i] = (uint8_t)unit_rand();
+		buf[0] = (uint8_t)(0x90 | (unit_rand() % 4));
 		ok = agree(buf, len, &flat);
 		*taken += flat;
 		if (!ok) {

@@ -21,15 +21,6 @@ static uint64_t key_of(uint32_t i)
 	return i & 1 ? (uint64_t)i * 0x9e3779b97f4a7c15ULL | 1 : 0x7f0000000000ULL + (uint64_t)i * 16;
 }
 
-static uint64_t rnd(void)
-{
-	static uint64_t x = 88172645463325252ULL;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return x;
-}
 
 static int all_match(const struct u64_table *t, const uint64_t *val, const char *in)
 {
@@ -80,11 +71,11 @@ static int u32_phases(uint64_t *val, char *in)
 		if (round == 3)		/* full of keys: rehashed into the room */
 			u32_table_reserve(&t, KEYS);
 		for (int op = 0; op < 400000; op++) {
-			uint32_t i = 1 + (uint32_t)(rnd() % (KEYS - 1)), v;
-			uint64_t r = rnd() % 10;
+			uint32_t i = 1 + (uint32_t)(unit_rand() % (KEYS - 1)), v;
+			uint64_t r = unit_rand() % 10;
 
 			if (r < 6) {
-				val[i] = rnd();
+				val[i] = unit_rand();
 				in[i] = 1;
 				u32_table_put(&t, i, (uint32_t)val[i]);
 			} else {
@@ -127,11 +118,11 @@ static void u64_phases(bool by_address, uint64_t *val, char *in, const char *kin
 	/* growth: rehashed at each doubling */
 	for (uint32_t round = 0; round < 6; round++) {
 		for (int op = 0; op < 400000; op++) {
-			uint32_t i = (uint32_t)(rnd() % KEYS);
-			uint64_t r = rnd() % 10;
+			uint32_t i = (uint32_t)(unit_rand() % KEYS);
+			uint64_t r = unit_rand() % 10;
 
 			if (r < 6) {
-				val[i] = rnd();
+				val[i] = unit_rand();
 				in[i] = 1;
 				u64_table_put(&t, key_of(i), val[i], i);
 			} else if (r < 9) {
