@@ -50,8 +50,11 @@ stats() {
 			name=$(bpftool prog show id "$id" 2>/dev/null | sed -n 's/^[0-9]*: [a-z_]*  name \([a-z_]*\) .*/\1/p')
 			case $name in
 			gc_alloc_entry | gc_alloc_return)
-				awk '/^run_time_ns:/ { t = $2 } /^run_cnt:/ { c = $2 } END { print c, t }' \
-					<<<"$info" >"$W/$tag.$name" ;;
+				# a tracer closing its fds leaves fdinfo without the
+				# counts: such a reading does not replace the last one
+				info=$(awk '/^run_time_ns:/ { t = $2 } /^run_cnt:/ { c = $2 }
+					END { if (c > 0) print c, t }' <<<"$info")
+				[ -z "$info" ] || echo "$info" >"$W/$tag.$name" ;;
 			esac
 		done
 		sleep 0.2

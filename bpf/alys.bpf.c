@@ -460,11 +460,11 @@ static __always_inline __u64 bias_of(struct pt_regs *regs, __u64 probe)
 }
 
 /* GC_gc_no now, seen from a probe of kind; 0 when unknown. */
-static __always_inline __u32 gc_no_of(struct pt_regs *regs, __u8 kind)
+static __always_inline __u32 gc_no_of(struct alys_sess *S, struct pt_regs *regs, __u8 kind)
 {
 	__u64 pv = probe_vaddr[kind & 7];
 
-	return pv ? read_gc_no(bias_of(regs, pv)) : 0;
+	return pv ? gc_no_at(S, bias_of(regs, pv)) : 0;
 }
 
 /* The session a probe serves: its attach cookie's top byte. */
@@ -570,7 +570,7 @@ static __always_inline int on_return(struct alys_sess *S, struct pt_regs *regs)
 	/* The collection this allocation ran is judged before its block,
 	 * which may reuse a slot that collection freed, is tracked. */
 	if (c->gc_no_addr) {
-		gc_no = read_gc_no(bias);
+		gc_no = gc_no_at(S, bias);
 		scan_if_collected(S, bias, SCAN_IMPLICIT, gc_no);
 	}
 	if (c->skip)
@@ -641,11 +641,12 @@ int gc_refill(struct pt_regs *ctx)
 	struct alys_sess *S = probe_sess(ctx);
 	struct thread_state *st;
 	__u64 bias = bias_of(ctx, refill_vaddr), head = 0, size;
-	__u32 n, gc_no = read_gc_no(bias);
+	__u32 n, gc_no;
 	__u8 kind = ALYS_KIND_MALLOC;
 
 	if (!S)
 		return 0;
+	gc_no = gc_no_at(S, bias);
 	scan_if_collected(S, bias, SCAN_IMPLICIT, gc_no);
 	if (!in_duty_window(S))
 		return 0;
@@ -695,7 +696,7 @@ int BPF_KPROBE(gc_realloc_inplace, __u64 p, __u64 lb)
 		return 0;
 	count(S->slot, ALYS_CNT_REALLOC_IN_PLACE);
 	submit_event(S, ALYS_KIND_REALLOC, 0, lb, p, p, collect_stack(ctx, st),
-		     read_gc_no(bias));
+		     gc_no_at(S, bias));
 	return 0;
 }
 
@@ -722,7 +723,7 @@ int BPF_KPROBE(gc_free_entry, __u64 addr)
 	if (!untrack_block(S, addr) && sampled_trace)
 		return 0;
 	submit_event(S, ALYS_KIND_FREE, d, 0, addr, 0, collect_stack(ctx, st),
-		     gc_no_of(ctx, ALYS_KIND_FREE));
+		     gc_no_of(S, ctx, ALYS_KIND_FREE));
 	return 0;
 }
 
@@ -843,6 +844,12 @@ int gc_world_stop(struct pt_regs *ctx)
 
 	if (!S)
 		return 0;
+	/* GC_gc_no may change from here to the restart (gc_no_at): the flag
+	 * first, so that a program that sees the new count sees it set */
+	if (!begin) {
+		S->gc_world_stopped = 1;
+		__sync_fetch_and_add(&S->gc_world_gen, 1);
+	}
 	st = thread_of(S, true);
 	if (!st)
 		return 0;
@@ -909,10 +916,16 @@ int gc_world_started(struct pt_regs *ctx)
 
 	if (!S)
 		return 0;
+	/* values read before now are stale (gc_no_at): the count first */
+	__sync_fetch_and_add(&S->gc_world_gen, 1);
+	S->gc_world_stopped = 0;
 	st = thread_of(S, false);
 	/* no stop seen: attached in between */
 	if (!st || !st->pause_stop_ns)
 		return 0;
+	/* a stop and its start both seen: every collection from now on is
+	 * (the daemon clears it before it detaches the probes) */
+	S->gc_no_known = 1;
 	st->pause_start_ns = bpf_ktime_get_ns();
 	/* inside a collection the probes follow: written as it returns */
 	if (st->collect_begin_ns)

@@ -529,6 +529,35 @@ static __always_inline __u32 read_gc_no(__u64 bias)
 	return (__u32)v;
 }
 
+/*
+ * GC_gc_no now, at a probe of an allocation or a free: read from the
+ * target once a collection, not once a call (a user read of a cold page
+ * costs ~200 ns, a tenth of a traced allocation). bdwgc changes it only in
+ * GC_stopped_mark, between GC_stop_world and GC_start_world, and no thread
+ * runs a probe's program between the change and the restart: the others
+ * are stopped, and one inside a program when the stop came answers the
+ * signal only once the program is done. So the pause probes count the
+ * stops and starts (gc_world_gen), and a value read while the world ran
+ * holds as long as the count is the one it was read at. Until the probes
+ * have bracketed one collection (attached while one ran, or not at all:
+ * gc_no_known 0), and while the world is stopped, each call reads it.
+ */
+static __always_inline __u32 gc_no_at(struct alys_sess *S, __u64 bias)
+{
+	__u32 gen = *(volatile __u32 *)&S->gc_world_gen, v;
+	__u64 cached = *(volatile __u64 *)&S->gc_no_cache;
+	bool running = !*(volatile __u32 *)&S->gc_world_stopped;
+
+	if (running && S->gc_no_known && (__u32)(cached >> 32) == gen)
+		return (__u32)cached;
+	v = read_gc_no(bias);
+	count(S->slot, ALYS_CNT_GC_NO_READS);
+	/* tagged with the count it was read at: a stop since makes it stale */
+	if (running && gc_no_vaddr)
+		S->gc_no_cache = (__u64)gen << 32 | v;
+	return v;
+}
+
 /* Whether collections are read at all (liveness by mark bytes, verified). */
 static __always_inline bool scanning(struct alys_sess *S)
 {
@@ -536,7 +565,7 @@ static __always_inline bool scanning(struct alys_sess *S)
 }
 
 /* Judge the tracked blocks if a collection ran since the last scan; cur is
- * read_gc_no(bias). bias: runtime address minus ELF address of the object
+ * gc_no_at(S, bias). bias: runtime address minus ELF address of the object
  * holding libgc. */
 static __always_inline void scan_if_collected(struct alys_sess *S, __u64 bias,
 					      enum scan_why why, __u64 cur)
@@ -604,10 +633,10 @@ static __always_inline void scan_if_collected(struct alys_sess *S, __u64 bias,
 static __always_inline void maybe_scan(struct alys_sess *S, __u64 bias, enum scan_why why)
 {
 	if (scanning(S))
-		scan_if_collected(S, bias, why, read_gc_no(bias));
+		scan_if_collected(S, bias, why, gc_no_at(S, bias));
 }
 
-/* At an allocation's return (gc_no: read_gc_no): check the layout on the
+/* At an allocation's return (gc_no: gc_no_at): check the layout on the
  * first blocks, then follow the new block. A block still followed at this
  * address died unnoticed (reuse mode, or an unreadable header): report it
  * now (the daemon dates it from its allocation). */

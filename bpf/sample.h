@@ -65,7 +65,7 @@ static __always_inline bool sample_call(struct thread_state *st, __u64 size)
 static __always_inline void submit_event(struct alys_sess *S, __u8 kind, __u8 depth,
 					 __u64 size, __u64 addr, __u64 old_addr,
 					 __u64 stack_key, __u32 gc_no);
-static __always_inline __u32 gc_no_of(struct pt_regs *regs, __u8 kind);
+static __always_inline __u32 gc_no_of(struct alys_sess *S, struct pt_regs *regs, __u8 kind);
 static __always_inline __u64 collect_stack(struct pt_regs *regs,
 					   struct thread_state *st);
 
@@ -77,7 +77,7 @@ static __always_inline void forget_sampled(struct alys_sess *S, struct pt_regs *
 	if (!untrack_block(S, old_addr))
 		return;
 	submit_event(S, ALYS_KIND_FREE, depth, 0, old_addr, 0, collect_stack(regs, st),
-		     gc_no_of(regs, ALYS_KIND_FREE));
+		     gc_no_of(S, regs, ALYS_KIND_FREE));
 }
 
 #endif

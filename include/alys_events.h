@@ -90,6 +90,7 @@ enum alys_counter {
 	ALYS_CNT_RB_DROP_GROW,	/* a heap growth's record lost (ring buffer full) */
 	ALYS_CNT_STACK_SPANS_READ,	/* dwarf: walks that copied the last one's span at once */
 	ALYS_CNT_WALKS_IN_PLACE,	/* dwarf: walks that went on in the last one's record */
+	ALYS_CNT_GC_NO_READS,	/* GC_gc_no read from the target for an event (gc_no_at) */
 	ALYS_CNT_NR,
 };
 
@@ -134,6 +135,15 @@ struct alys_sess {
 	__u32 census_every;		/* 0 or 1: every collection */
 	__u32 census_last_gc;		/* the collection last walked */
 	__u32 live_mismatched;		/* allocations whose header did not check out */
+	/* GC_gc_no read once a collection (bpf/live.h, gc_no_at): the world
+	 * stops and starts counted, the value read last and the count it was
+	 * read at, and whether the pause probes are seen to bracket
+	 * collections (the daemon clears it before it detaches them) */
+	__u32 gc_world_gen;
+	__u32 gc_world_stopped;
+	__u32 gc_no_known;
+	__u32 pad_gc;
+	__u64 gc_no_cache;		/* gen << 32 | GC_gc_no */
 };
 
 struct alys_rb_event {

@@ -59,6 +59,7 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_STACK_WORDS_READ] = "stack_words_read",
 	[ALYS_CNT_STACK_SPANS_READ] = "stack_spans_read",
 	[ALYS_CNT_WALKS_IN_PLACE] = "walks_in_place",
+	[ALYS_CNT_GC_NO_READS] = "gc_no_reads",
 	[ALYS_CNT_RB_DROP_PAUSE] = "ringbuf_drop_pause",
 	[ALYS_CNT_RB_DROP_GROW] = "ringbuf_drop_grow",
 	[ALYS_CNT_LIVE_EXIT_IN_GC] = "live_exit_in_gc",
@@ -378,6 +379,10 @@ static void drop_links(struct session *t)
 	struct probe_link pl[LINK_REAPER_MAX];
 	int n = 0;
 
+	/* the pause probes may go before the allocation probes: from here
+	 * each call reads GC_gc_no (bpf/live.h, gc_no_at) */
+	if (t->bs.st)
+		t->bs.st->gc_no_known = 0;
 	for (int i = 0; i < t->nlinks + t->nsessions; i++) {
 		pl[n++] = i < t->nlinks ? (struct probe_link){ t->links[i], -1 }
 			: (struct probe_link){ NULL, t->session_fds[i - t->nlinks] };

@@ -11,6 +11,9 @@
 #     from big_site, one size class: ~90% of the collections the
 #     allocations trigger are big_site's (within 5 points), as the report,
 #     the JSON and pprof --pauses say.
+# Each event's collection number fits the pauses around it: below the next
+# pause's, at least the last one's (tests/e2e/gc_no_order.py), with
+# GC_gc_no read from the target once a collection, not once an event.
 # Launched, in every sampling mode, and --pid (attached while the program
 # waits, before its collections); shared and static libgc, a
 # release build, and the toolchain matrix (the official tarballs' clang
@@ -34,6 +37,24 @@ for p in d["pauses"]:
     c = p["collection_ns"]
     print(p["time_ns"], p["duration_ns"], p["gc_no"], int(ex), site, "-" if c is None else c)
 '
+}
+
+# order_checks NAME MIN_EVENTS [MAX_READS]: each event's collection number
+# against the pauses around it (gc_no_order.py), at least MIN_EVENTS of them
+# judged, and with MAX_READS, GC_gc_no read from the target at most that
+# often (once a collection: bpf/live.h, gc_no_at)
+order_checks() {
+	local v=$1 k val events=0 pauses=0 early=x late=x
+	"$BIN/alys_converter" -q -f json -o "$T/$v.json" "$T/$v.alys"
+	while IFS== read -r k val; do
+		printf -v "$k" '%s' "$val"
+	done < <("$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/gc_no_order.py" "$T/$v.json")
+	check_ge "$v: events judged against the pauses ($events, $pauses pauses)" "$events" "$2"
+	check_eq "$v: no event counts a collection that came after it, none misses one before it" \
+		"$early/$late" 0/0
+	[ -n "${3:-}" ] && check_le "$v: GC_gc_no read from the target once a collection, not once an event" \
+		"$(json_query "$T/$v.json" "d['counters'].get('gc_no_reads', -1)")" "$3"
+	rm -f "$T/$v.json"
 }
 
 # explicit_checks NAME: the program's own timings against the pauses
@@ -90,6 +111,7 @@ for v in gc_pauses gc_pauses-static gc_pauses-release $(gc_matrix gc_pauses); do
 		>"$T/$v-s.out" 2>"$T/$v-s.err"
 	check_eq "$v sites: traced" "$?" 0
 	sites_checks "$v-s"
+	order_checks "$v-s" 10000 $(($(wc -l <"$T/$v-s.pauses") + 2))
 done
 
 # --pid: attached to the running program, the truths hold the same.
@@ -108,6 +130,7 @@ wait $prog
 wait $tracer
 check_eq "--pid: the tracer ended with the program" "$?" 0
 explicit_checks "$v"
+order_checks "$v" 1
 
 # Every mode: the pauses are there, two probe hits a collection.
 for mode in "" "--sample bytes:64K" "--sample refill" "--census"; do
@@ -120,5 +143,7 @@ for mode in "" "--sample bytes:64K" "--sample refill" "--census"; do
 		"$(awk '$4 == 1' "$T/$v.pauses" | wc -l)" 8
 	check_eq "${mode:-default}: gc_no consecutive" \
 		"$(awk 'NR > 1 && $3 != last + 1 { bad++ } { last = $3 } END { print bad + 0 }' "$T/$v.pauses")" 0
+	# (--census records no allocation; bytes:64K ~500 of 700,000)
+	[ "$mode" = --census ] || order_checks "$v" 300 $(($(wc -l <"$T/$v.pauses") + 2))
 done
 summary

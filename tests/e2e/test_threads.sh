@@ -7,6 +7,9 @@
 #   - every trace converts in every format that reads allocations
 #   - no liveness fallback, no notice, in any of the 20
 #   - the requests really ran on 4 threads: 4 tids allocate in the traces
+#   - each event's collection number fits the pauses around it
+#     (gc_no_order.py), here and in the full trace below: the value read
+#     once a collection (bpf/live.h, gc_no_at) on four allocating threads
 # and once more over 10 s beside a full trace (--sample all) of the same
 # requests: the refill estimate of bytes per request within 10% of it.
 # run-all-builds: bin
@@ -18,6 +21,17 @@ cpu_load
 for tool in wrk curl; do
 	command -v $tool >/dev/null || fail "$tool installed" "run scripts/setup-debian.sh"
 done
+# order FILE.json: each event's collection number against the pauses around
+# it (gc_no_order.py), added to judged and misdated
+order() {
+	local k val events=0 pauses=0 early=1 late=1
+	while IFS== read -r k val; do
+		printf -v "$k" '%s' "$val"
+	done < <("$ALYS_PYTHON" "$ALYS_ROOT/tests/e2e/gc_no_order.py" "$1")
+	judged=$((judged + events))
+	misdated=$((misdated + early + late))
+}
+
 # server VARIANT RUNS: the checks above on ALYS_PROGS/VARIANT
 server() {
 	local v=$1 RUNS=$2 SRV=$ALYS_PROGS/$1 SERVER WRK PORT i tp ep fp from to start full_b est_b
@@ -34,7 +48,7 @@ server() {
 	sleep 1
 
 	formats="json pprof folded-stacks flamegraph report leaks timeline"
-	converted=0 notices=0 fallbacks=0 tids_max=0
+	converted=0 notices=0 fallbacks=0 tids_max=0 judged=0 misdated=0
 	for i in $(seq "$RUNS"); do
 		"$BIN/alys-bpf" --pid $SERVER -o "$T/$v-r$i.alys" 2>"$T/$v-r$i.err" &
 		tp=$!
@@ -59,12 +73,16 @@ server() {
 		[ "$held" = marks ] || fallbacks=$((fallbacks + 1))
 		tids=$(json_query "$T/$v-r$i.json" "len({e['tid'] for e in d['events'] if e['kind'] != 'free'})")
 		[ "$tids" -gt "$tids_max" ] && tids_max=$tids
+		order "$T/$v-r$i.json"
 		rm -f "$T/$v-r$i".{json,flamegraph,timeline,folded-stacks}
 	done
 	check_eq "$v: $RUNS attaches: every trace converts in every format ($formats)" "$converted" "$RUNS"
 	check_eq "$v: $RUNS attaches: liveness from the marks from start to end in every trace" "$fallbacks" 0
 	check_eq "$v: $RUNS attaches: no notice (no fallback of any kind)" "$notices" 0
 	check_ge "$v: the requests allocate on 4 threads (tids seen in one trace: $tids_max)" "$tids_max" 4
+	check_ge "$v: $RUNS attaches: events judged against the pauses around them ($judged)" "$judged" 1000
+	check_eq "$v: $RUNS attaches: no event counts a collection that came after it, none misses one before it" \
+		"$misdated" 0
 
 	# --- bytes per request, against a full trace of the same requests ---------
 	# A full trace (--sample all) around a refill one: the refill trace's
@@ -99,6 +117,13 @@ server() {
 	"$BIN/alys_converter" -q -f pprof --time "$((from - start))ns..$((to - start))ns" \
 		-o "$T/$v-full-win.pb.gz" "$T/$v-full.alys"
 	full_b=$(pprof_query "$T/$v-full-win.pb.gz" 'total("alloc_space")')
+	judged=0 misdated=0
+	"$BIN/alys_converter" -q -f json --time 2s..4s -o "$T/$v-full-win.json" "$T/$v-full.alys"
+	order "$T/$v-full-win.json"
+	rm -f "$T/$v-full-win.json"
+	check_ge "$v: full trace, 2 s of it: events judged against the pauses around them ($judged)" "$judged" 10000
+	check_eq "$v: full trace, 2 s of it: no event counts a collection that came after it, none misses one before it" \
+		"$misdated" 0
 	echo "note: $v: 10 s on 4 threads: full trace $full_b bytes, refill estimate $est_b bytes"
 	check_ge "$v: full trace: bytes in the window" "$full_b" 1000000
 	check_le "$v: refill estimate of bytes per request within 10% of the full trace's" \
