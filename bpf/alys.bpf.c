@@ -924,8 +924,8 @@ int gc_world_started(struct pt_regs *ctx)
 	if (!st || !st->pause_stop_ns)
 		return 0;
 	/* a stop and its start both seen: every collection from now on is
-	 * (the daemon clears it before it detaches the probes) */
-	S->gc_no_known = 1;
+	 * (until the daemon, detaching the probes, makes it 2 for good) */
+	__sync_val_compare_and_swap(&S->gc_no_known, 0, 1);
 	st->pause_start_ns = bpf_ktime_get_ns();
 	/* inside a collection the probes follow: written as it returns */
 	if (st->collect_begin_ns)

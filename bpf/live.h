@@ -540,7 +540,8 @@ static __always_inline __u32 read_gc_no(__u64 bias)
  * stops and starts (gc_world_gen), and a value read while the world ran
  * holds as long as the count is the one it was read at. Until the probes
  * have bracketed one collection (attached while one ran, or not at all:
- * gc_no_known 0), and while the world is stopped, each call reads it.
+ * gc_no_known 0), once the daemon detaches them (2), and while the world
+ * is stopped, each call reads it.
  */
 static __always_inline __u32 gc_no_at(struct alys_sess *S, __u64 bias)
 {
@@ -548,7 +549,7 @@ static __always_inline __u32 gc_no_at(struct alys_sess *S, __u64 bias)
 	__u64 cached = *(volatile __u64 *)&S->gc_no_cache;
 	bool running = !*(volatile __u32 *)&S->gc_world_stopped;
 
-	if (running && S->gc_no_known && (__u32)(cached >> 32) == gen)
+	if (running && S->gc_no_known == 1 && (__u32)(cached >> 32) == gen)
 		return (__u32)cached;
 	v = read_gc_no(bias);
 	count(S->slot, ALYS_CNT_GC_NO_READS);

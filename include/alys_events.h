@@ -138,7 +138,8 @@ struct alys_sess {
 	/* GC_gc_no read once a collection (bpf/live.h, gc_no_at): the world
 	 * stops and starts counted, the value read last and the count it was
 	 * read at, and whether the pause probes are seen to bracket
-	 * collections (the daemon clears it before it detaches them) */
+	 * collections (0 not yet, 1 yes, 2 no more: the daemon detaches
+	 * them) */
 	__u32 gc_world_gen;
 	__u32 gc_world_stopped;
 	__u32 gc_no_known;

@@ -380,9 +380,9 @@ static void drop_links(struct session *t)
 	int n = 0;
 
 	/* the pause probes may go before the allocation probes: from here
-	 * each call reads GC_gc_no (bpf/live.h, gc_no_at) */
+	 * each call reads GC_gc_no (bpf/live.h, gc_no_at), for good */
 	if (t->bs.st)
-		t->bs.st->gc_no_known = 0;
+		t->bs.st->gc_no_known = 2;
 	for (int i = 0; i < t->nlinks + t->nsessions; i++) {
 		pl[n++] = i < t->nlinks ? (struct probe_link){ t->links[i], -1 }
 			: (struct probe_link){ NULL, t->session_fds[i - t->nlinks] };
