@@ -41,7 +41,7 @@ sysctl -qw kernel.bpf_stats_enabled=1
 # stats PID TAG: until PID exits, its allocation programs' run count and
 # time, from the fds it holds (the last reading is kept)
 stats() {
-	local pid=$1 tag=$2 fd info id name
+	local pid=$1 tag=$2 fd info counts id name
 	while kill -0 "$pid" 2>/dev/null; do
 		for fd in /proc/"$pid"/fdinfo/*; do
 			info=$(cat "$fd" 2>/dev/null) || continue
@@ -52,9 +52,9 @@ stats() {
 			gc_alloc_entry | gc_alloc_return)
 				# a tracer closing its fds leaves fdinfo without the
 				# counts: such a reading does not replace the last one
-				info=$(awk '/^run_time_ns:/ { t = $2 } /^run_cnt:/ { c = $2 }
+				counts=$(awk '/^run_time_ns:/ { t = $2 } /^run_cnt:/ { c = $2 }
 					END { if (c > 0) print c, t }' <<<"$info")
-				[ -z "$info" ] || echo "$info" >"$W/$tag.$name" ;;
+				[ -z "$counts" ] || echo "$counts" >"$W/$tag.$name" ;;
 			esac
 		done
 		sleep 0.2

@@ -549,12 +549,14 @@ static __always_inline __u32 gc_no_at(struct alys_sess *S, __u64 bias)
 	__u64 cached = *(volatile __u64 *)&S->gc_no_cache;
 	bool running = !*(volatile __u32 *)&S->gc_world_stopped;
 
+	if (!gc_no_vaddr)
+		return 0;
 	if (running && S->gc_no_known == 1 && (__u32)(cached >> 32) == gen)
 		return (__u32)cached;
 	v = read_gc_no(bias);
 	count(S->slot, ALYS_CNT_GC_NO_READS);
 	/* tagged with the count it was read at: a stop since makes it stale */
-	if (running && gc_no_vaddr)
+	if (running)
 		S->gc_no_cache = (__u64)gen << 32 | v;
 	return v;
 }

@@ -21,7 +21,6 @@ static uint64_t key_of(uint32_t i)
 	return i & 1 ? (uint64_t)i * 0x9e3779b97f4a7c15ULL | 1 : 0x7f0000000000ULL + (uint64_t)i * 16;
 }
 
-
 static int all_match(const struct u64_table *t, const uint64_t *val, const char *in)
 {
 	size_t n = 0;
