@@ -98,6 +98,12 @@ $(BUILD)/tests/test_unwind_table: tests/unit/test_unwind_table.c src/unwind/unwi
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf
 
+# The tables of many files built on threads against one after another.
+$(BUILD)/tests/test_unwind_maps: tests/unit/unit_check.h tests/unit/test_unwind_maps.c \
+		src/unwind/unwind_maps.c src/unwind/unwind_table.c lib/elf_file.c lib/util.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf -lbpf -lpthread
+
 $(BUILD)/tests/test_crystal_names: tests/unit/unit_check.h tests/unit/test_crystal_names.c lib/crystal_names.c \
 		lib/crystal_display.c lib/str_table.c lib/util.c $(HEADERS)
 	@mkdir -p $(@D)
@@ -149,7 +155,8 @@ $(BUILD)/tests/test_refill_windows: tests/unit/unit_check.h tests/unit/test_refi
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -lpthread
 
-unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_crystal_names \
+unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_unwind_maps \
+	$(BUILD)/tests/test_crystal_names \
 	$(BUILD)/tests/test_u64_table $(BUILD)/tests/test_stack_table \
 	$(BUILD)/tests/test_mp_scan $(BUILD)/tests/test_refill_windows $(BUILD)/tests/test_converter_gen \
 	$(BUILD)/tests/test_container_info $(BUILD)/tests/test_inline_names \

@@ -33,13 +33,15 @@ CMD=(crystal build --no-codegen --no-color "$W/prog.cr" -o "$W/prog")
 # watch PID: until it exits, the last bpftool reading of the programs and
 # the daemon's own CPU ticks and peak RSS (KiB)
 watch() {
-	local pid=$1 ticks hwm
+	local pid=$1 ticks hwm last_hwm=
 	while kill -0 "$pid" 2>/dev/null; do
 		bpftool prog show -j >"$W/p.json.tmp" 2>/dev/null &&
 			grep -q gc_alloc "$W/p.json.tmp" && mv "$W/p.json.tmp" "$W/p.json"
 		ticks=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || break
+		# an exiting daemon's status has no VmHWM: the last one read stays
 		hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || break
-		echo "$ticks ${hwm:-0}" >"$W/daemon"
+		last_hwm=${hwm:-${last_hwm:-0}}
+		echo "$ticks $last_hwm" >"$W/daemon"
 		sleep 0.3
 	done
 }

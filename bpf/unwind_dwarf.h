@@ -21,6 +21,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);		/* sized by the loader */
+	__uint(map_flags, BPF_F_MMAPABLE);	/* filled by memcpy */
 	__type(key, __u32);
 	__type(value, struct alys_unwind_row);
 } unwind_rows SEC(".maps");

@@ -24,6 +24,7 @@
 #include "core/live_profile.h"
 #include "base/ldso_list.h"
 #include "lib/target_file.h"
+#include "lib/util.h"
 #include "unwind/stack_table.h"
 #include "core/trace_writer.h"
 #include "unwind/unwind_maps.h"
@@ -108,45 +109,71 @@ static bool target_gone(const struct session *t, const char *path)
 	return n > 0 && !strncmp(path, dir, (size_t)n) && access(root, F_OK);
 }
 
-static void add_unwind_table(struct session *t, const char *path)
-{
-	char err[PATH_MAX + 256];
-
-	if (t->o->unwind != ALYS_UNWIND_DWARF)
-		return;
-	/* a library seen mapped as the target exits: no stack will need it */
-	if (unwind_maps_add(t->um, path, err, sizeof(err)) && !target_gone(t, path))
-		say(t, "warning: %s: stacks through it will stop there\n", err);
-}
-
-static int add_mapped_unwind_table(const struct maps_line *l, void *arg)
+static void unwind_table_failed(void *arg, const char *path, const char *err)
 {
 	struct session *t = arg;
 
-	if (maps_line_is_exec_file(l))
-		add_unwind_table(t, l->file);
+	/* a library seen mapped as the target exits: no stack will need it */
+	if (!target_gone(t, path))
+		say(t, "warning: %s: stacks through it will stop there\n", err);
+}
+
+static void add_unwind_table(struct session *t, const char *path)
+{
+	if (t->o->unwind != ALYS_UNWIND_DWARF)
+		return;
+	unwind_maps_add_all(t->um, &path, 1, unwind_table_failed, t);
+}
+
+struct path_list {
+	const char **v;
+	size_t n, cap;
+};
+
+static int list_mapped_exec_file(const struct maps_line *l, void *arg)
+{
+	struct path_list *pl = arg;
+
+	if (!maps_line_is_exec_file(l))
+		return 0;
+	for (size_t i = 0; i < pl->n; i++)
+		if (!strcmp(pl->v[i], l->file))
+			return 0;
+	pl->v = grow_array(pl->v, &pl->cap, pl->n + 1, sizeof(*pl->v));
+	pl->v[pl->n++] = xmemdup_str(l->file, strlen(l->file));
 	return 0;
 }
 
 /* Tables for everything the target has or will have mapped at start. */
 static void build_unwind_tables(struct session *t)
 {
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+
 	if (t->o->unwind != ALYS_UNWIND_DWARF || t->o->empty_probes)
 		return;
 	if (t->o->argv) {
-		add_unwind_table(t, t->tg.exe);
+		const char **paths = xmalloc((t->tg.libs.n + 1) * sizeof(*paths));
+
+		paths[0] = t->tg.exe;
 		for (size_t i = 0; i < t->tg.libs.n; i++)
-			add_unwind_table(t, t->tg.libs.paths[i]);
+			paths[i + 1] = t->tg.libs.paths[i];
+		unwind_maps_add_all(t->um, paths, t->tg.libs.n + 1, unwind_table_failed, t);
+		free(paths);
 	} else {
-		proc_maps_each(t->tg.pid, add_mapped_unwind_table, t);
+		struct path_list pl = { 0 };
+
+		proc_maps_each(t->tg.pid, list_mapped_exec_file, &pl);
+		unwind_maps_add_all(t->um, pl.v, pl.n, unwind_table_failed, t);
+		for (size_t i = 0; i < pl.n; i++)
+			free((char *)pl.v[i]);
+		free(pl.v);
 	}
 	if (t->o->verbose) {
 		size_t files, rows;
-		uint64_t ns;
 
-		unwind_maps_stats(t->um, &files, &rows, &ns);
+		unwind_maps_stats(t->um, &files, &rows);
 		say(t, "unwind tables: %zu files, %zu rows, built in %.0f ms\n", files, rows,
-		    ns / 1e6);
+		    (clock_ns(CLOCK_MONOTONIC) - t0) / 1e6);
 	}
 }
 

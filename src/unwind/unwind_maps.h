@@ -28,12 +28,13 @@ struct unwind_object {
 struct unwind_maps {
 	struct unwind_object *objs;
 	size_t n, cap;
-	struct alys_unwind_row *rows;	/* every object's rows, back to back */
-	size_t nrows, rows_alloc;
-	uint32_t rows_uploaded;
+	size_t nrows;			/* every object's rows, back to back */
+	/* the last npending of them, not yet in the BPF array (before it
+	 * exists): once written there, they are not kept here */
+	struct alys_unwind_row *pending;
+	size_t npending, pending_alloc;
 	uint32_t rows_cap;		/* max_entries of the BPF array */
 	int rows_fd, objects_fd, procs_fd;	/* -1 until the BPF maps exist */
-	uint64_t build_ns;		/* time spent building tables */
 	unsigned failures;
 	/* The agent loads sessions on a thread of their own while running
 	 * ones add the tables of libraries they map: every function below
@@ -42,14 +43,17 @@ struct unwind_maps {
 };
 
 void unwind_maps_init(struct unwind_maps *um);
-/* Builds the rows of an ELF file (once per inode and per build id) and, once
- * the maps are attached, uploads them. Errors go to err; a file without
- * unwind information is not an error (0 rows). */
-int unwind_maps_add(struct unwind_maps *um, const char *path, char *err, size_t errlen);
+/* Builds the rows of each ELF file (once per inode and per build id), on
+ * as many threads as CPUs, and adds them in the order of paths; once the
+ * maps are attached, uploads them. failed(arg, path, err) for each file
+ * that fails; a file without unwind information is not a failure (0 rows).
+ * 0, or -1 if any failed. */
+int unwind_maps_add_all(struct unwind_maps *um, const char *const *paths, size_t n,
+			void (*failed)(void *arg, const char *path, const char *err), void *arg);
 /* Rows built so far: the loader sizes the BPF array from it. */
 size_t unwind_maps_rows(struct unwind_maps *um);
-/* Files, rows and the time spent building them, for a message. */
-void unwind_maps_stats(struct unwind_maps *um, size_t *files, size_t *rows, uint64_t *build_ns);
+/* Files and rows, for a message. */
+void unwind_maps_stats(struct unwind_maps *um, size_t *files, size_t *rows);
 /* The BPF maps of the first program loaded (kept open here, so that
  * later programs, the agent's other sessions, reuse them: the rows are
  * per file, not per process). */
