@@ -68,10 +68,15 @@ static int upload_rows(struct unwind_maps *um, char *err, size_t errlen)
 			 um->rows_cap);
 		return -1;
 	}
-	if (bpf_obj_get_info_by_fd(um->rows_fd, &info, &len) ||
-	    info.value_size < sizeof(*um->pending) || info.max_entries < um->nrows) {
-		snprintf(err, errlen, "cannot read the unwind rows' map: %s",
-			 errno ? strerror(errno) : "not the size it was made with");
+	if (bpf_obj_get_info_by_fd(um->rows_fd, &info, &len)) {
+		snprintf(err, errlen, "cannot read the unwind rows' map: %s", strerror(errno));
+		return -1;
+	}
+	if (info.value_size < sizeof(*um->pending) || info.max_entries < um->nrows) {
+		/* the loader sized it: not a user's error */
+		snprintf(err, errlen, "internal error: the unwind rows' map holds %u rows of %u "
+			 "bytes, fewer or smaller than the %zu of %zu to write", info.max_entries,
+			 info.value_size, um->nrows, sizeof(*um->pending));
 		return -1;
 	}
 	/* an array's elements lie 8-byte aligned, back to back */
