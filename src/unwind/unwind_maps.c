@@ -159,9 +159,31 @@ static int append_rows(struct unwind_maps *um, const struct alys_unwind_row *row
 	return 0;
 }
 
+/* A file's device as the kernel encodes it (what bpf_find_vma gives). */
+static uint32_t kernel_dev(const struct stat *st)
+{
+	return major(st->st_dev) << 20 | minor(st->st_dev);
+}
+
+static bool same_file(const struct stat *st, uint64_t ino, uint32_t dev)
+{
+	return st->st_ino == ino && kernel_dev(st) == dev;
+}
+
+/* Its table is known already (the file by inode). */
+static bool known_file(const struct unwind_maps *um, const struct stat *st)
+{
+	for (size_t i = 0; i < um->n; i++)
+		if (same_file(st, um->objs[i].ino, um->objs[i].dev))
+			return true;
+	return false;
+}
+
 /* A table built ahead, off the lock (unwind_maps_add_all). */
 struct built {
 	const char *path;
+	uint64_t ino;		/* stat's, to build a file listed twice once */
+	uint32_t dev;
 	struct alys_unwind_table table;
 	enum { BUILD_TODO, BUILD_SKIP, BUILD_DONE } state;	/* SKIP: a known file */
 	int rc;			/* alys_unwind_table_build's, when DONE */
@@ -201,10 +223,8 @@ static int add_locked(struct unwind_maps *um, const char *path, struct built *pr
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		return -1;
 	}
-	for (size_t i = 0; i < um->n; i++)
-		if (um->objs[i].ino == st.st_ino &&
-		    um->objs[i].dev == (major(st.st_dev) << 20 | minor(st.st_dev)))
-			return 0;
+	if (known_file(um, &st))
+		return 0;
 	if (elf_file_open(&ef, path, err, errlen))
 		return -1;
 	idlen = elf_file_build_id(&ef, id, sizeof(id));
@@ -218,7 +238,7 @@ static int add_locked(struct unwind_maps *um, const char *path, struct built *pr
 	}
 	o->path = strdup(path);
 	o->ino = st.st_ino;
-	o->dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	o->dev = kernel_dev(&st);
 	memcpy(o->build_id, id, idlen);
 	o->build_id_len = idlen;
 	o->vaddr_minus_offset = exec_vaddr_minus_offset(&ef);
@@ -268,18 +288,22 @@ static void *build_worker(void *arg)
 	return NULL;
 }
 
-/* Not known yet (by inode): worth building. */
-static bool unknown_file(struct unwind_maps *um, const char *path)
+/* Whether b's file is worth building: not known yet, nor listed before it
+ * in the batch (a file unreadable here is built, for its error). */
+static bool worth_building(struct unwind_maps *um, struct built *b, const struct built *before)
 {
 	struct stat st;
-	bool known = false;
+	bool known;
 
-	if (stat(path, &st))
-		return true;	/* add_locked says why */
+	if (stat(b->path, &st))
+		return true;
+	b->ino = st.st_ino;
+	b->dev = kernel_dev(&st);
+	for (; before < b; before++)
+		if (before->state == BUILD_TODO && same_file(&st, before->ino, before->dev))
+			return false;
 	pthread_mutex_lock(&um->lock);
-	for (size_t i = 0; i < um->n && !known; i++)
-		known = um->objs[i].ino == st.st_ino &&
-			um->objs[i].dev == (major(st.st_dev) << 20 | minor(st.st_dev));
+	known = known_file(um, &st);
 	pthread_mutex_unlock(&um->lock);
 	return !known;
 }
@@ -296,7 +320,7 @@ int unwind_maps_add_all(struct unwind_maps *um, const char *const *paths, size_t
 	q.b = xcalloc(n ? n : 1, sizeof(*q.b));
 	for (i = 0; i < n; i++) {
 		q.b[i].path = paths[i];
-		q.b[i].state = unknown_file(um, paths[i]) ? BUILD_TODO : BUILD_SKIP;
+		q.b[i].state = worth_building(um, &q.b[i], q.b) ? BUILD_TODO : BUILD_SKIP;
 	}
 	/* A big program's libraries take most of a second one after another
 	 * (the compiler's LLVM alone ~0.35 s): built side by side, added in
