@@ -8,7 +8,8 @@
 # built --release). Prints, each round and as medians, each build's time
 # (the compiler's wall time; the others' own, start-up excluded) and its
 # BPF programs' own time per call (kernel.bpf_stats_enabled, read from the
-# tracer's own program descriptors in /proc/PID/fdinfo).
+# tracer's own program descriptors in /proc/PID/fdinfo; "s:N" for a uprobe
+# session program, which runs at entries and at the returns not skipped).
 #   ALYS_OLD_BIN=DIR [WORKLOAD=...] bench/ab.sh [REPS] [ALYS-OPTIONS...]
 #   (root, after make; REPS default 4; e.g. --no-liveness)
 set -euo pipefail
@@ -49,7 +50,7 @@ stats() {
 			[ -n "$id" ] || continue
 			name=$(bpftool prog show id "$id" 2>/dev/null | sed -n 's/^[0-9]*: [a-z_]*  name \([a-z_]*\) .*/\1/p')
 			case $name in
-			gc_alloc_entry | gc_alloc_return)
+			gc_alloc_entry | gc_alloc_return | gc_alloc_session)
 				# a tracer closing its fds leaves fdinfo without the
 				# counts: such a reading does not replace the last one
 				counts=$(awk '/^run_time_ns:/ { t = $2 } /^run_cnt:/ { c = $2 }
@@ -76,10 +77,16 @@ one() {
 	[ "$WORKLOAD" = compiler ] || ms=$(sed -n 's/^elapsed_ms=//p' "$W/$tag.out")
 	echo -n "$tag $ms"
 	wait
-	# a program loaded but never run (a build that skips it): "-"
-	read -r c t <"$W/$tag.gc_alloc_entry" && [ "${c:-0}" -gt 0 ] &&
+	# a program loaded but never run (a build that skips it): "-"; one
+	# uprobe session program, run at the entries and at the returns not
+	# skipped: "s:" its time a run
+	if { read -r c t <"$W/$tag.gc_alloc_session"; } 2>/dev/null && [ "${c:-0}" -gt 0 ]; then
+		echo " s:$((t / c)) -"
+		return
+	fi
+	{ read -r c t <"$W/$tag.gc_alloc_entry"; } 2>/dev/null && [ "${c:-0}" -gt 0 ] &&
 		echo -n " $((t / c))" || echo -n " -"
-	read -r c t <"$W/$tag.gc_alloc_return" && [ "${c:-0}" -gt 0 ] &&
+	{ read -r c t <"$W/$tag.gc_alloc_return"; } 2>/dev/null && [ "${c:-0}" -gt 0 ] &&
 		echo " $((t / c))" || echo " -"
 }
 

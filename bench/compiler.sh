@@ -8,11 +8,15 @@
 #   no-liveness   --no-liveness: stacks, no following of blocks
 #   full          alys-bpf defaults (DWARF stacks, liveness)
 # and, with ALYS_OLD_BIN=DIR (a build of an earlier commit), old-no-liveness
-# and old-full run with DIR/alys-bpf.
+# and old-full run with DIR/alys-bpf. MODES="floor no-liveness ..." runs
+# those only.
 # Prints the median wall time of REPS rounds and its ratio to the floor;
 # for the traced modes (their median run): events, trace bytes per event,
-# the BPF programs' own time per call (kernel.bpf_stats_enabled, read by
-# bpftool while the tracer runs), frames reused from the last walk per event,
+# the allocation programs' own time per event (prog_ns) and, where an entry
+# and a return program run (not one uprobe session program), each one's per
+# call (kernel.bpf_stats_enabled, read by bpftool while the tracer runs),
+# the share of calls finished at entry (pred%: their block read there, no
+# return probe), frames reused from the last walk per event,
 # stack nodes sent and resent, liveness scans (count, ms in all, blocks
 # judged per scan), and the daemon's CPU seconds and peak RSS (its own, from
 # /proc, not the compiler's). Then `alys_converter -f report` on the full
@@ -77,19 +81,29 @@ import json, sys
 w, ms, size, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 d = json.load(open(w + '/c.json'))
 c, cols = d['counters'], d.get('collections', [])
-entry = ret = calls = 0
+# the allocation programs: an entry and a return program, or one uprobe
+# session program running at both
+calls = d.get('end', {}).get('events', 0)
+entry = ret = '-'
+total = 0
 try:
     for p in json.load(open(w + '/p.json')):
-        if p.get('name') == 'gc_alloc_entry' and p.get('run_cnt'):
-            calls, entry = p['run_cnt'], p['run_time_ns'] / p['run_cnt']
-        if p.get('name') == 'gc_alloc_return' and p.get('run_cnt'):
-            ret = p['run_time_ns'] / p['run_cnt']
+        name, n = p.get('name', ''), p.get('run_cnt')
+        if not n or not (name in ('gc_alloc_entry', 'gc_alloc_return') or
+                         name.startswith('gc_alloc_sess')):
+            continue
+        total += p['run_time_ns']
+        if name == 'gc_alloc_entry':
+            entry = f"{p['run_time_ns'] / n:.0f}"
+        elif name == 'gc_alloc_return':
+            ret = f"{p['run_time_ns'] / n:.0f}"
 except (OSError, ValueError):
     pass
 ticks, hwm = open(w + '/daemon').read().split()
 scans = [x for x in cols if x.get('scan_ns')]
 judged = sum(x['judged'] for x in scans) / len(scans) if scans else 0
-print(ms, calls, f'{size / max(calls, 1):.1f}', f'{entry:.0f}', f'{ret:.0f}',
+print(ms, calls, f'{size / max(calls, 1):.1f}', f'{total / max(calls, 1):.0f}', entry, ret,
+      f"{100 * c.get('calls_predicted', 0) / max(calls, 1):.0f}",
       f"{c.get('frames_reused', 0) / max(calls, 1):.1f}", c.get('stack_nodes', 0),
       c.get('stack_resent', 0), len(scans), f"{sum(x['scan_ns'] for x in scans) / 1e6:.0f}",
       f'{judged:.0f}', f'{int(ticks) / hz:.1f}', f'{int(hwm) / 1024:.0f}')
@@ -97,8 +111,7 @@ PY
 	if [ "$mode" = full ]; then cp "$W/t.alys" "$W/full.alys"; fi
 }
 
-MODES="untraced floor no-liveness full"
-[ -n "${ALYS_OLD_BIN:-}" ] && MODES="$MODES old-no-liveness old-full"
+MODES=${MODES:-untraced floor no-liveness full${ALYS_OLD_BIN:+ old-no-liveness old-full}}
 sysctl -qw kernel.bpf_stats_enabled=1
 echo "# bench/compiler.sh, $(date -u +%F), $(uname -r), $(nproc) CPUs, median of $REPS rounds, $(crystal --version | sed -n 1p)"
 for i in $(seq "$REPS"); do
@@ -109,15 +122,16 @@ done
 # median by wall time
 median() { sort -n "$W/runs.$1" | sed -n "$(((REPS + 1) / 2))p"; }
 floor=$(median floor | cut -d' ' -f1)
-printf '%-16s %8s %7s %8s %7s %8s %7s %7s %9s %7s %6s %8s %8s %7s %8s\n' mode wall_ms x_floor \
-	events B/event entry_ns ret_ns reused nodes resent scans scan_ms judged/scan d_cpu_s d_rss_MB
+printf '%-16s %8s %7s %8s %7s %7s %8s %7s %5s %7s %9s %7s %6s %8s %8s %7s %8s\n' mode wall_ms x_floor \
+	events B/event prog_ns entry_ns ret_ns pred% reused nodes resent scans scan_ms judged/scan \
+	d_cpu_s d_rss_MB
 for mode in $MODES; do
 	read -r ms rest < <(median "$mode")
 	if [ "$rest" = - ]; then
 		printf '%-16s %8d %7.2f\n' "$mode" "$ms" "$(echo "$ms / $floor" | bc -l)"
 	else
 		# shellcheck disable=SC2086
-		printf '%-16s %8d %7.2f %8s %7s %8s %7s %7s %9s %7s %6s %8s %8s %7s %8s\n' "$mode" "$ms" \
+		printf '%-16s %8d %7.2f %8s %7s %7s %8s %7s %5s %7s %9s %7s %6s %8s %8s %7s %8s\n' "$mode" "$ms" \
 			"$(echo "$ms / $floor" | bc -l)" $rest
 	fi
 done

@@ -12,7 +12,9 @@
 # Prints the best work time of REPS rounds (timed by the program itself,
 # start-up excluded), x_floor, trace bytes per event, and for full and
 # no-liveness the BPF programs' own run time per call (kernel.bpf_stats_enabled,
-# read by bpftool while the tracer is attached) and the stack nodes written.
+# read by bpftool while the tracer is attached; a uprobe session program's
+# time a run, at entries and the returns not skipped, under bpf_entry_ns)
+# and the stack nodes written.
 # ALYS_OLD_BIN=DIR adds the modes run with DIR/alys-bpf (e.g. a build of an
 # earlier commit) as old-full and old-no-liveness. DEEP_SHAPE=compiler
 # gives the stacks the compiler's frame sizes and locality (deep_stacks.cr).
@@ -36,7 +38,7 @@ counter() {
 bpf_stats() {
 	while kill -0 "$1" 2>/dev/null; do
 		bpftool prog show -j >"$W/p.json.tmp" 2>/dev/null &&
-			grep -q gc_alloc_return "$W/p.json.tmp" && mv "$W/p.json.tmp" "$2"
+			grep -q 'gc_alloc_\(return\|session\)' "$W/p.json.tmp" && mv "$W/p.json.tmp" "$2"
 		sleep 0.3
 	done
 }
@@ -70,6 +72,10 @@ try:
             calls, entry = p['run_cnt'], p['run_time_ns'] / p['run_cnt']
         if p.get('name') == 'gc_alloc_return' and p.get('run_cnt'):
             ret = p['run_time_ns'] / p['run_cnt']
+        # one uprobe session program: its
+        # time a run, entries and the returns not skipped alike
+        if p.get('name', '').startswith('gc_alloc_sess') and p.get('run_cnt', 0) > calls:
+            calls, entry, ret = p['run_cnt'], p['run_time_ns'] / p['run_cnt'], 0
 except (OSError, ValueError):
     pass
 print(ms, size, calls, f'{entry:.0f}', f'{ret:.0f}', nodes)

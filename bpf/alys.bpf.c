@@ -165,6 +165,7 @@ struct pending_call {
 	__u64 gc_no_addr;
 	__u64 stack_key;
 	__u64 sp;		/* the stack pointer at its entry */
+	__u64 predicted;	/* the block read at entry, to check (predict.h) */
 	__u8 kind;
 	__u8 skip;
 };
@@ -230,6 +231,10 @@ struct thread_state {
 	 * and the collection around it (its entry: gc_world_stop) */
 	__u64 pause_stop_ns, pause_start_ns, pause_key, pause_gc_no_addr;
 	__u64 collect_begin_ns;
+	/* predict.h: where GC_thread_key lives, in which address space;
+	 * EXTRA_BYTES + 1 (0: not read); the blocks read so far */
+	__u64 key_addr, key_mm;
+	__u32 extra_bytes, predicted;
 };
 
 /* Task storage: found without a hash lookup, freed when the thread exits. */
@@ -275,6 +280,7 @@ static __always_inline void count(__u32 slot, enum alys_counter c)
 #include "live.h"
 #include "sample.h"
 #include "refill.h"
+#include "predict.h"
 
 /* Prefixes cached as sent: every ALYS_KEY_STEP-th and the whole stack. A
  * record then repeats at most ALYS_KEY_STEP - 1 frames the daemon knows,
@@ -489,6 +495,30 @@ static __always_inline struct thread_state *thread_of(struct alys_sess *S, bool 
 	return st;
 }
 
+/* A call done, its block addr: at its return, or at its entry when the
+ * block was read there (predict.h). */
+static __always_inline void finish_call(struct alys_sess *S, struct pending_call *c, __u32 d,
+					__u64 addr)
+{
+	__u64 bias = c->gc_no_addr ? c->gc_no_addr - gc_no_vaddr : 0;
+	__u32 gc_no = 0;
+
+	/* The collection this allocation ran is judged before its block,
+	 * which may reuse a slot that collection freed, is tracked. */
+	if (c->gc_no_addr) {
+		gc_no = gc_no_at(S, bias);
+		scan_if_collected(S, bias, SCAN_IMPLICIT, gc_no);
+	}
+	if (c->skip)
+		return;
+	if (c->kind == ALYS_KIND_REALLOC)
+		untrack_block(S, c->old_addr);
+	/* Before the event: a death found by reuse precedes the new block. */
+	if (c->gc_no_addr)
+		track_block(S, bias, addr, c->size, c->kind != ALYS_KIND_REALLOC, gc_no);
+	submit_event(S, c->kind, d, c->size, addr, c->old_addr, c->stack_key, gc_no);
+}
+
 /* pv: the probe's ELF address, 0 when unknown. Returns what a session
  * entry returns: 1 when no return probe is needed. */
 static __always_inline int on_entry(struct alys_sess *S, struct pt_regs *regs, __u8 kind,
@@ -545,9 +575,19 @@ static __always_inline int on_entry(struct alys_sess *S, struct pt_regs *regs, _
 	c->old_addr = old_addr;
 	c->skip = !sampled;
 	c->gc_no_addr = gc_no_vaddr && pv ? bias_of(regs, pv) + gc_no_vaddr : 0;
+	c->predicted = 0;
 	if (c->skip)
 		return 0;
 	c->stack_key = collect_stack(regs, st);
+	if (session_mode && kind != ALYS_KIND_REALLOC && pv) {
+		c->predicted = predict_block(S, st, kind, bias_of(regs, pv), size);
+		if (c->predicted && predict_trusted(st)) {
+			st->depth = d;
+			count(S->slot, ALYS_CNT_PREDICTED);
+			finish_call(S, c, d, c->predicted);
+			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -555,8 +595,7 @@ static __always_inline int on_return(struct alys_sess *S, struct pt_regs *regs)
 {
 	struct thread_state *st;
 	struct pending_call *c;
-	__u64 bias;
-	__u32 d, gc_no = 0;
+	__u32 d;
 
 	st = thread_of(S, false);
 	/* No state: the call began before the probes were attached. */
@@ -566,23 +605,9 @@ static __always_inline int on_return(struct alys_sess *S, struct pt_regs *regs)
 	if (d >= ALYS_MAX_DEPTH)
 		return 0;
 	c = &st->calls[d & (ALYS_MAX_DEPTH - 1)];
-	bias = c->gc_no_addr ? c->gc_no_addr - gc_no_vaddr : 0;
-	/* The collection this allocation ran is judged before its block,
-	 * which may reuse a slot that collection freed, is tracked. */
-	if (c->gc_no_addr) {
-		gc_no = gc_no_at(S, bias);
-		scan_if_collected(S, bias, SCAN_IMPLICIT, gc_no);
-	}
-	if (c->skip)
-		return 0;
-	if (c->kind == ALYS_KIND_REALLOC)
-		untrack_block(S, c->old_addr);
-	/* Before the event: a death found by reuse precedes the new block. */
-	if (c->gc_no_addr)
-		track_block(S, bias, PT_REGS_RC(regs), c->size, c->kind != ALYS_KIND_REALLOC,
-			    gc_no);
-	submit_event(S, c->kind, d, c->size, PT_REGS_RC(regs), c->old_addr,
-		     c->stack_key, gc_no);
+	if (c->predicted && !c->skip)
+		predict_check(S, c->predicted, PT_REGS_RC(regs));
+	finish_call(S, c, d, PT_REGS_RC(regs));
 	return 0;
 }
 

@@ -91,6 +91,9 @@ enum alys_counter {
 	ALYS_CNT_STACK_SPANS_READ,	/* dwarf: walks that copied the last one's span at once */
 	ALYS_CNT_WALKS_IN_PLACE,	/* dwarf: walks that went on in the last one's record */
 	ALYS_CNT_GC_NO_READS,	/* GC_gc_no read from the target for an event (gc_no_at) */
+	ALYS_CNT_PREDICTED,	/* calls finished at entry: their block read there */
+	ALYS_CNT_PREDICT_CHECKED,	/* blocks read at entry checked at the return */
+	ALYS_CNT_PREDICT_WRONG,	/* ...and found wrong: no more read in the session */
 	ALYS_CNT_NR,
 };
 
@@ -118,6 +121,13 @@ enum alys_counter {
 
 /* A session's state in the BPF object's `sessions` map, read and written
  * by the daemon through its mapping (src/core/bpf_pool.h). */
+/* Where GC_thread_key lives (src/gc/gc_vars.h, bpf/predict.h). */
+enum alys_tls_mode {
+	ALYS_TLS_NONE,
+	ALYS_TLS_STATIC,	/* at a fixed offset from the fs base */
+	ALYS_TLS_DTV,		/* in a module's block, through the DTV */
+};
+
 struct alys_sess {
 	__u32 slot;			/* its own index, set by the daemon */
 	__u32 live_state;		/* enum alys_live_state */
@@ -145,6 +155,8 @@ struct alys_sess {
 	__u32 gc_no_known;
 	__u32 pad_gc;
 	__u64 gc_no_cache;		/* gen << 32 | GC_gc_no */
+	__u32 predict_off;		/* a block read at entry was wrong: read no more */
+	__u32 pad_predict;
 };
 
 struct alys_rb_event {

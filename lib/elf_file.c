@@ -262,7 +262,11 @@ const void *elf_file_bytes_at(struct elf_file *ef, GElf_Addr vaddr, size_t size)
 	return raw + off;
 }
 
-bool elf_file_reloc_at(struct elf_file *ef, GElf_Addr slot, struct elf_reloc *out)
+/* Calls visit for every dynamic or static relocation with addend, with
+ * the name of its symbol ("" for none), until it returns true (then true). */
+typedef bool rela_visit(void *arg, const GElf_Rela *r, const char *sym);
+
+static bool each_rela(struct elf_file *ef, rela_visit *visit, void *arg)
 {
 	Elf_Scn *scn = NULL;
 
@@ -284,18 +288,40 @@ bool elf_file_reloc_at(struct elf_file *ef, GElf_Addr slot, struct elf_reloc *ou
 			GElf_Sym sym;
 			const char *s = NULL;
 
-			if (!gelf_getrela(data, (int)i, &r) || r.r_offset != slot)
+			if (!gelf_getrela(data, (int)i, &r))
 				continue;
-			out->type = (uint32_t)GELF_R_TYPE(r.r_info);
-			out->addend = r.r_addend;
 			if (symdata && GELF_R_SYM(r.r_info) &&
 			    gelf_getsym(symdata, (int)GELF_R_SYM(r.r_info), &sym))
 				s = elf_strptr(ef->elf, symsh.sh_link, sym.st_name);
-			snprintf(out->sym, sizeof(out->sym), "%s", s ? s : "");
-			return true;
+			if (visit(arg, &r, s ? s : ""))
+				return true;
 		}
 	}
 	return false;
+}
+
+struct reloc_query {
+	GElf_Addr slot;
+	struct elf_reloc *out;
+};
+
+static bool is_at_slot(void *arg, const GElf_Rela *r, const char *sym)
+{
+	struct reloc_query *q = arg;
+
+	if (r->r_offset != q->slot)
+		return false;
+	q->out->type = (uint32_t)GELF_R_TYPE(r->r_info);
+	q->out->addend = r->r_addend;
+	snprintf(q->out->sym, sizeof(q->out->sym), "%s", sym);
+	return true;
+}
+
+bool elf_file_reloc_at(struct elf_file *ef, GElf_Addr slot, struct elf_reloc *out)
+{
+	struct reloc_query q = { slot, out };
+
+	return each_rela(ef, is_at_slot, &q);
 }
 
 bool elf_file_slot_value(struct elf_file *ef, GElf_Addr slot, uint64_t *value)
@@ -315,6 +341,67 @@ bool elf_file_slot_value(struct elf_file *ef, GElf_Addr slot, uint64_t *value)
 		return true;
 	}
 	return false;
+}
+
+bool elf_file_tls_segment(struct elf_file *ef, GElf_Addr *vaddr, GElf_Xword *memsz,
+			  GElf_Xword *align)
+{
+	size_t n;
+
+	if (elf_getphdrnum(ef->elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(ef->elf, (int)i, &ph) && ph.p_type == PT_TLS) {
+			*vaddr = ph.p_vaddr;
+			*memsz = ph.p_memsz;
+			*align = ph.p_align;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool is_tls_named(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct by_name *q = arg;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_TLS || strcmp(name, q->name))
+		return false;
+	*q->vaddr = sym->st_value;
+	return true;
+}
+
+bool elf_file_find_tls_symbol(struct elf_file *ef, const char *name, GElf_Addr *offset)
+{
+	struct by_name q = { name, offset, NULL };
+
+	return each_symbol(ef, is_tls_named, &q, false);
+}
+
+struct reloc_count {
+	uint32_t type;
+	size_t n;
+	GElf_Addr *slot;
+};
+
+static bool count_type(void *arg, const GElf_Rela *r, const char *sym)
+{
+	struct reloc_count *q = arg;
+
+	(void)sym;
+	if (GELF_R_TYPE(r->r_info) == q->type && !q->n++)
+		*q->slot = r->r_offset;
+	return false;
+}
+
+size_t elf_file_count_relocs(struct elf_file *ef, uint32_t type, GElf_Addr *slot)
+{
+	struct reloc_count q = { type, 0, slot };
+
+	each_rela(ef, count_type, &q);
+	return q.n;
 }
 
 bool elf_has_symtab(Elf *elf)

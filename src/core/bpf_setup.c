@@ -120,6 +120,21 @@ static void choose_programs(struct session *t)
 		say(t, "note: no GC pause records: %s\n", t->tg.gp.pauses_why);
 	if (t->o->verbose && !t->o->empty_probes && !t->tg.gp.heap_grow.found)
 		say(t, "note: no heap growth records: %s\n", t->tg.gp.grow_why);
+	if (t->o->verbose && t->predict_blocks) {
+		const struct gc_thread_key *k = &t->tg.gp.thread_key;
+		char where[96];
+
+		if (k->mode == ALYS_TLS_STATIC)
+			snprintf(where, sizeof(where), "at fs%+lld", (long long)k->tpoff);
+		else
+			snprintf(where, sizeof(where), "in libgc's TLS block +%llu, module id at 0x%llx",
+				 (unsigned long long)k->dtpoff, (unsigned long long)k->modid_vaddr);
+		say(t, "allocations: small blocks read off the thread's free list at entry "
+		    "(GC_thread_key %s), no return probe for them\n", where);
+	} else if (t->o->verbose && !t->tg.gp.thread_key.mode && !t->o->empty_probes &&
+		 !t->refill && !t->census_only)
+		say(t, "note: every allocation takes a return probe: %s\n",
+		    t->tg.gp.thread_key_why);
 	bpf_program__set_autoload(s->progs.empty_entry, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.empty_return, t->o->empty_probes);
 	bpf_program__set_autoload(s->progs.census_setcb_entry, t->o->census_every != 0);
@@ -283,6 +298,19 @@ static int configure_bpf(struct session *t)
 		t->skel->rodata->refill_kind_reg = gp->refill.kind_reg;
 	}
 	t->skel->rodata->gc_no_vaddr = gp->gc_no_vaddr;
+	if (t->predict_blocks) {
+		t->skel->rodata->predict_tls = gp->thread_key.mode;
+		t->skel->rodata->predict_tpoff = gp->thread_key.tpoff;
+		t->skel->rodata->predict_modid_vaddr = gp->thread_key.modid_vaddr;
+		t->skel->rodata->predict_dtpoff = gp->thread_key.dtpoff;
+		t->skel->rodata->aip_vaddr = gp->aip_vaddr;
+		/* Tests: every block read at entry checked at the return; each
+		 * taken this many bytes off, a wrong layout to catch. */
+		t->skel->rodata->predict_check_all = getenv("ALYS_BPF_PREDICT_CHECK_ALL") &&
+						     *getenv("ALYS_BPF_PREDICT_CHECK_ALL");
+		if (getenv("ALYS_BPF_PREDICT_SKEW"))
+			t->skel->rodata->predict_skew = (__u32)atoi(getenv("ALYS_BPF_PREDICT_SKEW"));
+	}
 	set_layout(t);
 	unwind_maps_fds(t->um, &rows_fd, &objects_fd, &procs_fd);
 	if (rows_fd >= 0) {

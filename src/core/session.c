@@ -61,6 +61,9 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_STACK_SPANS_READ] = "stack_spans_read",
 	[ALYS_CNT_WALKS_IN_PLACE] = "walks_in_place",
 	[ALYS_CNT_GC_NO_READS] = "gc_no_reads",
+	[ALYS_CNT_PREDICTED] = "calls_predicted",
+	[ALYS_CNT_PREDICT_CHECKED] = "predictions_checked",
+	[ALYS_CNT_PREDICT_WRONG] = "predictions_wrong",
 	[ALYS_CNT_RB_DROP_PAUSE] = "ringbuf_drop_pause",
 	[ALYS_CNT_RB_DROP_GROW] = "ringbuf_drop_grow",
 	[ALYS_CNT_LIVE_EXIT_IN_GC] = "live_exit_in_gc",
@@ -638,7 +641,14 @@ int session_load(struct session *t)
 	liveness_choose(&t->live, &t->tg.gp, o->no_liveness || o->empty_probes || t->census_only);
 	/* ALYS_BPF_NO_SESSIONS=1: behave as on kernels without uprobe
 	 * sessions (tests and benchmarks compare the two). */
-	t->uprobe_sessions = t->sample_bytes && !o->empty_probes && !getenv("ALYS_BPF_NO_SESSIONS");
+	/* A block read at entry lets the entry drop the return probe: that
+	 * needs sessions too. ALYS_BPF_NO_PREDICT=1: every call's return
+	 * probe reads its block (benchmarks compare the two). */
+	t->predict_blocks = !t->refill && !t->census_only && !o->empty_probes &&
+			    t->tg.gp.thread_key.mode != ALYS_TLS_NONE && t->tg.gp.aip_vaddr &&
+			    !getenv("ALYS_BPF_NO_PREDICT");
+	t->uprobe_sessions = (t->sample_bytes || t->predict_blocks) && !o->empty_probes &&
+			     !getenv("ALYS_BPF_NO_SESSIONS");
 	return bpf_setup_open(t);
 }
 

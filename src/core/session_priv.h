@@ -64,6 +64,7 @@ struct session {
 	int session_fds[24];	/* uprobe-session and uprobe_multi links */
 	int nsessions;
 	bool uprobe_sessions;	/* attached as uprobe sessions (Linux 6.13+): see bpf/alys.bpf.c */
+	bool predict_blocks;	/* a call's block read at its entry (bpf/predict.h) */
 	bool pauses;		/* the pause probes (both found, not --empty-probes) */
 	bool grows;		/* the heap growth probe (found, not --empty-probes) */
 	bool multi;		/* uprobes as uprobe_multi links where kept (session_link.h) */

@@ -102,6 +102,7 @@ int gc_probes_resolve(const char *path, struct gc_probes *gp, char *err, size_t 
 		gp->gc_no_vaddr = v;
 	if (elf_file_find_symbol(&ef, "GC_all_interior_pointers", &v, NULL))
 		gp->aip_vaddr = v;
+	gc_thread_key_derive(&ef, &gp->thread_key, gp->thread_key_why, sizeof(gp->thread_key_why));
 	gp->collect.name = "GC_gcollect";
 	gp->collect.args = PLACE_IP_ONLY;
 	if (place_probe(&ef, &gp->collect, err, errlen)) {

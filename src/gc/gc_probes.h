@@ -14,6 +14,7 @@
 
 #include "alys_events.h"
 #include "gc/gc_layout.h"
+#include "gc/gc_vars.h"
 #include "gc/probe_place.h"
 #include "gc/refill_probe.h"
 
@@ -57,6 +58,10 @@ struct gc_probes {
 	struct gc_func refill_at;	/* the refill probe, as attach_one takes it */
 	bool refill_ok;
 	uint64_t aip_vaddr;		/* GC_all_interior_pointers, 0: not exported */
+	/* the threads' free lists, where an allocation's block is read at
+	 * its entry (bpf/predict.h) */
+	struct gc_thread_key thread_key;
+	char thread_key_why[PATH_MAX + 128];	/* why not */
 	uint64_t total_bytes_vaddr[2];	/* GC_get_total_bytes sums these two words */
 	bool total_bytes_ok;
 	char total_bytes_why[256];	/* why not */

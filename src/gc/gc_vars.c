@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alys_events.h"
 #include "lib/elf_file.h"
 #include "lib/util.h"
 #include "lib/x86_insn.h"
@@ -586,5 +587,72 @@ int gc_heap_grow_derive(struct elf_file *ef, uint64_t *expand_inner, uint64_t *c
 	}
 	*expand_inner = inner;
 	*call_site = site;
+	return 0;
+}
+
+/* An executable, not a shared library: ET_EXEC, or a PIE (it names its
+ * interpreter). */
+static bool is_executable(struct elf_file *ef)
+{
+	size_t n;
+
+	if (ef->ehdr.e_type == ET_EXEC)
+		return true;
+	if (elf_getphdrnum(ef->elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(ef->elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
+int gc_thread_key_derive(struct elf_file *ef, struct gc_thread_key *k, char *why,
+			 size_t whylen)
+{
+	GElf_Addr vaddr, off = 0, slot = 0;
+	GElf_Xword memsz, align;
+	bool named;
+
+	memset(k, 0, sizeof(*k));
+	if (!elf_file_tls_segment(ef, &vaddr, &memsz, &align)) {
+		snprintf(why, whylen, "%s has no thread-local storage (a libgc without "
+			 "thread-local allocation)", ef->path);
+		return -1;
+	}
+	if (!align)
+		align = 1;
+	named = elf_file_find_tls_symbol(ef, "GC_thread_key", &off);
+	if (is_executable(ef)) {
+		/* The executable's block ends at the thread pointer (x86-64's
+		 * variant II), placed as glibc's loader places the first one. */
+		GElf_Xword first = (0 - vaddr) & (align - 1);
+
+		if (!named) {
+			snprintf(why, whylen, "%s has no symbol GC_thread_key (stripped?)",
+				 ef->path);
+			return -1;
+		}
+		k->mode = ALYS_TLS_STATIC;
+		k->tpoff = (int64_t)off -
+			   (int64_t)(((memsz - first + align - 1) / align) * align + first);
+		return 0;
+	}
+	/* A stripped libgc.so: GC_thread_key is the one word of its segment. */
+	if (!named && memsz > 8) {
+		snprintf(why, whylen, "%s has %lu bytes of thread-local storage and no symbol "
+			 "GC_thread_key", ef->path, (unsigned long)memsz);
+		return -1;
+	}
+	if (elf_file_count_relocs(ef, R_X86_64_DTPMOD64, &slot) != 1) {
+		snprintf(why, whylen, "%s does not reach its thread-local storage through one "
+			 "module id (R_X86_64_DTPMOD64)", ef->path);
+		return -1;
+	}
+	k->mode = ALYS_TLS_DTV;
+	k->modid_vaddr = slot;
+	k->dtpoff = off;
 	return 0;
 }

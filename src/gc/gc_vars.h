@@ -59,4 +59,22 @@ int gc_collect_inner_derive(struct elf_file *ef, uint64_t stop_world, uint64_t *
 int gc_heap_grow_derive(struct elf_file *ef, uint64_t *expand_inner, uint64_t *call_site,
 			char *why, size_t whylen);
 
+/*
+ * Where a thread finds GC_thread_key, the __thread pointer to its free
+ * lists (struct thread_local_freelists) in a libgc built with thread-local
+ * allocation (bpf/predict.h reads the block an allocation will return
+ * there). In an executable (libgc linked statically), in its own TLS block
+ * at a fixed offset from the thread pointer (the fs base); in a shared
+ * libgc, in its module's block, found through the thread's DTV and the
+ * module id the dynamic linker writes into a GOT slot.
+ */
+struct gc_thread_key {
+	uint32_t mode;		/* enum alys_tls_mode (ALYS_TLS_NONE: not found) */
+	int64_t tpoff;		/* STATIC: its address minus the fs base */
+	uint64_t modid_vaddr;	/* DTV: the GOT slot of libgc's module id */
+	uint64_t dtpoff;	/* DTV: its offset in the module's block */
+};
+int gc_thread_key_derive(struct elf_file *ef, struct gc_thread_key *k, char *why,
+			 size_t whylen);
+
 #endif
