@@ -4,7 +4,10 @@
 # http/server (`crystal build --no-codegen`, its cache warm), side by side
 # in one run (issue 38). Modes, interleaved round-robin:
 #   untraced
-#   floor         alys-bpf --empty-probes: the same uprobes doing nothing
+#   floor         alys-bpf --empty-probes: an entry and a return probe on
+#                 every call, doing nothing (issue 38's floor)
+#   floor-entry   the same without the return probe: one trap a call, the
+#                 floor of a call whose block is read at entry
 #   no-liveness   --no-liveness: stacks, no following of blocks
 #   full          alys-bpf defaults (DWARF stacks, liveness)
 # and, with ALYS_OLD_BIN=DIR (a build of an earlier commit), old-no-liveness
@@ -60,17 +63,18 @@ run() {
 		t1=$(date +%s%N)
 		echo "$(((t1 - t0) / 1000000)) -"
 		return ;;
-	floor) opt=(--empty-probes) ;;
+	floor | floor-entry) opt=(--empty-probes) ;;
 	no-liveness | old-no-liveness) opt=(--no-liveness) ;;
 	esac
 	[[ $mode == old-* ]] && bin=$ALYS_OLD_BIN/alys-bpf
-	"$bin" -q "${opt[@]}" -o "$W/t.alys" -- "${CMD[@]}" >/dev/null &
+	ALYS_BPF_EMPTY_ENTRY_ONLY=$([ "$mode" = floor-entry ] && echo 1) \
+		"$bin" -q "${opt[@]}" -o "$W/t.alys" -- "${CMD[@]}" >/dev/null &
 	pid=$!
 	watch "$pid" &
 	wait "$pid"
 	t1=$(date +%s%N)
 	wait
-	if [ "$mode" = floor ]; then
+	if [[ $mode == floor* ]]; then
 		echo "$(((t1 - t0) / 1000000)) -"
 		return
 	fi
@@ -111,7 +115,7 @@ PY
 	if [ "$mode" = full ]; then cp "$W/t.alys" "$W/full.alys"; fi
 }
 
-MODES=${MODES:-untraced floor no-liveness full${ALYS_OLD_BIN:+ old-no-liveness old-full}}
+MODES=${MODES:-untraced floor floor-entry no-liveness full${ALYS_OLD_BIN:+ old-no-liveness old-full}}
 sysctl -qw kernel.bpf_stats_enabled=1
 echo "# bench/compiler.sh, $(date -u +%F), $(uname -r), $(nproc) CPUs, median of $REPS rounds, $(crystal --version | sed -n 1p)"
 for i in $(seq "$REPS"); do

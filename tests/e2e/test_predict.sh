@@ -13,6 +13,7 @@
 #     checked at their return
 #   - ALYS_BPF_PREDICT_CHECK_ALL=1: every block read at entry checked
 #     against the one returned (at least 98,000), none wrong
+# and on Debian 12's shared libgc and the clang build (20,000 calls):
 #   - ALYS_BPF_PREDICT_SKEW=16 (each block read taken a granule off, as a
 #     wrong layout would give): found wrong at once, reading turned off, the
 #     trace still counts every call of the program's size
@@ -25,7 +26,7 @@ BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf
 make_tmpdir T
 P=$ALYS_PROGS
-N=100000
+N=100000 N_SMALL=20000
 
 # counters FILE.alys: the prediction counters, "predicted checked wrong"
 counters() {
@@ -71,13 +72,15 @@ for v in alloc_known alloc_known-static $(gc_matrix alloc_known); do
 	check_ge "$v: checking all: blocks read at entry equal to those returned ($checked)" "$checked" 98000
 	check_eq "$v: checking all: none wrong" "$wrong" 0
 
-	ALYS_BPF_PREDICT_SKEW=16 "$BIN/alys-bpf" -q -o "$T/$v.skew.alys" -- "$P/$v" $N >/dev/null 2>&1
+	# what does not depend on the build: on a shared and a static one
+	case $v in alloc_known | alloc_known-clang) ;; *) continue ;; esac
+	ALYS_BPF_PREDICT_SKEW=16 "$BIN/alys-bpf" -q -o "$T/$v.skew.alys" -- "$P/$v" $N_SMALL >/dev/null 2>&1
 	read -r pred checked wrong < <(counters "$T/$v.skew.alys")
 	check_ge "$v: a wrong layout: found wrong" "$wrong" 1
 	check_eq "$v: a wrong layout: no call finished at entry" "$pred" 0
-	check_eq "$v: a wrong layout: every call still traced" "$(calls "$T/$v.skew.alys" "$size")" $N
+	check_eq "$v: a wrong layout: every call still traced" "$(calls "$T/$v.skew.alys" "$size")" $N_SMALL
 
-	ALYS_BPF_NO_PREDICT=1 "$BIN/alys-bpf" -q -o "$T/$v.off.alys" -- "$P/$v" $N >/dev/null 2>&1
+	ALYS_BPF_NO_PREDICT=1 "$BIN/alys-bpf" -q -o "$T/$v.off.alys" -- "$P/$v" $N_SMALL >/dev/null 2>&1
 	check_eq "$v: ALYS_BPF_NO_PREDICT: nothing read at entry" "$(counters "$T/$v.off.alys")" "0 0 0"
 done
 
