@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The block an allocation will return, read at its entry, so that the call
- * needs no return probe: one trap instead of two (~0.9 µs of the ~2 µs a
- * traced call's probes cost the compiler here).
+ * needs no return probe: one trap instead of two (the return's ~0.6 µs of
+ * the ~1.5 µs two empty probes cost a call here, bench/RESULTS.md).
  *
  * GC_malloc and GC_malloc_atomic of a libgc built with thread-local
  * allocation (GC_malloc_kind in thread_local_alloc.c, GC_FAST_MALLOC_GRANS)
