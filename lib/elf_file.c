@@ -343,23 +343,15 @@ bool elf_file_slot_value(struct elf_file *ef, GElf_Addr slot, uint64_t *value)
 	return false;
 }
 
-bool elf_file_tls_segment(struct elf_file *ef, GElf_Addr *vaddr, GElf_Xword *memsz,
-			  GElf_Xword *align)
+bool elf_file_segment(struct elf_file *ef, uint32_t type, GElf_Phdr *out)
 {
 	size_t n;
 
 	if (elf_getphdrnum(ef->elf, &n))
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(ef->elf, (int)i, &ph) && ph.p_type == PT_TLS) {
-			*vaddr = ph.p_vaddr;
-			*memsz = ph.p_memsz;
-			*align = ph.p_align;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(ef->elf, (int)i, out) && out->p_type == type)
 			return true;
-		}
-	}
 	return false;
 }
 

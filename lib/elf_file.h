@@ -68,9 +68,8 @@ bool elf_file_reloc_at(struct elf_file *ef, GElf_Addr slot, struct elf_reloc *ou
 /* What that slot holds once relocated, as an address in this file (a
  * RELATIVE addend, or a symbol defined here plus the addend). */
 bool elf_file_slot_value(struct elf_file *ef, GElf_Addr slot, uint64_t *value);
-/* The PT_TLS segment: its vaddr, memory size and alignment. */
-bool elf_file_tls_segment(struct elf_file *ef, GElf_Addr *vaddr, GElf_Xword *memsz,
-			  GElf_Xword *align);
+/* The first program header of a type (PT_TLS, PT_INTERP). */
+bool elf_file_segment(struct elf_file *ef, uint32_t type, GElf_Phdr *out);
 /* A defined STT_TLS symbol: its offset in the TLS segment (may be 0). */
 bool elf_file_find_tls_symbol(struct elf_file *ef, const char *name, GElf_Addr *offset);
 /* How many dynamic relocations have type; *slot: the first one's. */

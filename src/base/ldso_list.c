@@ -15,22 +15,17 @@ static int interpreter_of(const char *exe, char *out, size_t outlen)
 	struct elf_file ef;
 	char err[256];
 	const char *raw;
-	size_t n, len;
+	GElf_Phdr ph;
+	size_t len;
 	int ret = 1;
 
 	if (elf_file_open(&ef, exe, err, sizeof(err)))
 		return -1;
 	raw = elf_rawfile(ef.elf, &len);
-	if (raw && !elf_getphdrnum(ef.elf, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(ef.elf, i, &ph) || ph.p_type != PT_INTERP ||
-			    !ph.p_filesz || ph.p_offset + ph.p_filesz > len)
-				continue;
-			snprintf(out, outlen, "%.*s", (int)ph.p_filesz - 1, raw + ph.p_offset);
-			ret = 0;
-		}
+	if (raw && elf_file_segment(&ef, PT_INTERP, &ph) && ph.p_filesz &&
+	    ph.p_offset + ph.p_filesz <= len) {
+		snprintf(out, outlen, "%.*s", (int)ph.p_filesz - 1, raw + ph.p_offset);
+		ret = 0;
 	}
 	elf_file_close(&ef);
 	return ret;

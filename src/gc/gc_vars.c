@@ -594,41 +594,32 @@ int gc_heap_grow_derive(struct elf_file *ef, uint64_t *expand_inner, uint64_t *c
  * interpreter). */
 static bool is_executable(struct elf_file *ef)
 {
-	size_t n;
+	GElf_Phdr ph;
 
-	if (ef->ehdr.e_type == ET_EXEC)
-		return true;
-	if (elf_getphdrnum(ef->elf, &n))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(ef->elf, (int)i, &ph) && ph.p_type == PT_INTERP)
-			return true;
-	}
-	return false;
+	return ef->ehdr.e_type == ET_EXEC || elf_file_segment(ef, PT_INTERP, &ph);
 }
 
 int gc_thread_key_derive(struct elf_file *ef, struct gc_thread_key *k, char *why,
 			 size_t whylen)
 {
-	GElf_Addr vaddr, off = 0, slot = 0;
+	GElf_Addr off = 0, slot = 0;
 	GElf_Xword memsz, align;
+	GElf_Phdr tls;
 	bool named;
 
 	memset(k, 0, sizeof(*k));
-	if (!elf_file_tls_segment(ef, &vaddr, &memsz, &align)) {
+	if (!elf_file_segment(ef, PT_TLS, &tls)) {
 		snprintf(why, whylen, "%s has no thread-local storage (a libgc without "
 			 "thread-local allocation)", ef->path);
 		return -1;
 	}
-	if (!align)
-		align = 1;
+	memsz = tls.p_memsz;
+	align = tls.p_align ? tls.p_align : 1;
 	named = elf_file_find_tls_symbol(ef, "GC_thread_key", &off);
 	if (is_executable(ef)) {
 		/* The executable's block ends at the thread pointer (x86-64's
 		 * variant II), placed as glibc's loader places the first one. */
-		GElf_Xword first = (0 - vaddr) & (align - 1);
+		GElf_Xword first = (0 - tls.p_vaddr) & (align - 1);
 
 		if (!named) {
 			snprintf(why, whylen, "%s has no symbol GC_thread_key (stripped?)",
