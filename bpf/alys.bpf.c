@@ -197,16 +197,25 @@ struct walk_end {
 	__u64 bp_slot, bp_val;
 };
 
-/* What a walk read, so that the next one can tell which of its frames
- * still hold (unwind_dwarf.h, "Reusing the previous walk"). */
-struct walk_record {
-	struct walk_frame f[ALYS_MAX_FRAMES];
+/* Frames a walk's ring holds: twice the most a walk has, so that a walk
+ * can write its frames apart from the last one's until it meets them. */
+#define ALYS_WALK_RING (2 * ALYS_MAX_FRAMES)
+
+/* What a walk found besides its frames (unwind_dwarf.h, "Reusing the
+ * previous walk"): its frame k lies at f[(base + k) % ALYS_WALK_RING] of
+ * the thread's ring, frame 0's ip being the probe's pc. */
+struct walk_meta {
 	struct walk_end end;
-	__u32 nr, flags, epoch, valid;
+	__u32 base, nr, flags, epoch, valid;
+};
+
+struct walk_state {
+	struct walk_frame f[ALYS_WALK_RING];
+	struct walk_meta m[2];	/* m[walk & 1]: this walk's; the other: the last's */
 	/* while walking, in map memory rather than the walk's context so
 	 * that the verifier does not track them and can prune its states:
 	 * the last walk's next frame to look at, whether it may still match,
-	 * whether its frames are being copied, and the frame matched */
+	 * whether its frames are being checked, and the frame matched */
 	__u32 pj, matching, copying, match;
 };
 
@@ -225,8 +234,8 @@ struct thread_state {
 	__u32 span_len;		/* bytes from sp copied at the start */
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
 	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too */
-	__u32 walk;		/* walks[walk & 1]: this walk; the other: the last */
-	struct walk_record walks[2];
+	__u32 walk;		/* this walk's walks.m[]: walk & 1 */
+	struct walk_state walks;
 	/* a stop-the-world pause under way on this thread (gc_world_stop),
 	 * and the collection around it (its entry: gc_world_stop) */
 	__u64 pause_stop_ns, pause_start_ns, pause_key, pause_gc_no_addr;
@@ -235,6 +244,9 @@ struct thread_state {
 	 * EXTRA_BYTES + 1 (0: not read); the blocks read so far */
 	__u64 key_addr, key_mm;
 	__u32 extra_bytes, predicted;
+	/* unwind_dwarf.h: the address space's unwind_procs epoch */
+	__u64 proc_mm;
+	__u32 proc_epoch;
 };
 
 /* Task storage: found without a hash lookup, freed when the thread exits. */
@@ -294,6 +306,7 @@ struct key_ctx {
 	 * checkpoints from..to-1 */
 	__u32 from, to;
 	__u32 slot;		/* the session's */
+	__u32 base;		/* the walk's frame 0 in its ring (struct walk_meta) */
 };
 
 /* keys[k] from keys[k - 1], ALYS_KEYS_PER_STEP at a time: a bpf_loop
@@ -314,7 +327,24 @@ static long prefix_key_step(__u32 i, struct key_ctx *c)
 			return 1;
 		st->keys[k & (2 * ALYS_MAX_FRAMES - 1)] =
 			alys_stack_child_key(st->keys[(k - 1) & (2 * ALYS_MAX_FRAMES - 1)],
-					     st->scratch.ips[(c->nr - k) & (ALYS_MAX_FRAMES - 1)]);
+					     st->walks.f[(c->base + c->nr - k) & (ALYS_WALK_RING - 1)].ip);
+	}
+	return 0;
+}
+
+/* The record's frames, innermost first, from the walk's ring. */
+static long record_ips_step(__u32 i, struct key_ctx *c)
+{
+	struct thread_state *st = c->st;
+
+#pragma unroll
+	for (__u32 j = 0; j < ALYS_KEYS_PER_STEP; j++) {
+		__u32 k = i * ALYS_KEYS_PER_STEP + j;
+
+		if (k >= c->nr)
+			return 1;
+		st->scratch.ips[k & (ALYS_MAX_FRAMES - 1)] =
+			st->walks.f[(c->base + k) & (ALYS_WALK_RING - 1)].ip;
 	}
 	return 0;
 }
@@ -345,7 +375,8 @@ static long remember_step(__u32 i, struct key_ctx *c)
 static __always_inline __u64 stack_key(struct thread_state *st)
 {
 	struct alys_rb_stack *s = &st->scratch;
-	struct key_ctx c = { .st = st, .nr = s->nr, .slot = st->slot };
+	struct key_ctx c = { .st = st, .nr = s->nr, .slot = st->slot,
+			     .base = st->walks.m[st->walk & 1].base };
 	__u32 nr = s->nr, lo = 0, hi, mid;
 	void *cache = stack_cache(st->slot), *rb = events_at(st->slot);
 	__u64 size, leaf;
@@ -375,6 +406,8 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 	s->type = ALYS_RB_STACK;
 	s->depth = nr;
 	s->nr = nr - lo * ALYS_KEY_STEP;
+	c.nr = s->nr;
+	bpf_loop(ALYS_MAX_FRAMES / ALYS_KEYS_PER_STEP, record_ips_step, &c, 0);
 	s->pad = 0;
 	s->parent = st->keys[(lo * ALYS_KEY_STEP) & (2 * ALYS_MAX_FRAMES - 1)];
 	s->key = leaf;
@@ -402,12 +435,15 @@ static __always_inline __u64 collect_stack(struct pt_regs *regs,
 {
 	struct alys_rb_stack *s = &st->scratch;
 
+	/* a direct load: the task is trusted (BTF), no helper call */
+	__u64 mm = (__u64)bpf_get_current_task_btf()->mm;
+
 	s->nr = 0;
 	s->flags = 0;
 	if (unwind_mode == ALYS_UNWIND_DWARF)
-		unwind_dwarf(regs, st);
+		unwind_dwarf(regs, st, mm);
 	else
-		unwind_fp(regs, s, st->slot);
+		unwind_fp(regs, st);
 	if (s->nr == 0)
 		return 0;
 	return stack_key(st);

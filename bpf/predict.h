@@ -46,11 +46,12 @@ const volatile __u32 predict_skew;
 static __always_inline __u64 thread_key_addr(struct thread_state *st, __u64 bias)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 mm = (__u64)BPF_CORE_READ(task, mm), fs, dtv, modid, block;
+	/* direct loads: the task is trusted (BTF), no helper call */
+	__u64 mm = (__u64)task->mm, fs, dtv, modid, block;
 
 	if (st->key_addr && st->key_mm == mm)
 		return st->key_addr;
-	fs = BPF_CORE_READ(task, thread.fsbase);
+	fs = task->thread.fsbase;
 	if (!fs)
 		return 0;
 	if (predict_tls == ALYS_TLS_STATIC) {

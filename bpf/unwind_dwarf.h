@@ -190,14 +190,29 @@ const struct alys_proc empty_proc = {};
  * track it precisely and can prune the callback's states. */
 struct unwind_ctx {
 	struct alys_rb_stack *s;
-	struct alys_proc *proc;
 	struct thread_state *st;
-	struct walk_record *w, *old;	/* this walk's record, the last walk's */
+	struct walk_state *ws;	/* the thread's ring of frames */
+	struct walk_meta *w, *old;	/* this walk's, the last walk's */
 	struct thread_pages *pages;
 	__u64 pc, sp, bp;
 	__u64 page0;		/* the first sp's page number */
 	__u64 sp0;		/* the first sp */
+	__u64 mm;		/* the address space: its unwind_procs entry */
+	__u32 epoch;		/* that entry's */
 };
+
+#define WALK_RING_MASK (ALYS_WALK_RING - 1)
+
+/* Frame k of this walk, and of the last one, in the ring. */
+static __always_inline struct walk_frame *this_frame(struct unwind_ctx *c, __u32 k)
+{
+	return &c->ws->f[(c->w->base + k) & WALK_RING_MASK];
+}
+
+static __always_inline struct walk_frame *last_frame(struct unwind_ctx *c, __u32 k)
+{
+	return &c->ws->f[(c->old->base + k) & WALK_RING_MASK];
+}
 
 /*
  * A user read costs ~60 ns whatever its size up to a few hundred bytes,
@@ -245,15 +260,21 @@ static __always_inline int stack_read(struct unwind_ctx *c, __u64 addr, __u64 *v
  * address and rbp), the steps after it are the last walk's as long as the
  * words those read still hold the values read then: the walk goes on by
  * checking the last walk's next frame (its return address slot and saved
- * rbp) and copying it, not by walking. A frame that changed sends it back
- * to walking, from the last frame checked; so does the end of the last
- * walk where that stopped at the frame limit with more frames than this
- * one has. Where it ended otherwise, or at the limit at this walk's frame
- * number, what its last step read is checked too, and this walk ends
- * there as that one did (cut, or not). A deep
- * program's consecutive allocations share most of their stack (a
- * recursion's path from its root), and checking a frame costs a read and a
- * compare where walking it costs a row lookup too.
+ * rbp), not by walking it. A frame that changed sends it back to walking,
+ * from the last frame checked; so does the end of the last walk where
+ * that stopped at the frame limit with more frames than this one has.
+ * Where it ended otherwise, or at the limit at this walk's frame number,
+ * what its last step read is checked too, and this walk ends there as that
+ * one did (cut, or not). A deep program's consecutive allocations share
+ * most of their stack (a recursion's path from its root), and checking a
+ * frame costs a read and a compare where walking it costs a row lookup
+ * too.
+ *
+ * The frames lie in a ring twice the frame limit. A walk writes its own
+ * half apart from the last walk's frames until it meets one of them; then
+ * it moves its base so that the frames it shares with the last walk are
+ * the ones already in the ring (only the few above the meeting move), and
+ * the check is loads and compares, with nothing copied.
  */
 
 /* Tests turn it off (ALYS_BPF_NO_REUSE): the stacks must not change. */
@@ -264,21 +285,21 @@ const volatile bool reuse_walks = true;
  * a step. */
 static __always_inline bool in_last_walk(struct unwind_ctx *c, __u64 cfa, __u64 ra)
 {
-	struct walk_record *old = c->old, *w = c->w;
-	__u32 pj = w->pj;
+	struct walk_state *ws = c->ws;
+	__u32 pj = ws->pj, onr = c->old->nr;
 	struct walk_frame *of;
 
 	for (int i = 0; i < 4; i++) {
-		if (pj >= old->nr || old->f[pj & (ALYS_MAX_FRAMES - 1)].cfa >= cfa)
+		if (pj >= onr || last_frame(c, pj)->cfa >= cfa)
 			break;
 		pj++;
 	}
-	w->pj = pj;
-	if (pj >= old->nr) {
-		w->matching = 0;
+	ws->pj = pj;
+	if (pj >= onr) {
+		ws->matching = 0;
 		return false;
 	}
-	of = &old->f[pj & (ALYS_MAX_FRAMES - 1)];
+	of = last_frame(c, pj);
 	return of->cfa == cfa && of->ip == ra && of->bp == c->bp;
 }
 
@@ -297,11 +318,11 @@ static __always_inline bool still_reads(struct unwind_ctx *c, __u64 slot, __u64 
 	return !slot || (!stack_read(c, slot, &v) && v == val);
 }
 
-/* Back to walking from the last frame this walk has (copied or walked):
- * the state is set here, not at each frame copied. */
+/* Back to walking from the last frame this walk has (walked or checked):
+ * the state is set here, not at each frame checked. */
 static __always_inline long walk_on(struct unwind_ctx *c, __u32 nr)
 {
-	struct walk_frame *f = &c->w->f[(nr - 1) & (ALYS_MAX_FRAMES - 1)];
+	struct walk_frame *f = this_frame(c, nr - 1);
 
 	c->pc = f->ip;
 	c->sp = f->cfa;
@@ -309,16 +330,18 @@ static __always_inline long walk_on(struct unwind_ctx *c, __u32 nr)
 	return 0;
 }
 
-/* One step while copying: the last walk's frame w->pj, checked. Returns
- * what a bpf_loop callback does; w->copying 0 goes back to walking. */
+/* One step while checking: the last walk's frame ws->pj, which lies where
+ * this walk's frame s->nr belongs. Returns what a bpf_loop callback does;
+ * ws->copying 0 goes back to walking. */
 static __always_inline long copy_step(struct unwind_ctx *c)
 {
-	struct walk_record *old = c->old, *w = c->w;
-	__u32 k = w->pj, nr = c->s->nr;
-	struct walk_frame *of, *nf;
+	struct walk_meta *old = c->old, *w = c->w;
+	struct walk_state *ws = c->ws;
+	__u32 k = ws->pj, nr = c->s->nr;
+	struct walk_frame *of;
 
 	if (k >= old->nr || k >= ALYS_MAX_FRAMES) {
-		w->copying = 0;
+		ws->copying = 0;
 		if (!still_reads(c, old->end.slot, old->end.val) ||
 		    !still_reads(c, old->end.bp_slot, old->end.bp_val))
 			return walk_on(c, nr);	/* its end changed */
@@ -333,13 +356,13 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 		w->end = old->end;
 		/* the outer frames from the match on, and the flags, are the
 		 * last stack's: so are its keys of those prefixes (stack_key) */
-		if (c->s->flags == old->flags && w->match <= old->nr)
-			c->st->keys_kept = old->nr - w->match;
+		if (c->s->flags == old->flags && ws->match <= old->nr)
+			c->st->keys_kept = old->nr - ws->match;
 		return 1;
 	}
-	of = &old->f[k & (ALYS_MAX_FRAMES - 1)];
+	of = last_frame(c, k);
 	if (!still_reads(c, of->cfa - 8, of->ip) || !still_reads(c, of->bp_slot, of->bp)) {
-		w->copying = 0;
+		ws->copying = 0;
 		return walk_on(c, nr);
 	}
 	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
@@ -348,11 +371,8 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 		w->end = (struct walk_end){ of->cfa - 8, of->ip, of->bp_slot, of->bp };
 		return 1;
 	}
-	c->s->ips[nr & (ALYS_MAX_FRAMES - 1)] = of->ip;
 	c->s->nr = nr + 1;
-	nf = &w->f[nr & (ALYS_MAX_FRAMES - 1)];
-	*nf = *of;
-	w->pj = k + 1;
+	ws->pj = k + 1;
 	return 0;
 }
 
@@ -364,36 +384,59 @@ static __always_inline bool memo_row(struct unwind_ctx *c, __u64 lookup,
 	struct memo_entry *me = bpf_map_lookup_elem(&unwind_memo, &slot);
 
 	*mep = me;
-	if (me && me->tag == memo_tag(c->proc->epoch, lookup, me->row)) {
+	if (me && me->tag == memo_tag(c->epoch, lookup, me->row)) {
 		row_unpack(me->row, row);
 		return true;
 	}
 	return false;
 }
 
-/* Frames below the meeting that make adopting pay: a frame copied costs a
- * few ns, the read that adopts ~50. */
-#define ALYS_ADOPT_MIN 16
+/* Frames moved a loop step when a walk meets the last one. */
+#define ALYS_MOVE_PER_STEP 8
+
+struct move_ctx {
+	struct walk_frame *f;
+	__u32 src, dst;		/* ring positions of the highest frame, and its new one */
+	__u32 n;		/* frames to move */
+};
+
+/* Highest first: where the two ranges overlap, the new one is the higher
+ * (meet_last_walk), so no frame is overwritten before it has moved. */
+static long move_step(__u32 i, struct move_ctx *m)
+{
+#pragma unroll
+	for (__u32 j = 0; j < ALYS_MOVE_PER_STEP; j++) {
+		__u32 k = i * ALYS_MOVE_PER_STEP + j;
+
+		if (k >= m->n)
+			return 1;
+		m->f[(m->dst - k) & WALK_RING_MASK] = m->f[(m->src - k) & WALK_RING_MASK];
+	}
+	return 0;
+}
 
 /*
- * This walk met the last one at the same frame number: the frames from
- * there on sit where the last walk's record and the scratch's ips have them
- * already (only walks write those ips, and a stack record's header is all
- * stack_key changes). So this walk goes on in that record, its own frames
- * so far put in, and copying the rest is checking them in place: one copy
- * of the few frames above, not of the many below.
+ * This walk's frame nr met the last walk's frame ws->pj. Its base moves so
+ * that its frame nr lies there: the last walk's frames after it are then
+ * where this walk's next ones belong, to be checked in place. Its frames 1
+ * to nr, written half a ring away until now, move (frame nr too: its rbp
+ * slot is this walk's, which the next walk's check of the frame after it
+ * needs). Before the move they lie at base + 128 + k, after it at
+ * old base + pj - nr + k: the new range is 128 + pj - nr (mod 256) above
+ * the old, which is more than 0 and, with pj < 128, less than 256 - nr.
  */
-static __always_inline void adopt_last_walk(struct unwind_ctx *c, __u32 nr)
+static __always_inline void meet_last_walk(struct unwind_ctx *c, __u32 nr)
 {
-	struct walk_record *old = c->old;
-	__u32 n = nr & (ALYS_MAX_FRAMES - 1);
+	__u32 base = c->old->base + c->ws->pj - nr;
+	struct move_ctx m = {
+		.f = c->ws->f,
+		.src = c->w->base + nr,
+		.dst = base + nr,
+		.n = nr,
+	};
 
-	if (!n || bpf_probe_read_kernel(&old->f[1], n * sizeof(old->f[0]), &c->w->f[1]))
-		return;
-	old->pj = c->w->pj;
-	old->matching = 0;
-	c->st->walk++;
-	c->w = old;
+	c->w->base = base;
+	bpf_loop(ALYS_MAX_FRAMES / ALYS_MOVE_PER_STEP, move_step, &m, 0);
 }
 
 /* The frame at (c->pc, c->sp, c->bp) from its row: 0 to go on, 1 at the end. */
@@ -447,21 +490,19 @@ static __always_inline long walk_row(struct unwind_ctx *c, struct alys_unwind_ro
 	}
 	c->sp = cfa;
 	c->pc = ra;
-	c->s->ips[nr & (ALYS_MAX_FRAMES - 1)] = ra;
 	c->s->nr = nr + 1;
-	f = &c->w->f[nr & (ALYS_MAX_FRAMES - 1)];
+	f = this_frame(c, nr);
 	f->ip = ra;
 	f->cfa = cfa;
 	f->bp = c->bp;
 	f->bp_slot = bp_slot;
-	if (c->w->matching && in_last_walk(c, cfa, ra)) {
+	if (c->ws->matching && in_last_walk(c, cfa, ra)) {
 		/* one try: a walk that parts from the last one above is walked */
-		c->w->matching = 0;
-		if (c->w->pj == nr && c->old->nr > nr + ALYS_ADOPT_MIN)
-			adopt_last_walk(c, nr);
-		c->w->copying = 1;
-		c->w->match = c->w->pj;
-		c->w->pj++;
+		c->ws->matching = 0;
+		meet_last_walk(c, nr);
+		c->ws->copying = 1;
+		c->ws->match = c->ws->pj;
+		c->ws->pj++;
 	}
 	return 0;
 }
@@ -473,12 +514,19 @@ static __always_inline long walk_step(struct unwind_ctx *c)
 	struct alys_unwind_row *row, memo;
 	__u64 lookup = c->s->nr <= 1 ? c->pc : c->pc - 1, rel;
 	struct memo_entry *me;
+	struct alys_proc *proc;
 
 	if (memo_row(c, lookup, &me, &memo))
 		return walk_row(c, &memo);
-	m = cached_mapping(c->proc, lookup);
+	/* only here, past the memo: most walks need no mapping */
+	proc = bpf_map_lookup_elem(&unwind_procs, &c->mm);
+	if (!proc) {
+		count(c->st->slot, ALYS_CNT_UNWIND_NO_TABLE);
+		return 1;
+	}
+	m = cached_mapping(proc, lookup);
 	if (!m) {
-		if (!discover_mapping(c->proc, lookup, &found)) {
+		if (!discover_mapping(proc, lookup, &found)) {
 			count(c->st->slot, ALYS_CNT_UNWIND_NO_TABLE);
 			return 1;
 		}
@@ -499,7 +547,7 @@ static __always_inline long walk_step(struct unwind_ctx *c)
 		__u64 packed = row_pack(row);
 
 		me->row = packed;
-		me->tag = memo_tag(c->proc->epoch, lookup, packed);
+		me->tag = memo_tag(c->epoch, lookup, packed);
 	}
 	return walk_row(c, row);
 }
@@ -515,53 +563,56 @@ static __always_inline long walk_memoized(struct unwind_ctx *c)
 	return walk_row(c, &memo);
 }
 
-/* Frames checked a loop step while copying: a check is a few loads, so the
- * step's own cost (the call, reloading the context) would be most of it. */
-#define ALYS_COPY_PER_STEP 16
+/* Frames checked a loop step: a check is a few loads and compares, so
+ * the step's own cost (the call, reloading the context) would be most of
+ * it. */
+#define ALYS_CHECK_PER_STEP 32
 
 /*
  * copy_step's work for the frames whose slots lie in the span copied at
- * the start (nearly all): the cursors in registers, written back once, no
- * helper call on the way to keep them from. Returns 1 when it stopped
- * before ALYS_COPY_PER_STEP frames: the next one is copy_step's (a slot
- * outside the span, a frame that changed, the limit, the last walk's end).
+ * the start (nearly all): loads and compares, the cursors in registers,
+ * written back once, no helper call on the way to keep them from. Returns
+ * 1 when it stopped before ALYS_CHECK_PER_STEP frames: the next one is
+ * copy_step's (a slot outside the span, a frame that changed, the limit,
+ * the last walk's end).
  */
 static __always_inline int copy_in_span(struct unwind_ctx *c)
 {
-	struct walk_record *old = c->old, *w = c->w;
-	struct alys_rb_stack *s = c->s;
-	__u32 k = w->pj, nr = s->nr, onr = old->nr, span = c->st->span_len;
+	struct walk_state *ws = c->ws;
+	struct walk_frame *f = ws->f;
+	__u32 k = ws->pj, nr = c->s->nr, onr = c->old->nr, pos = c->old->base + k, left, i;
 	__u32 lim = max_frames < ALYS_MAX_FRAMES ? max_frames : ALYS_MAX_FRAMES;
-	__u64 sp0 = c->sp0;
+	__u64 sp0 = c->sp0, span = c->st->span_len;
 	__u8 *base = (__u8 *)c->pages + (sp0 & 4095);
 	int early = 1;
-	/* adopted (adopt_last_walk): the frames are where they belong */
-	bool in_place = w == old;
 
-#pragma unroll
-	for (int j = 0; j < ALYS_COPY_PER_STEP; j++) {
-		struct walk_frame *of = &old->f[k & (ALYS_MAX_FRAMES - 1)];
-		__u64 rel = of->cfa - 8 - sp0, brel = of->bp_slot - sp0;
+	/* the frames this step may check: those the last walk has left, as
+	 * many as the limit leaves room for */
+	left = k < onr ? onr - k : 0;
+	if (nr >= lim)
+		left = 0;
+	else if (lim - nr < left)
+		left = lim - nr;
+	/* a slot at rel is inside the span when rel <= span - 8 */
+	if (span < 8 || span > ALYS_SPAN_MAX)
+		return 1;
+	span -= 8;
+	for (i = 0; i < ALYS_CHECK_PER_STEP; i++) {
+		struct walk_frame *of = &f[(pos + i) & WALK_RING_MASK];
+		__u64 rel = of->cfa - 8 - sp0, brel = of->bp_slot;
 
-		if (k >= onr || nr >= lim)
+		if (i >= left || rel > span || *(__u64 *)(base + rel) != of->ip)
 			goto out;
-		if (rel >= ALYS_SPAN_MAX - 8 || rel + 8 > span ||
-		    *(__u64 *)(base + rel) != of->ip)
-			goto out;
-		if (of->bp_slot && (brel >= ALYS_SPAN_MAX - 8 || brel + 8 > span ||
-				    *(__u64 *)(base + brel) != of->bp))
-			goto out;
-		if (!in_place) {
-			s->ips[nr & (ALYS_MAX_FRAMES - 1)] = of->ip;
-			w->f[nr & (ALYS_MAX_FRAMES - 1)] = *of;
+		if (brel) {
+			brel -= sp0;
+			if (brel > span || *(__u64 *)(base + brel) != of->bp)
+				goto out;
 		}
-		k++;
-		nr++;
 	}
 	early = 0;
 out:
-	s->nr = nr;
-	w->pj = k;
+	c->s->nr = nr + i;
+	ws->pj = k + i;
 	return early;
 }
 
@@ -573,12 +624,12 @@ out:
 static long unwind_step(__u32 i, struct unwind_ctx *c)
 {
 	(void)i;
-	if (!c->w->copying) {
+	if (!c->ws->copying) {
 		long r = walk_step(c);
 
 #pragma unroll
 		for (int j = 1; j < ALYS_WALK_PER_STEP; j++) {
-			if (r || c->w->copying)
+			if (r || c->ws->copying)
 				return r;
 			r = walk_memoized(c);
 			if (r < 0)
@@ -601,8 +652,8 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
  */
 static __always_inline void copy_last_span(struct unwind_ctx *c, struct thread_state *st)
 {
-	struct walk_record *old = c->old;
-	__u64 hi = old->f[(old->nr - 1) & (ALYS_MAX_FRAMES - 1)].cfa, len;
+	struct walk_meta *old = c->old;
+	__u64 hi = last_frame(c, old->nr - 1)->cfa, len;
 
 	if (old->end.slot && old->end.slot + 8 > hi)
 		hi = old->end.slot + 8;
@@ -617,14 +668,14 @@ static __always_inline void copy_last_span(struct unwind_ctx *c, struct thread_s
 	st->span_len = (__u32)len;
 }
 
-static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_state *st)
+static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_state *st, __u64 mm)
 {
-	__u64 mm = (__u64)BPF_CORE_READ(bpf_get_current_task_btf(), mm);
 	struct alys_rb_stack *s = &st->scratch;
 	__u32 reused;
 	struct unwind_ctx c = {
 		.s = s,
 		.st = st,
+		.ws = &st->walks,
 		.pc = PT_REGS_IP(regs),
 		.sp = PT_REGS_SP(regs),
 		.bp = PT_REGS_FP(regs),
@@ -637,8 +688,15 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 	st->pages_loaded = st->pages_bad = 0;
 	st->words_read = st->searches = st->span_len = 0;
 
-	s->ips[0] = c.pc;
 	s->nr = 1;
+	st->walk++;
+	c.w = &st->walks.m[st->walk & 1];
+	c.old = &st->walks.m[(st->walk + 1) & 1];
+	c.w->valid = 0;
+	c.w->end.slot = c.w->end.bp_slot = 0;
+	/* half a ring from the last walk's frames, until it meets them */
+	c.w->base = c.old->base + ALYS_MAX_FRAMES;
+	this_frame(&c, 0)->ip = c.pc;
 	/* No walk without the pages: a pointer that may be NULL in the loop
 	 * doubles the states the verifier explores there. */
 	c.pages = bpf_task_storage_get(&thread_pages, bpf_get_current_task_btf(), 0,
@@ -647,32 +705,38 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 		count(st->slot, ALYS_CNT_NO_THREAD_STATE);
 		return;
 	}
-	st->walk++;
-	c.w = &st->walks[st->walk & 1];
-	c.old = &st->walks[(st->walk + 1) & 1];
-	c.w->valid = 0;
-	c.w->end.slot = c.w->end.bp_slot = 0;
-	c.proc = bpf_map_lookup_elem(&unwind_procs, &mm);
-	if (!c.proc) {
-		bpf_map_update_elem(&unwind_procs, &mm, &empty_proc, BPF_NOEXIST);
-		c.proc = bpf_map_lookup_elem(&unwind_procs, &mm);
-		if (!c.proc)
-			return;
+	/* The address space's epoch, kept by the thread: a hash lookup less
+	 * an event. Should the entry be evicted and made again with another
+	 * epoch, this thread's memo entries are only apart from the others'. */
+	if (st->proc_mm != mm || !st->proc_epoch) {
+		struct alys_proc *proc = bpf_map_lookup_elem(&unwind_procs, &mm);
+
+		if (!proc) {
+			bpf_map_update_elem(&unwind_procs, &mm, &empty_proc, BPF_NOEXIST);
+			proc = bpf_map_lookup_elem(&unwind_procs, &mm);
+			if (!proc)
+				return;
+		}
+		if (!proc->epoch)
+			proc->epoch = bpf_get_prandom_u32() | 1;
+		st->proc_mm = mm;
+		st->proc_epoch = proc->epoch;
 	}
-	if (!c.proc->epoch)
-		c.proc->epoch = bpf_get_prandom_u32() | 1;
-	c.w->matching = reuse_walks && c.old->valid && c.old->epoch == c.proc->epoch && c.old->nr > 1;
-	c.w->pj = 1;
-	c.w->copying = 0;
-	c.w->match = 0;
+	c.mm = mm;
+	c.epoch = st->proc_epoch;
+	c.ws->matching = reuse_walks && c.old->valid && c.old->epoch == c.epoch &&
+			 c.old->nr > 1 && c.old->nr <= ALYS_MAX_FRAMES;
+	c.ws->pj = 1;
+	c.ws->copying = 0;
+	c.ws->match = 0;
 	c.w->valid = 1;
-	if (c.w->matching)
+	if (c.ws->matching)
 		copy_last_span(&c, st);
 	/* One step more than frames: it tells a cut stack from a full one;
-	 * two more for going back from copying to walking. */
+	 * two more for going back from checking to walking. */
 	bpf_loop(ALYS_MAX_FRAMES + 3, unwind_step, &c, 0);
-	/* the frames copied: those after the match (the last walk's w->match) */
-	reused = c.w->match ? c.w->pj - c.w->match - 1 : 0;
+	/* the frames checked: those after the match (the last walk's match) */
+	reused = c.ws->match ? c.ws->pj - c.ws->match - 1 : 0;
 	if (reused)
 		count_n(st->slot, ALYS_CNT_FRAMES_REUSED, reused);
 	if (s->nr > reused)
@@ -682,9 +746,11 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 		count_n(st->slot, ALYS_CNT_STACK_PAGES_READ,
 			__builtin_popcount(st->pages_loaded) +
 			(st->span_len ? ((c.sp0 & 4095) + st->span_len + 4095) / 4096 : 0));
-	if (st->span_len)
+	if (st->span_len) {
 		count(st->slot, ALYS_CNT_STACK_SPANS_READ);
-	if (c.w == c.old)
+		count_n(st->slot, ALYS_CNT_STACK_SPAN_BYTES, st->span_len);
+	}
+	if (c.ws->match)
 		count(st->slot, ALYS_CNT_WALKS_IN_PLACE);
 	/* counted in the thread's state as the walk goes: a counter's map
 	 * lookup in the loop would add a branch to every state */
@@ -692,9 +758,11 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 		count_n(st->slot, ALYS_CNT_STACK_WORDS_READ, st->words_read);
 	if (st->searches)
 		count_n(st->slot, ALYS_CNT_UNWIND_SEARCHES, st->searches);
+	/* frame 0, the probe's pc, where the walk's base ended up */
+	this_frame(&c, 0)->ip = PT_REGS_IP(regs);
 	c.w->nr = s->nr;
 	c.w->flags = s->flags;
-	c.w->epoch = c.proc->epoch;
+	c.w->epoch = c.epoch;
 }
 
 #endif

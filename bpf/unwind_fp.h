@@ -15,6 +15,7 @@ struct fp_frame {
 
 struct fp_ctx {
 	struct alys_rb_stack *s;
+	struct walk_frame *f;	/* the thread's ring (struct walk_state), from 0 */
 	__u64 sp, bp;
 	__u32 slot;		/* the session's, for its counters */
 };
@@ -38,7 +39,7 @@ static long fp_step(__u32 j, struct fp_ctx *c)
 		count(c->slot, ALYS_CNT_STACK_TRUNCATED);
 		return 1;
 	}
-	c->s->ips[i & (ALYS_MAX_FRAMES - 1)] = f.ret;
+	c->f[i & (ALYS_MAX_FRAMES - 1)].ip = f.ret;
 	c->s->nr = i + 1;
 	if (f.next_bp <= c->bp)
 		return 1;
@@ -46,16 +47,22 @@ static long fp_step(__u32 j, struct fp_ctx *c)
 	return 0;
 }
 
-static __always_inline void unwind_fp(struct pt_regs *regs, struct alys_rb_stack *s, __u32 slot)
+static __always_inline void unwind_fp(struct pt_regs *regs, struct thread_state *st)
 {
-	struct fp_ctx c = { .s = s, .sp = PT_REGS_SP(regs), .bp = PT_REGS_FP(regs), .slot = slot };
+	struct alys_rb_stack *s = &st->scratch;
+	struct walk_meta *w = &st->walks.m[st->walk & 1];
+	struct fp_ctx c = { .s = s, .f = st->walks.f, .sp = PT_REGS_SP(regs),
+			    .bp = PT_REGS_FP(regs), .slot = st->slot };
 	__u64 ret = 0;
 
-	s->ips[0] = PT_REGS_IP(regs);
+	/* frames from the ring's start; no walk of the DWARF kind to reuse */
+	w->base = 0;
+	w->valid = 0;
+	st->walks.f[0].ip = PT_REGS_IP(regs);
 	s->nr = 1;
 	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)c.sp) || !ret)
 		return;
-	s->ips[1] = ret;
+	st->walks.f[1].ip = ret;
 	s->nr = 2;
 	bpf_loop(ALYS_MAX_FRAMES - 1, fp_step, &c, 0);
 }

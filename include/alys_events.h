@@ -89,11 +89,12 @@ enum alys_counter {
 	ALYS_CNT_RB_DROP_PAUSE,	/* a GC pause's record lost (ring buffer full) */
 	ALYS_CNT_RB_DROP_GROW,	/* a heap growth's record lost (ring buffer full) */
 	ALYS_CNT_STACK_SPANS_READ,	/* dwarf: walks that copied the last one's span at once */
-	ALYS_CNT_WALKS_IN_PLACE,	/* dwarf: walks that went on in the last one's record */
+	ALYS_CNT_WALKS_IN_PLACE,	/* dwarf: walks that met the last one and checked its frames */
 	ALYS_CNT_GC_NO_READS,	/* GC_gc_no read from the target for an event (gc_no_at) */
 	ALYS_CNT_PREDICTED,	/* calls finished at entry: their block read there */
 	ALYS_CNT_PREDICT_CHECKED,	/* blocks read at entry checked at the return */
 	ALYS_CNT_PREDICT_WRONG,	/* ...and found wrong: no more read in the session */
+	ALYS_CNT_STACK_SPAN_BYTES,	/* dwarf: bytes those span reads copied */
 	ALYS_CNT_NR,
 };
 

@@ -4,6 +4,7 @@
 #
 # Usage: many_stacks paths N OUT     N distinct stacks; OUT gets the truth
 #        many_stacks deep DEPTH N    N allocations at a recursion DEPTH deep
+#        many_stacks seesaw DEPTH N  N allocations at 0 and N at DEPTH, in turn
 #
 # paths: path i (0 <= i < N) is a recursion whose shape is the base-4 digits
 # of i, lowest digit outermost: descend -> d<digit> -> descend -> ... ->
@@ -18,6 +19,10 @@
 #
 # deep: `deep_rec` calls itself DEPTH times, then allocates N blocks of 24
 # bytes (Pointer(Int64).malloc(3)).
+#
+# seesaw: one block at deep_rec's depth 0, then one DEPTH deep, N times:
+# each stack's walk meets the last one's outer frames many frames apart
+# from where that one had them (bpf/unwind_dwarf.h, meet_last_walk).
 #
 # Output (stdout): PATHS=<N> ALLOCS=<total blocks>, or DEEP=<DEPTH> ALLOCS=<N>
 
@@ -99,7 +104,15 @@ when "deep"
   n = ARGV[2].to_i
   deep_rec(depth, n)
   puts "DEEP=#{depth} ALLOCS=#{n}"
+when "seesaw"
+  depth = ARGV[1].to_i
+  n = ARGV[2].to_i
+  n.times do
+    deep_rec(0, 1)
+    deep_rec(depth, 1)
+  end
+  puts "SEESAW=#{depth} ALLOCS=#{2 * n}"
 else
-  STDERR.puts "usage: many_stacks paths N OUT | many_stacks deep DEPTH N"
+  STDERR.puts "usage: many_stacks paths N OUT | many_stacks deep|seesaw DEPTH N"
   exit 2
 end
