@@ -9,7 +9,8 @@
 #   3. builds the test programs (tests/build-programs.sh tests/build/programs)
 #   4. runs every tests/e2e/test_*.sh against each build (argument: bin dir;
 #      needs root with BPF and uprobes), or against the one its line
-#      "# run-all-builds: NAME" names
+#      "# run-all-builds: NAME" names; two at a time, but for those whose
+#      line "# run-all-alone: WHY" says why not (below)
 # Each test script prints "N passed, M failed" as its last line (tests/lib.sh
 # summary). This script adds them up and prints the grand total as its own
 # last line, "N passed, M failed"; it exits 1 if anything failed, if a
@@ -203,6 +204,16 @@ if [ -n "$e2e_files" ]; then
 fi
 
 # --- 4. end-to-end tests ---------------------------------------------------
+# A test with a line "# run-all-alone: WHY" runs with no other test beside
+# it (e.g. the --all agent's, which would trace the other tests' programs);
+# they come first, one at a time. The others, every build's, run two at a
+# time: most of a test's time is its programs' waiting (servers, sleeps,
+# collections), and two builds' suites one after the other left a CPU idle
+# more than a third of the time. A test with a line "# run-all-early: WHY"
+# (the longest) starts before the rest, so that the two workers end
+# together. Tests must hold on a busy machine anyway (tests/lib.sh
+# cpu_load). Each test's output is printed whole when it ends.
+alone_jobs=() early_jobs=() pool_jobs=()
 for b in "${good_builds[@]}"; do
 	for f in $e2e_files; do
 		only=$(only_build "$f")
@@ -211,10 +222,49 @@ for b in "${good_builds[@]}"; do
 			echo "=== $f [$(basename "$b")]: not run, this test runs against $only only (its header says why)"
 			continue
 		fi
-		run_test "$f" "$b"
-		e2e_ran=$((e2e_ran + 1))
+		if grep -q '^# run-all-alone:' "$f"; then
+			alone_jobs+=("$f $b")
+		elif grep -q '^# run-all-early:' "$f"; then
+			early_jobs+=("$f $b")
+		else
+			pool_jobs+=("$f $b")
+		fi
 	done
 done
+for j in "${alone_jobs[@]}"; do
+	run_test ${j% *} ${j#* }
+	e2e_ran=$((e2e_ran + 1))
+done
+pool_jobs=("${early_jobs[@]}" "${pool_jobs[@]}")
+if [ "${#pool_jobs[@]}" -gt 0 ]; then
+	Q=$(mktemp -d)
+	# worker: claims jobs in order (mkdir is atomic), runs each into a file,
+	# prints it whole under a lock
+	worker() {
+		local i j
+		for i in "${!pool_jobs[@]}"; do
+			mkdir "$Q/claim.$i" 2>/dev/null || continue
+			j=${pool_jobs[$i]}
+			RESULT_FILE=$Q/out.$i.result run_test "${j% *}" "${j#* }" >"$Q/out.$i"
+			flock "$Q/lock" cat "$Q/out.$i"
+		done
+	}
+	worker &
+	w1=$!
+	worker &
+	w2=$!
+	wait "$w1" "$w2"
+	for i in "${!pool_jobs[@]}"; do
+		if [ -s "$Q/out.$i.result" ]; then
+			IFS=$'\t' read -r n_pass n_fail line <"$Q/out.$i.result"
+			add_result "$n_pass" "$n_fail" "$line"
+		else
+			record_failure "${pool_jobs[$i]% *}" "its run left no result"
+		fi
+		e2e_ran=$((e2e_ran + 1))
+	done
+	rm -rf "$Q"
+fi
 if [ "$e2e_ran" -eq 0 ]; then
 	record_failure "e2e" "no end-to-end test ran (tests/e2e/test_*.sh${FILTER:+ matching /$FILTER/}, builds: ${#good_builds[@]})"
 fi

@@ -10,6 +10,7 @@
 # agent, the pusher's queue, retries and drops) in test_agent_faults.sh,
 # which runs against it only.
 # run-all-builds: bin
+# run-all-alone: the --all agent would trace the programs of a test beside it
 #   tests/e2e/test_agent.sh BINDIR
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/../lib.sh"

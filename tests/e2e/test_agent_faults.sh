@@ -8,6 +8,7 @@
 # tells a fault path's memory errors: test_agent.sh, the minute-long run
 # with the backend down, is the plain build's.
 # run-all-builds: bin-san
+# run-all-alone: the --all agent would trace the programs of a test beside it
 #   tests/e2e/test_agent_faults.sh BINDIR
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/../lib.sh"

@@ -18,6 +18,7 @@
 # the DaemonSet way) traces and names both; launch mode inside a
 # privileged container works and its trace converts there.
 # run-all-builds: bin
+# run-all-alone: the --all agent would trace the programs of a test beside it
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)

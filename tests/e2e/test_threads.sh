@@ -13,6 +13,7 @@
 # and once more over 10 s beside a full trace (--sample all) of the same
 # requests: the refill estimate of bytes per request within 10% of it.
 # run-all-builds: bin
+# run-all-early: the longest with test_under_load (~5 min)
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf
@@ -59,6 +60,34 @@ server() {
 		kill -INT $tp
 		wait $tp || fail "$v: run $i: exit 0" "$(cat "$T/$v-r$i.err")"
 		notices=$((notices + $(grep -c 'notice:' "$T/$v-r$i.err")))
+	done
+
+	# --- bytes per request, against a full trace of the same requests ---------
+	# A full trace (--sample all) around a refill one: the refill trace's
+	# whole estimate (its duty windows scaled by the collector's count over
+	# the trace: a part of it would carry the windows' random share) against
+	# the full trace's bytes over the same wall-clock span. The same
+	# requests: bytes per request compare as bytes.
+	"$BIN/alys-bpf" --sample all --pid $SERVER -o "$T/$v-full.alys" 2>"$T/$v-full.err" &
+	fp=$!
+	on_exit "kill -INT $fp 2>/dev/null"
+	wait_for_line "$T/$v-full.err" '^alys-bpf: tracing pid' 30 || fail "$v: full trace: attached" "$(cat "$T/$v-full.err")"
+	sleep 0.5
+	"$BIN/alys-bpf" --pid $SERVER -o "$T/$v-est.alys" 2>"$T/$v-est.err" &
+	ep=$!
+	on_exit "kill -INT $ep 2>/dev/null"
+	wait_for_line "$T/$v-est.err" '^alys-bpf: tracing pid' 30 || fail "$v: estimate: attached" "$(cat "$T/$v-est.err")"
+	sleep 10
+	kill -INT $ep
+	wait $ep
+	sleep 0.5
+	kill -INT $fp
+	wait $fp
+	kill $WRK 2>/dev/null
+	kill $SERVER 2>/dev/null
+	# The attaches' traces, converted now that the load is over: the
+	# same checks, on CPUs no longer shared with wrk and the server
+	for i in $(seq "$RUNS"); do
 		ok_all=1
 		for fmt in $formats; do
 			if ! "$BIN/alys_converter" -q -f $fmt -o "$T/$v-r$i.$fmt" "$T/$v-r$i.alys" 2>"$T/$v-r$i-$fmt.err"; then
@@ -84,29 +113,6 @@ server() {
 	check_eq "$v: $RUNS attaches: no event counts a collection that came after it, none misses one before it" \
 		"$misdated" 0
 
-	# --- bytes per request, against a full trace of the same requests ---------
-	# A full trace (--sample all) around a refill one: the refill trace's
-	# whole estimate (its duty windows scaled by the collector's count over
-	# the trace: a part of it would carry the windows' random share) against
-	# the full trace's bytes over the same wall-clock span. The same
-	# requests: bytes per request compare as bytes.
-	"$BIN/alys-bpf" --sample all --pid $SERVER -o "$T/$v-full.alys" 2>"$T/$v-full.err" &
-	fp=$!
-	on_exit "kill -INT $fp 2>/dev/null"
-	wait_for_line "$T/$v-full.err" '^alys-bpf: tracing pid' 30 || fail "$v: full trace: attached" "$(cat "$T/$v-full.err")"
-	sleep 0.5
-	"$BIN/alys-bpf" --pid $SERVER -o "$T/$v-est.alys" 2>"$T/$v-est.err" &
-	ep=$!
-	on_exit "kill -INT $ep 2>/dev/null"
-	wait_for_line "$T/$v-est.err" '^alys-bpf: tracing pid' 30 || fail "$v: estimate: attached" "$(cat "$T/$v-est.err")"
-	sleep 10
-	kill -INT $ep
-	wait $ep
-	sleep 0.5
-	kill -INT $fp
-	wait $fp
-	kill $WRK 2>/dev/null
-	kill $SERVER 2>/dev/null
 	"$BIN/alys_converter" -q -f json --time 0s..1ns -o "$T/$v-est-head.json" "$T/$v-est.alys"
 	from=$(json_query "$T/$v-est-head.json" "header['start_unix_ns']")
 	to=$(json_query "$T/$v-est-head.json" "header['start_unix_ns'] + d['end']['stop_ns'] - header['start_ns']")

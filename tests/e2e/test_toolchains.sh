@@ -13,6 +13,7 @@
 # are in test_census, test_heap, test_liveness, test_refill, test_trace.)
 # The tracer's userspace code is the same whatever the libgc: plain build.
 # run-all-builds: bin
+# run-all-alone: the --all agent would trace the programs of a test beside it
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)

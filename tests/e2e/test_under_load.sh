@@ -7,6 +7,7 @@
 # runs the same tests unloaded (and only it: the plain build runs them here,
 # loaded, the harder case), and loaded would only add minutes to CI.
 # run-all-builds: bin
+# run-all-early: the longest with test_threads (~4 min)
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf
