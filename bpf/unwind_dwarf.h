@@ -649,20 +649,31 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
  * and the compiler's walks copied 6.2 pages each. From sp, not from its
  * page's start: nothing below sp is read. Reads outside the span take the
  * pages' way.
+ *
+ * A span past the buffer's reach on this stack (the last walk began near
+ * this sp: a deep stack of big frames, 15% of the compiler's walks) is
+ * read as far as the buffer goes, not left to 15 page reads: the bytes
+ * are the same, the reads' fixed costs not. Past the reach and far from
+ * this sp: another fiber's stack, most likely, which this walk will not
+ * meet.
  */
 static __always_inline void copy_last_span(struct unwind_ctx *c, struct thread_state *st)
 {
 	struct walk_meta *old = c->old;
-	__u64 hi = last_frame(c, old->nr - 1)->cfa, len;
+	__u64 hi = last_frame(c, old->nr - 1)->cfa, first = last_frame(c, 1)->cfa, len;
 
 	if (old->end.slot && old->end.slot + 8 > hi)
 		hi = old->end.slot + 8;
 	if (old->end.bp_slot && old->end.bp_slot + 8 > hi)
 		hi = old->end.bp_slot + 8;
 	len = hi - c->sp0;
-	/* none, or past the reach: another fiber's stack, most likely */
-	if (hi <= c->sp0 || len > ALYS_SPAN_MAX)
+	if (hi <= c->sp0)
 		return;
+	if (len > ALYS_SPAN_MAX) {
+		if (first + ALYS_SPAN_MAX < c->sp0 || first > c->sp0 + ALYS_SPAN_MAX)
+			return;
+		len = ALYS_SPAN_MAX;
+	}
 	if (bpf_probe_read_user((__u8 *)c->pages + (c->sp0 & 4095), len, (void *)c->sp0))
 		return;
 	st->span_len = (__u32)len;

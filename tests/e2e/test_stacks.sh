@@ -207,6 +207,15 @@ if ! sanitized "$BIN"; then
 	check_eq "seesaw: 3,000 stacks with deep_rec once, 3,000 with it 101 times" \
 		"$(awk '/deep_rec/ { print gsub(/deep_rec/, "") " " $NF }' "$T/seesaw.reuse.folded" | sort -n | tr '\n' ' ')" \
 		"1 3000 101 3000 "
+	# ~100 frames of ~1 KiB: the last walk's span, ~100 KiB, is past what
+	# one read copies; read as far as it goes, the frames past it a word at
+	# a time
+	same_stacks bigframes "$PROG" bigframes 100 3000 --
+	check_eq "bigframes: 1,000 stacks each with big_rec 101, 100 and 99 times" \
+		"$(awk '/big_rec/ { print gsub(/big_rec/, "") " " $NF }' "$T/bigframes.reuse.folded" | sort -n | tr '\n' ' ')" \
+		"99 1000 100 1000 101 1000 "
+	check_ge "bigframes: frames past the span read a word at a time ($(counter "$T/bigframes.reuse.alys" stack_words_read))" \
+		"$(counter "$T/bigframes.reuse.alys" stack_words_read)" 3000
 else	# the daemon's and converter's side of reused frames, once
 	same_stacks deep-cut108 "$DEEP" 1024 100 2 -- --max-frames 108
 fi

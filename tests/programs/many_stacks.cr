@@ -5,6 +5,8 @@
 # Usage: many_stacks paths N OUT     N distinct stacks; OUT gets the truth
 #        many_stacks deep DEPTH N    N allocations at a recursion DEPTH deep
 #        many_stacks seesaw DEPTH N  N allocations at 0 and N at DEPTH, in turn
+#        many_stacks bigframes DEPTH N  N allocations DEPTH, DEPTH-1, DEPTH-2
+#                                       frames of ~1 KiB deep, in turn
 #
 # paths: path i (0 <= i < N) is a recursion whose shape is the base-4 digits
 # of i, lowest digit outermost: descend -> d<digit> -> descend -> ... ->
@@ -23,6 +25,10 @@
 # seesaw: one block at deep_rec's depth 0, then one DEPTH deep, N times:
 # each stack's walk meets the last one's outer frames many frames apart
 # from where that one had them (bpf/unwind_dwarf.h, meet_last_walk).
+#
+# bigframes: `big_rec` keeps a 1 KiB buffer in its frame (its address
+# escapes, and it is read after the call): ~100 frames span ~100 KiB, past
+# what a walk copies in one read (bpf/unwind_dwarf.h, copy_last_span).
 #
 # Output (stdout): PATHS=<N> ALLOCS=<total blocks>, or DEEP=<DEPTH> ALLOCS=<N>
 
@@ -73,6 +79,22 @@ def deep_rec(left : Int32, n : Int32) : Int32
   deep_rec(left - 1, n) &+ 1
 end
 
+@[NoInline]
+def fill(buf : UInt8*, v : Int32) : Nil
+  1024.times { |i| buf[i] = (i &+ v).to_u8! }
+end
+
+@[NoInline]
+def big_rec(left : Int32) : Int32
+  buf = uninitialized StaticArray(UInt8, 1024)
+  fill(buf.to_unsafe, left)
+  if left == 0
+    Sink.p64 = Pointer(Int64).malloc(3)
+    return buf[7].to_i32
+  end
+  big_rec(left - 1) &+ buf[left & 1023]
+end
+
 case ARGV[0]?
 when "paths"
   n = ARGV[1].to_i
@@ -112,7 +134,12 @@ when "seesaw"
     deep_rec(depth, 1)
   end
   puts "SEESAW=#{depth} ALLOCS=#{2 * n}"
+when "bigframes"
+  depth = ARGV[1].to_i
+  n = ARGV[2].to_i
+  n.times { |i| big_rec(depth - i % 3) }
+  puts "BIGFRAMES=#{depth} ALLOCS=#{n}"
 else
-  STDERR.puts "usage: many_stacks paths N OUT | many_stacks deep|seesaw DEPTH N"
+  STDERR.puts "usage: many_stacks paths N OUT | many_stacks deep|seesaw|bigframes DEPTH N"
   exit 2
 end
