@@ -651,7 +651,7 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
  * pages' way.
  *
  * A span past the buffer's reach on this stack (the last walk began near
- * this sp: a deep stack of big frames, 15% of the compiler's walks) is
+ * this sp: a deep stack, 15% of the compiler's walks) is
  * read as far as the buffer goes, not left to 15 page reads: the bytes
  * are the same, the reads' fixed costs not. Past the reach and far from
  * this sp: another fiber's stack, most likely, which this walk will not
@@ -660,7 +660,7 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
 static __always_inline void copy_last_span(struct unwind_ctx *c, struct thread_state *st)
 {
 	struct walk_meta *old = c->old;
-	__u64 hi = last_frame(c, old->nr - 1)->cfa, first = last_frame(c, 1)->cfa, len;
+	__u64 hi = last_frame(c, old->nr - 1)->cfa, len;
 
 	if (old->end.slot && old->end.slot + 8 > hi)
 		hi = old->end.slot + 8;
@@ -670,6 +670,8 @@ static __always_inline void copy_last_span(struct unwind_ctx *c, struct thread_s
 	if (hi <= c->sp0)
 		return;
 	if (len > ALYS_SPAN_MAX) {
+		__u64 first = last_frame(c, 1)->cfa;
+
 		if (first + ALYS_SPAN_MAX < c->sp0 || first > c->sp0 + ALYS_SPAN_MAX)
 			return;
 		len = ALYS_SPAN_MAX;
