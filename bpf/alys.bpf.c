@@ -168,6 +168,7 @@ struct pending_call {
 	__u64 predicted;	/* the block read at entry, to check (predict.h) */
 	__u8 kind;
 	__u8 skip;
+	__u8 predict;		/* its block to be read at entry */
 };
 
 /* A call nested in another (a realloc's malloc, a finalizer's allocation
@@ -604,7 +605,11 @@ static __always_inline int on_entry(struct alys_sess *S, struct pt_regs *regs, _
 		count(S->slot, ALYS_CNT_DEPTH_OVERFLOW);
 		return 0;
 	}
-	c = &st->calls[d & (ALYS_MAX_DEPTH - 1)];
+	/* The slot by the depth read back, not by d: d is 0 where d > 0 was
+	 * found false above, and a slot at a constant offset there and at a
+	 * variable one elsewhere would have the verifier check the walk for
+	 * each. */
+	c = &st->calls[(*(volatile __u32 *)&st->depth - 1) & (ALYS_MAX_DEPTH - 1)];
 	c->kind = kind;
 	c->size = size;
 	c->sp = sp;
@@ -612,10 +617,14 @@ static __always_inline int on_entry(struct alys_sess *S, struct pt_regs *regs, _
 	c->skip = !sampled;
 	c->gc_no_addr = gc_no_vaddr && pv ? bias_of(regs, pv) + gc_no_vaddr : 0;
 	c->predicted = 0;
+	c->predict = session_mode && kind != ALYS_KIND_REALLOC && pv;
 	if (c->skip)
 		return 0;
 	c->stack_key = collect_stack(regs, st);
-	if (session_mode && kind != ALYS_KIND_REALLOC && pv) {
+	/* Read back, not tested again: a realloc or not and a probe address
+	 * or none, told apart before the walk and tested after it, would have
+	 * the verifier check the walk once for each. */
+	if (*(volatile __u8 *)&c->predict) {
 		c->predicted = predict_block(S, st, kind, bias_of(regs, pv), size);
 		if (c->predicted && predict_trusted(st)) {
 			st->depth = d;
@@ -922,6 +931,8 @@ int gc_world_stop(struct pt_regs *ctx)
 	}
 	/* walked (if it is) before the pause is stamped */
 	st->pause_key = trigger_stack(ctx, st);
+	/* read again: kept across the walk, the verifier checks it twice */
+	begin = bpf_get_attach_cookie(ctx) & ALYS_COOKIE_COLLECT;
 	pv = begin ? collect_inner_vaddr : world_stop_vaddr;
 	st->pause_gc_no_addr = gc_no_vaddr && pv ? bias_of(ctx, pv) + gc_no_vaddr : 0;
 	/* no restart from an earlier pause may stand for this one's */

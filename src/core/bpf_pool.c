@@ -329,7 +329,7 @@ int bpf_slot_watch_exit(struct bpf_slot *s, pid_t pid)
 	return 0;
 }
 
-void bpf_slot_give_back(struct bpf_pool *p, struct bpf_slot *s)
+static void give_back(struct bpf_pool *p, struct bpf_slot *s, bool drop_maps)
 {
 	if (!s->g)
 		return;
@@ -338,11 +338,22 @@ void bpf_slot_give_back(struct bpf_pool *p, struct bpf_slot *s)
 
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.slot_of_tgid), &tgid);
 	}
-	drop_slot_maps(s->skel, s->slot);
+	if (drop_maps)
+		drop_slot_maps(s->skel, s->slot);
 	if (s->events_fd >= 0)
 		close(s->events_fd);
 	pthread_mutex_lock(&p->lock);
 	s->g->used[s->slot] = false;
 	pthread_mutex_unlock(&p->lock);
 	*s = (struct bpf_slot){ .events_fd = -1 };
+}
+
+void bpf_slot_give_back(struct bpf_pool *p, struct bpf_slot *s)
+{
+	give_back(p, s, true);
+}
+
+void bpf_slot_give_back_last(struct bpf_pool *p, struct bpf_slot *s)
+{
+	give_back(p, s, false);
 }

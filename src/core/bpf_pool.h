@@ -71,5 +71,9 @@ void bpf_slot_counters(const struct bpf_slot *s, uint64_t out[ALYS_CNT_NR]);
 /* The slot's maps dropped and the slot free again: after its probes are
  * detached and its ring buffer drained. */
 void bpf_slot_give_back(struct bpf_pool *p, struct bpf_slot *s);
+/* The same where the pool is freed next (one process traced): the slot's
+ * maps go with the object's. Taken out one by one, each would wait for an
+ * RCU grace period (~10 ms; five maps a slot). */
+void bpf_slot_give_back_last(struct bpf_pool *p, struct bpf_slot *s);
 
 #endif

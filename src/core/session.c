@@ -803,7 +803,10 @@ void session_free(struct session *t)
 	mem_sampler_free(&t->mem);
 	ring_buffer__free(t->rb);
 	/* its probes are gone: the slot may serve another process */
-	bpf_slot_give_back(t->pool, &t->bs);
+	if (t->own_pool)
+		bpf_slot_give_back_last(t->pool, &t->bs);
+	else
+		bpf_slot_give_back(t->pool, &t->bs);
 	bpf_pool_free(t->own_pool);
 	proc_maps_free(&t->maps);
 	record_sink_free(&t->sink);
