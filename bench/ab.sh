@@ -5,7 +5,8 @@
 # the other differ by more than a change does; two runs at once see the
 # same drift. WORKLOAD: compiler (default: Debian's `crystal` compiler,
 # bench/compiler.sh's), alloc_heavy or json_parse (bench/overhead's,
-# built --release). Prints, each round and as medians, each build's time
+# built --release) or deep_stacks (bench/deep_stacks.sh's default run,
+# tests/programs/deep_stacks.cr --release, 262144 paths 100 deep). Prints, each round and as medians, each build's time
 # (the compiler's wall time; the others' own, start-up excluded) and its
 # BPF programs' own time per call (kernel.bpf_stats_enabled, read from the
 # tracer's own program descriptors in /proc/PID/fdinfo; "s:N" for a uprobe
@@ -33,8 +34,11 @@ alloc_heavy | json_parse)
 	crystal build --release --no-color -o "$W/$WORKLOAD" "$ROOT/bench/workloads/$WORKLOAD.cr"
 	declare -A ARGS=([alloc_heavy]=20000 [json_parse]=40)
 	cmd() { echo "$W/$WORKLOAD" "${ARGS[$WORKLOAD]}"; } ;;
+deep_stacks)
+	crystal build --release --no-color -o "$W/deep" "$ROOT/tests/programs/deep_stacks.cr"
+	cmd() { echo "$W/deep" 262144 100 2; } ;;
 *)
-	echo "WORKLOAD: compiler, alloc_heavy or json_parse" >&2
+	echo "WORKLOAD: compiler, alloc_heavy, json_parse or deep_stacks" >&2
 	exit 1 ;;
 esac
 sysctl -qw kernel.bpf_stats_enabled=1
@@ -74,7 +78,7 @@ one() {
 	stats "$pid" "$tag" &
 	wait "$pid"
 	ms=$((($(date +%s%N) - t0) / 1000000))
-	[ "$WORKLOAD" = compiler ] || ms=$(sed -n 's/^elapsed_ms=//p' "$W/$tag.out")
+	[ "$WORKLOAD" = compiler ] || ms=$(sed -n 's/.*elapsed_ms=\([0-9]*\).*/\1/p' "$W/$tag.out")
 	echo -n "$tag $ms"
 	wait
 	# a program loaded but never run (a build that skips it): "-"; one
