@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "alys_events.h"	/* before the skeleton, which uses its types */
@@ -345,6 +346,31 @@ static int configure_bpf(struct session *t)
 	return 0;
 }
 
+/* -v: what the verifier did for each costly program (its work is most of
+ * the load's time; a program whose count doubles has a walk or a scan
+ * checked twice, DESIGN.md's "Start and end"). */
+static void say_verified(struct session *t)
+{
+	const struct bpf_object_skeleton *sk = t->skel->skeleton;
+	char line[1024];
+	size_t n = 0;
+
+	for (int i = 0; i < sk->prog_cnt; i++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(*sk->progs[i].prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || info.verified_insns < 1000)
+			continue;
+		n += (size_t)snprintf(line + n, sizeof(line) - n, " %s %u", sk->progs[i].name,
+				      info.verified_insns);
+		if (n >= sizeof(line))
+			break;
+	}
+	if (n)
+		say(t, "BPF instructions verified:%s\n", line);
+}
+
 /* t->skel, configured, loaded into the kernel, with *helpers (bpf_load.h):
  * 0 or -1 (said; t->skel to destroy, *helpers NULL). */
 static int load_bpf(struct session *t, struct bpf_helpers **helpers)
@@ -376,6 +402,7 @@ static int load_bpf(struct session *t, struct bpf_helpers **helpers)
 			    ms, bpf_helpers_count(*helpers));
 		else
 			say(t, "BPF programs loaded in %llu ms\n", ms);
+		say_verified(t);
 	}
 	if (t->o->unwind == ALYS_UNWIND_DWARF && !unwind_maps_attached(t->um)) {
 		char msg[PATH_MAX + 256];

@@ -20,7 +20,9 @@
 #   - ALYS_BPF_NO_PREDICT=1: nothing read at entry
 # and on the multi-threaded HTTP server (Debian 12's -Dpreview_mt, 4
 # workers) under wrk, attached with --pid --sample all, every block read
-# checked: at least 10,000, none wrong.
+# checked: at least 10,000, none wrong; and, with --no-liveness, the
+# verifier's work (-v): the allocation and GC_stop_world's programs within
+# 1.3x of the heap growth's (one walk each).
 . "$(dirname "$0")/../lib.sh"
 BIN=$(cd "${1:-$ALYS_BIN}" && pwd)
 require_root_bpf
@@ -110,4 +112,18 @@ if [ -x "$P/$v" ]; then
 else
 	fail "$v: built" "no $P/$v (tests/build-programs.sh)"
 fi
+
+# The allocation program walks once, as GC_expand_hp_inner's does: what it
+# tests before the walk and after it (the call's slot, whether its block is
+# read at entry) must not have the verifier check the walk once for each
+# value (-v's verified instructions; 4x the heap growth's before, 2x for
+# GC_stop_world's cookie).
+"$BIN/alys-bpf" -v --no-liveness -o "$T/vi.alys" -- "$P/alloc_known" 100 >/dev/null 2>"$T/vi.err"
+verified() { sed -n "s/^alys-bpf: BPF instructions verified:.* $1 \([0-9]*\).*/\1/p" "$T/vi.err"; }
+grow=$(verified gc_heap_grow) alloc=$(verified gc_alloc_session) stop=$(verified gc_world_stop)
+check_ge "verified: the heap growth's program, one walk ($grow instructions)" "${grow:-0}" 10000
+check_le "verified: the allocation program within 1.3x of that ($alloc)" \
+	"$(( ${alloc:-999999999} * 10 ))" "$(( ${grow:-0} * 13 ))"
+check_le "verified: GC_stop_world's within 1.3x of that ($stop)" \
+	"$(( ${stop:-999999999} * 10 ))" "$(( ${grow:-0} * 13 ))"
 summary
