@@ -6,8 +6,9 @@
 # same drift. WORKLOAD: compiler (default: Debian's `crystal` compiler,
 # bench/compiler.sh's), alloc_heavy or json_parse (bench/overhead's,
 # built --release) or deep_stacks (bench/deep_stacks.sh's default run,
-# tests/programs/deep_stacks.cr --release, 262144 paths 100 deep). Prints, each round and as medians, each build's time
-# (the compiler's wall time; the others' own, start-up excluded) and its
+# tests/programs/deep_stacks.cr --release, 262144 paths 100 deep). Prints,
+# each round and as medians, each build's time (the compiler's wall time;
+# the others' own, start-up excluded) and its
 # BPF programs' own time per call (kernel.bpf_stats_enabled, read from the
 # tracer's own program descriptors in /proc/PID/fdinfo; "s:N" for a uprobe
 # session program, which runs at entries and at the returns not skipped).
