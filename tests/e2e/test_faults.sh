@@ -185,12 +185,18 @@ check_eq "$C: per-thread counts match the program's" \
 C="fault: ring buffer overrun"
 N=50000
 "$BIN/alys-bpf" -q -o "$T/rbfull.alys" -- "$P/alloc_known" $N >/dev/null 2>"$T/rbfull.err"
+rc=$?
 convert rbfull
+# a failure here shows what the daemon and the converter said
+cat "$T/rbfull.err" "$T/rbfull.cerr" >"$T/rbfull.detail"
+ALYS_FAIL_DETAIL=$T/rbfull.detail
+check_eq "$C: baseline: exit status 3 passed through, trace converts" "$rc:$CONV_RC" 3:0
 # the calls: events less the frees liveness inferred (a death lost to a
 # full buffer is counted apart, in ringbuf_drop_death)
 calls=$(json_query "$T/rbfull.json" "sum(1 for e in events if e.get('cause') is None)")
 check_eq "$C: baseline with the default buffer loses nothing" \
 	"$(json_query "$T/rbfull.json" "counters.get('ringbuf_drop_event', -1)")" 0
+ALYS_FAIL_DETAIL=
 "$BIN/alys-bpf" -o "$T/rb.alys" --ringbuf-size 4K -- "$P/alloc_known" $N >/dev/null 2>"$T/rb.err"
 check_eq "$C: exit status unchanged" "$?" 3
 dropped=$(sed -n 's/.*ring buffer overflowed: \([0-9]*\) events.*/\1/p' "$T/rb.err")
