@@ -345,13 +345,26 @@ struct fde_range {
 
 typedef int (*fde_fn)(struct build *b, const struct fde_range *fr, void *arg);
 
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct fde_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end ? 1 : 0;	/* longer first */
+}
+
 /* Calls fn for every FDE of a CFI section that decodes to a non-empty range
- * inside an executable segment. */
+ * inside an executable segment, in address order: each FDE's rows come out
+ * in order, so the rows of all come out sorted, where in the section's
+ * order (libLLVM's 859K rows) their sort took a quarter of the build. */
 static int each_fde(struct build *b, Elf_Data *data, uint64_t sh_addr, bool eh,
 		    fde_fn fn, void *arg)
 {
 	const unsigned char *ident = (const unsigned char *)b->ehdr.e_ident;
 	struct cies cs = { 0 };
+	struct fde_range *fv = NULL;
+	size_t fn_n = 0, fv_cap = 0;
 	Dwarf_Off off = 0, next;
 	int rc = 0;
 
@@ -408,11 +421,25 @@ static int each_fde(struct build *b, Elf_Data *data, uint64_t sh_addr, bool eh,
 			b->t->stats.fde_skipped++;
 			continue;
 		}
-		rc = fn(b, &fr, arg);
-		if (rc)
-			break;
+		if (fn_n == fv_cap) {
+			size_t cap = fv_cap ? fv_cap * 2 : 1024;
+			struct fde_range *v = realloc(fv, cap * sizeof(*v));
+
+			if (!v) {
+				rc = fail(b, "out of memory");
+				break;
+			}
+			fv = v;
+			fv_cap = cap;
+		}
+		fv[fn_n++] = fr;
 	}
 	free(cs.v);
+	if (!rc && fn_n)
+		qsort(fv, fn_n, sizeof(*fv), cmp_fde);
+	for (size_t i = 0; !rc && i < fn_n; i++)
+		rc = fn(b, &fv[i], arg);
+	free(fv);
 	return rc;
 }
 
