@@ -206,8 +206,8 @@ void bpf_slot_counters(const struct bpf_slot *s, uint64_t out[ALYS_CNT_NR])
 }
 
 /* A slot's maps, each the inner map of one array-of-maps (bpf/alys.bpf.c,
- * bpf/live.h): made by bpf_slot_take in this order, dropped by
- * bpf_slot_give_back. The ring buffer last: its fd is the slot's. */
+ * bpf/live.h): made by bpf_slot_take, dropped by bpf_slot_give_back,
+ * side by side. The ring buffer's fd is the slot's. */
 enum { SLOT_STACK_CACHE, SLOT_TRACKED_SMALL, SLOT_TRACKED_MID, SLOT_TRACKED_BIG,
        SLOT_EVENTS, SLOT_MAPS };
 
@@ -253,13 +253,53 @@ static int slot_map(struct bpf_map *outer, uint32_t slot, const struct slot_map_
 	return fd;
 }
 
+/* One of the slot's maps made, or taken out of its outer map. */
+struct slot_job {
+	struct bpf_map *outer;
+	uint32_t slot, entries;
+	const struct slot_map_def *def;	/* NULL: taken out */
+	int fd;				/* made: its fd, or -errno */
+};
+
+static void *slot_job_run(void *arg)
+{
+	struct slot_job *j = arg;
+
+	if (j->def)
+		j->fd = slot_map(j->outer, j->slot, j->def, j->entries);
+	else
+		bpf_map_delete_elem(bpf_map__fd(j->outer), &j->slot);
+	return NULL;
+}
+
+/* Each change of a map of maps waits for an RCU grace period (~10 ms):
+ * the slot's five made side by side wait for about one together, and the
+ * ring buffer's pages (64 MiB by default, ~50 ms) are cleared meanwhile. */
+static void slot_jobs_run(struct slot_job j[SLOT_MAPS])
+{
+	pthread_t thr[SLOT_MAPS];
+	bool started[SLOT_MAPS];
+
+	for (size_t i = 1; i < SLOT_MAPS; i++)
+		started[i] = !pthread_create(&thr[i], NULL, slot_job_run, &j[i]);
+	slot_job_run(&j[0]);
+	for (size_t i = 1; i < SLOT_MAPS; i++) {
+		if (started[i])
+			pthread_join(thr[i], NULL);
+		else
+			slot_job_run(&j[i]);
+	}
+}
+
 static void drop_slot_maps(struct alys_bpf *skel, uint32_t slot)
 {
 	struct bpf_map *outer[SLOT_MAPS];
+	struct slot_job j[SLOT_MAPS];
 
 	slot_outer_maps(skel, outer);
 	for (size_t i = 0; i < SLOT_MAPS; i++)
-		bpf_map_delete_elem(bpf_map__fd(outer[i]), &slot);
+		j[i] = (struct slot_job){ .outer = outer[i], .slot = slot };
+	slot_jobs_run(j);
 }
 
 int bpf_slot_take(struct bpf_pool *p, struct bpf_group *g, const struct bpf_slot_sizes *sz,
@@ -267,12 +307,13 @@ int bpf_slot_take(struct bpf_pool *p, struct bpf_group *g, const struct bpf_slot
 {
 	struct alys_bpf *skel = g->skel;
 	struct bpf_map *outer[SLOT_MAPS];
+	struct slot_job j[SLOT_MAPS];
 	uint32_t entries[SLOT_MAPS] = {
 		[SLOT_STACK_CACHE] = sz->stack_cache, [SLOT_TRACKED_SMALL] = sz->tracked_small,
 		[SLOT_TRACKED_MID] = sz->tracked_mid, [SLOT_TRACKED_BIG] = sz->tracked_big,
 		[SLOT_EVENTS] = sz->ringbuf_bytes,
 	};
-	int slot = -1, fd = 0;
+	int slot = -1, fd;
 	size_t i;
 
 	pthread_mutex_lock(&p->lock);
@@ -294,18 +335,20 @@ int bpf_slot_take(struct bpf_pool *p, struct bpf_group *g, const struct bpf_slot
 	s->st->slot = (uint32_t)slot;
 	zero_counters(bpf_map__fd(skel->maps.counters), s->slot);
 	slot_outer_maps(skel, outer);
+	for (i = 0; i < SLOT_MAPS; i++)
+		j[i] = (struct slot_job){ .outer = outer[i], .slot = s->slot,
+					  .entries = entries[i], .def = &slot_map_defs[i] };
+	slot_jobs_run(j);
 	/* the outer maps hold the others: only the ring buffer's fd is kept */
-	for (i = 0; i < SLOT_MAPS; i++) {
-		fd = slot_map(outer[i], s->slot, &slot_map_defs[i], entries[i]);
-		if (fd < 0)
-			break;
-		if (i == SLOT_EVENTS)
-			s->events_fd = fd;
-		else
-			close(fd);
-	}
-	if (fd >= 0)
+	for (i = 0; i < SLOT_MAPS; i++)
+		if (i != SLOT_EVENTS && j[i].fd >= 0)
+			close(j[i].fd);
+	s->events_fd = j[SLOT_EVENTS].fd >= 0 ? j[SLOT_EVENTS].fd : -1;
+	for (i = 0; i < SLOT_MAPS && j[i].fd >= 0; i++)
+		;
+	if (i == SLOT_MAPS)
 		return 0;
+	fd = j[i].fd;
 	snprintf(err, errlen, "cannot make the session's %s in the kernel: %s%s",
 		 slot_map_defs[i].what, strerror(-fd), -fd == ENOMEM || -fd == EPERM ?
 		 " (kernel memory short, or a memlock limit: run as root)" : "");
