@@ -113,15 +113,19 @@ static int ivec_push(struct ivec *iv, uint64_t start, uint64_t end,
 	return 0;
 }
 
+/* The order of address ranges: by start, the longer first on a tie. */
+static int cmp_range(uint64_t xs, uint64_t xe, uint64_t ys, uint64_t ye)
+{
+	if (xs != ys)
+		return xs < ys ? -1 : 1;
+	return xe > ye ? -1 : xe < ye ? 1 : 0;
+}
+
 static int cmp_interval(const void *a, const void *b)
 {
 	const struct interval *x = a, *y = b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->end != y->end)
-		return x->end > y->end ? -1 : 1;	/* longer first */
-	return 0;
+	return cmp_range(x->start, x->end, y->start, y->end);
 }
 
 /* Sorts and makes the intervals disjoint: where two overlap, the one that
@@ -345,13 +349,12 @@ struct fde_range {
 
 typedef int (*fde_fn)(struct build *b, const struct fde_range *fr, void *arg);
 
+/* As cmp_interval: the rows come out in the order it sorts them in. */
 static int cmp_fde(const void *a, const void *b)
 {
 	const struct fde_range *x = a, *y = b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end > y->end ? -1 : x->end < y->end ? 1 : 0;	/* longer first */
+	return cmp_range(x->start, x->end, y->start, y->end);
 }
 
 /* Calls fn for every FDE of a CFI section that decodes to a non-empty range
@@ -364,7 +367,7 @@ static int each_fde(struct build *b, Elf_Data *data, uint64_t sh_addr, bool eh,
 	const unsigned char *ident = (const unsigned char *)b->ehdr.e_ident;
 	struct cies cs = { 0 };
 	struct fde_range *fv = NULL;
-	size_t fn_n = 0, fv_cap = 0;
+	size_t nfv = 0, fv_cap = 0;
 	Dwarf_Off off = 0, next;
 	int rc = 0;
 
@@ -421,7 +424,7 @@ static int each_fde(struct build *b, Elf_Data *data, uint64_t sh_addr, bool eh,
 			b->t->stats.fde_skipped++;
 			continue;
 		}
-		if (fn_n == fv_cap) {
+		if (nfv == fv_cap) {
 			size_t cap = fv_cap ? fv_cap * 2 : 1024;
 			struct fde_range *v = realloc(fv, cap * sizeof(*v));
 
@@ -432,12 +435,12 @@ static int each_fde(struct build *b, Elf_Data *data, uint64_t sh_addr, bool eh,
 			fv = v;
 			fv_cap = cap;
 		}
-		fv[fn_n++] = fr;
+		fv[nfv++] = fr;
 	}
 	free(cs.v);
-	if (!rc && fn_n)
-		qsort(fv, fn_n, sizeof(*fv), cmp_fde);
-	for (size_t i = 0; !rc && i < fn_n; i++)
+	if (!rc && nfv)
+		qsort(fv, nfv, sizeof(*fv), cmp_fde);
+	for (size_t i = 0; !rc && i < nfv; i++)
 		rc = fn(b, &fv[i], arg);
 	free(fv);
 	return rc;
