@@ -314,7 +314,7 @@ int bpf_slot_take(struct bpf_pool *p, struct bpf_group *g, const struct bpf_slot
 		[SLOT_EVENTS] = sz->ringbuf_bytes,
 	};
 	int slot = -1, fd;
-	size_t i;
+	size_t i, failed = SLOT_MAPS;	/* the first map not made */
 
 	pthread_mutex_lock(&p->lock);
 	for (int k = 0; k < ALYS_MAX_SESSIONS && slot < 0; k++)
@@ -340,17 +340,19 @@ int bpf_slot_take(struct bpf_pool *p, struct bpf_group *g, const struct bpf_slot
 					  .entries = entries[i], .def = &slot_map_defs[i] };
 	slot_jobs_run(j);
 	/* the outer maps hold the others: only the ring buffer's fd is kept */
-	for (i = 0; i < SLOT_MAPS; i++)
-		if (i != SLOT_EVENTS && j[i].fd >= 0)
+	for (i = 0; i < SLOT_MAPS; i++) {
+		if (j[i].fd < 0)
+			failed = failed < SLOT_MAPS ? failed : i;
+		else if (i == SLOT_EVENTS)
+			s->events_fd = j[i].fd;
+		else
 			close(j[i].fd);
-	s->events_fd = j[SLOT_EVENTS].fd >= 0 ? j[SLOT_EVENTS].fd : -1;
-	for (i = 0; i < SLOT_MAPS && j[i].fd >= 0; i++)
-		;
-	if (i == SLOT_MAPS)
+	}
+	if (failed == SLOT_MAPS)
 		return 0;
-	fd = j[i].fd;
+	fd = j[failed].fd;
 	snprintf(err, errlen, "cannot make the session's %s in the kernel: %s%s",
-		 slot_map_defs[i].what, strerror(-fd), -fd == ENOMEM || -fd == EPERM ?
+		 slot_map_defs[failed].what, strerror(-fd), -fd == ENOMEM || -fd == EPERM ?
 		 " (kernel memory short, or a memlock limit: run as root)" : "");
 	bpf_slot_give_back(p, s);
 	return -1;
