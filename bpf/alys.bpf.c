@@ -319,16 +319,20 @@ struct key_ctx {
 static long prefix_key_step(__u32 i, struct key_ctx *c)
 {
 	struct thread_state *st = c->st;
+	__u32 k0 = c->from + i * ALYS_KEYS_PER_STEP;
+	/* the chain in a register: a key stored and loaded again would add a
+	 * store's forwarding to each link */
+	__u64 key = st->keys[k0 & (2 * ALYS_MAX_FRAMES - 1)];
 
 #pragma unroll
 	for (__u32 j = 0; j < ALYS_KEYS_PER_STEP; j++) {
-		__u32 k = c->from + i * ALYS_KEYS_PER_STEP + j + 1;
+		__u32 k = k0 + j + 1;
 
 		if (k > c->nr)
 			return 1;
-		st->keys[k & (2 * ALYS_MAX_FRAMES - 1)] =
-			alys_stack_child_key(st->keys[(k - 1) & (2 * ALYS_MAX_FRAMES - 1)],
-					     st->walks.f[(c->base + c->nr - k) & (ALYS_WALK_RING - 1)].ip);
+		key = alys_stack_child_key(key, st->walks.f[(c->base + c->nr - k) &
+							    (ALYS_WALK_RING - 1)].ip);
+		st->keys[k & (2 * ALYS_MAX_FRAMES - 1)] = key;
 	}
 	return 0;
 }

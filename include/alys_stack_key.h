@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Keys of stack prefixes, the one definition the kernel (bpf/alys.bpf.c), the
- * daemon (src/unwind/stack_table.c) and the converter (v1 traces) compute alike.
+ * Keys of stack prefixes, the one definition the kernel (bpf/alys.bpf.c) and
+ * the daemon (src/unwind/stack_table.c) compute alike. Traces hold the
+ * daemon's node ids, not keys: the mix may change without a format change.
  *
  * Stacks form a tree rooted at the outermost frame: the key of a prefix of k
  * frames (counted from the outermost) is mixed from the key of its k-1 frame
@@ -22,20 +23,19 @@ static inline __u64 alys_stack_root_key(__u32 flags)
 	return 0x9e3779b97f4a7c15ULL ^ ((__u64)flags << 56);
 }
 
-/* MurmurHash3's x64 block mix and finalizer: return addresses differ in few
- * low bits. Never 0, the "no stack" key. */
+/* One multiply on the chain: a stack's keys are made one from the other
+ * (all 127 of them when a cut stack's window moves, a quarter of the
+ * compiler's events), so the chain's latency is their cost; the frame's own
+ * product is off it. Bijective in each argument (odd multipliers, a
+ * rotation): one parent's children, or one frame under two parents, never
+ * share a key (but for 0 made 1). The rotation brings the parent's
+ * well-mixed high bits down to the low ones the kernel's cache indexes by.
+ * Never 0, the "no stack" key. */
 static inline __u64 alys_stack_child_key(__u64 parent, __u64 ip)
 {
-	__u64 k = ip * 0x87c37b91114253d5ULL, h = parent;
+	__u64 h = ((parent << 27 | parent >> 37) ^ ip * 0x87c37b91114253d5ULL) *
+		  0x4cf5ad432745937fULL;
 
-	k = (k << 31 | k >> 33) * 0x4cf5ad432745937fULL;
-	h ^= k;
-	h = (h << 27 | h >> 37) * 5 + 0x52dce729;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
 	return h ? h : 1;
 }
 
