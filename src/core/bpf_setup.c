@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -65,12 +66,23 @@ static void report_load_error(int err)
 		     "container, a seccomp profile that allows bpf(2)\n", strerror(-err));
 		break;
 	case EPERM:
-	case EACCES:
 		fail("cannot load the BPF program: the kernel refused bpf(2) (%s): "
 		     "alys-bpf needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN): run it as "
 		     "root with sudo, outside a container or in one granted these "
 		     "capabilities, and with kernel lockdown off\n", strerror(-err));
 		break;
+	case EACCES: {
+		/* the verifier's answer to a program it cannot prove safe; a
+		 * missing capability is EPERM */
+		struct utsname u;
+
+		fail("cannot load the BPF program: the kernel's verifier refused it (%s): "
+		     "this kernel (Linux %s) checks programs otherwise than the Linux "
+		     "6.18 alys-bpf is tested on. Run again with ALYS_BPF_DEBUG=1 to "
+		     "see the verifier's log, and report it with the log's last lines\n",
+		     strerror(-err), uname(&u) ? "?" : u.release);
+		break;
+	}
 	default:
 		fail("cannot load the BPF program into the kernel: %s.\n"
 		     "  Is BPF enabled (CONFIG_BPF_SYSCALL) and not locked down? "
