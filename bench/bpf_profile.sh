@@ -29,7 +29,7 @@ CMD=(crystal build --no-codegen --no-color "$W/prog.cr" -o "$W/prog")
 
 "$ALYS" -q "$@" -o "$W/t.alys" -- "${CMD[@]}" >/dev/null &
 pid=$!
-sleep 5	# past the start-up
+sleep "${SETTLE:-2}"	# past the start-up (~1 s now)
 id=$(bpftool prog show | sed -n 's/^\([0-9]*\): .* name gc_alloc_sess.*/\1/p' | head -1)
 [ -n "$id" ] || { echo "no gc_alloc_session program loaded (a per-call trace?)" >&2; exit 1; }
 "$W/bpf_lines" "$id" >"$W/lines"
@@ -38,8 +38,9 @@ id=$(bpftool prog show | sed -n 's/^\([0-9]*\): .* name gc_alloc_sess.*/\1/p' | 
 runs() { bpftool prog show id "$id" -j | python3 -c 'import json,sys; print(json.load(sys.stdin).get("run_cnt", 0))'; }
 sysctl -qw kernel.bpf_stats_enabled=1
 r0=$(runs)
-perf record -q -F 1000 -a -g -o "$W/perf.data" -- sleep "$SECS" 2>/dev/null
+perf record -q --no-buildid --no-buildid-cache -F 1000 -a -g -o "$W/perf.data" -- sleep "$SECS" 2>/dev/null
 r1=$(runs)
+[ "$r1" -gt "$r0" ] || { echo "the traced run ended before perf did: try fewer SECONDS" >&2; exit 1; }
 sysctl -qw kernel.bpf_stats_enabled=0
 perf script -i "$W/perf.data" -F comm,ip,sym 2>/dev/null >"$W/chains"
 wait "$pid"
