@@ -213,17 +213,23 @@ enum { SLOT_STACK_CACHE, SLOT_TRACKED_SMALL, SLOT_TRACKED_MID, SLOT_TRACKED_BIG,
 
 struct slot_map_def {
 	const char *what;		/* for a message */
+	const char *smaller;		/* how to do with less of it */
 	enum bpf_map_type type;
 	uint32_t key_size, value_size, flags;	/* as the template's */
 };
 
+#define TRACKED_DEF(w) { w, "trace without them: --no-liveness", BPF_MAP_TYPE_HASH, 8, 40, \
+			 BPF_F_NO_PREALLOC }
 static const struct slot_map_def slot_map_defs[SLOT_MAPS] = {
-	[SLOT_STACK_CACHE] = { "stack cache", BPF_MAP_TYPE_ARRAY, 4, 8, BPF_F_INNER_MAP },
-	[SLOT_TRACKED_SMALL] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 40, BPF_F_NO_PREALLOC },
-	[SLOT_TRACKED_MID] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 40, BPF_F_NO_PREALLOC },
-	[SLOT_TRACKED_BIG] = { "tracked-block maps", BPF_MAP_TYPE_HASH, 8, 40, BPF_F_NO_PREALLOC },
-	[SLOT_EVENTS] = { "ring buffer", BPF_MAP_TYPE_RINGBUF, 0, 0, 0 },
+	[SLOT_STACK_CACHE] = { "stack cache", "make it smaller with --stack-cache N",
+			       BPF_MAP_TYPE_ARRAY, 4, 8, BPF_F_INNER_MAP },
+	[SLOT_TRACKED_SMALL] = TRACKED_DEF("tracked-block maps"),
+	[SLOT_TRACKED_MID] = TRACKED_DEF("tracked-block maps"),
+	[SLOT_TRACKED_BIG] = TRACKED_DEF("tracked-block maps"),
+	[SLOT_EVENTS] = { "ring buffer", "make it smaller with --ringbuf-size N",
+			  BPF_MAP_TYPE_RINGBUF, 0, 0, 0 },
 };
+#undef TRACKED_DEF
 
 static void slot_outer_maps(struct alys_bpf *skel, struct bpf_map *outer[SLOT_MAPS])
 {
@@ -351,9 +357,17 @@ int bpf_slot_take(struct bpf_pool *p, struct bpf_group *g, const struct bpf_slot
 	if (failed == SLOT_MAPS)
 		return 0;
 	fd = j[failed].fd;
-	snprintf(err, errlen, "cannot make the session's %s in the kernel: %s%s",
-		 slot_map_defs[failed].what, strerror(-fd), -fd == ENOMEM || -fd == EPERM ?
-		 " (kernel memory short, or a memlock limit: run as root)" : "");
+	/* Since Linux 5.11 a map's memory is charged to the memory cgroup of
+	 * who makes it; before, to RLIMIT_MEMLOCK (EPERM). */
+	snprintf(err, errlen, "cannot make the session's %s in the kernel (%u %s): %s%s%s",
+		 slot_map_defs[failed].what, entries[failed],
+		 failed == SLOT_EVENTS ? "bytes" : "entries", strerror(-fd),
+		 -fd == ENOMEM ? ": the kernel charges BPF maps to the memory cgroup alys-bpf "
+				 "runs in: raise its limit (memory.max; cgroup v1: "
+				 "memory.limit_in_bytes; a unit's MemoryMax=), or " :
+		 -fd == EPERM ? ": a memlock limit (kernels before 5.11): raise it (ulimit -l "
+				"unlimited), or " : "",
+		 -fd == ENOMEM || -fd == EPERM ? slot_map_defs[failed].smaller : "");
 	bpf_slot_give_back(p, s);
 	return -1;
 }

@@ -77,9 +77,9 @@ static void report_load_error(int err)
 		struct utsname u;
 
 		fail("cannot load the BPF program: the kernel's verifier refused it (%s): "
-		     "this kernel (Linux %s) checks programs otherwise than the Linux "
-		     "6.18 alys-bpf is tested on. Run again with ALYS_BPF_DEBUG=1 to "
-		     "see the verifier's log, and report it with the log's last lines\n",
+		     "this kernel is Linux %s, alys-bpf's programs are tested on Linux "
+		     "6.18. Run again with ALYS_BPF_DEBUG=1 to see the verifier's log, "
+		     "and report it with the log's last lines\n",
 		     strerror(-err), uname(&u) ? "?" : u.release);
 		break;
 	}
@@ -443,7 +443,7 @@ int bpf_setup_open(struct session *t)
 		 * per 1M buckets). */
 		.tracked_big = t->sample_bytes || t->refill ? TRACKED_SAMPLED : TRACKED_ALL,
 	};
-	char err[256];
+	char err[512];
 	struct bpf_helpers *helpers = NULL;
 	struct bpf_group *g;
 	int r = -1;

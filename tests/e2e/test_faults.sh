@@ -2,8 +2,9 @@
 # End-to-end: faults survived (issue 6). Each case is a group of checks named
 # "fault: <case>: <what is asserted>":
 #   target SIGKILL, daemon SIGKILL, Ctrl-C during launch, fork+exec child,
-#   multi-threaded target, ring buffer overrun, not root, no BPF (seccomp
-#   ENOSYS / EPERM, capabilities dropped), no libgc, sudo user drop, trace
+#   multi-threaded target, ring buffer overrun, a memory cgroup too small
+#   for the ring buffer, not root, no BPF (seccomp ENOSYS / EPERM, programs
+#   the verifier refuses, capabilities dropped), no libgc, sudo user drop, trace
 #   file safety (0600, no symlinks, no other user's or hard-linked file).
 # The converter's handling of hostile and cut files is in
 # tests/unit/test_converter.sh and tests/fuzz (make fuzz).
@@ -212,6 +213,28 @@ check_eq "$C: recorded + dropped = calls made" \
 out=$("$BIN/alys-bpf" --ringbuf-size 5000 -- "$P/alloc_known" 1 2>&1)
 check_eq "$C: bad --ringbuf-size is a usage error" "$?:$(grep -c 'power of two' <<<"$out")" "2:1"
 
+# --- a memory cgroup too small for the ring buffer ---------------------------------
+# Since Linux 5.11 the kernel charges BPF maps to the memory cgroup of the
+# process that makes them: a 1 GiB ring buffer is refused in a 256 MiB one.
+C="fault: memory cgroup limit"
+if grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+	cg=/sys/fs/cgroup/alys-faults-$$ lim=memory.max	# cgroup v2
+else
+	cg=/sys/fs/cgroup/memory/alys-faults-$$ lim=memory.limit_in_bytes	# v1
+fi
+if mkdir "$cg" && echo $((256 << 20)) >"$cg/$lim"; then
+	out=$(echo "$BASHPID" >"$cg/cgroup.procs" && exec "$BIN/alys-bpf" --ringbuf-size 1G \
+		-o "$T/mc.alys" -- "$P/alloc_known" 10 2>&1)
+	check_eq "$C: exit 1" "$?" 1
+	check_match "$C: names the map, its size, the cgroup and the option" "$out" \
+		"ring buffer in the kernel \(1073741824 bytes\): Cannot allocate memory.*memory cgroup.*memory.max.*--ringbuf-size"
+	check_eq "$C: the command did not run, no trace file" \
+		"$(grep -c '^COUNT=' <<<"$out"):$(ls "$T/mc.alys" 2>/dev/null)" "0:"
+	rmdir "$cg"
+else
+	check_eq "$C: a memory cgroup made ($cg, $lim)" "no" "yes"
+fi
+
 # --- not root ------------------------------------------------------------------
 C="fault: not root"
 out=$(cd "$T" && setpriv --reuid=65534 --regid=65534 --clear-groups \
@@ -237,6 +260,13 @@ out=$(setpriv --bounding-set=-all --inh-caps=-all "$BIN/alys-bpf" -o "$T/nb.alys
 check_eq "$C: root without capabilities: exit 1" "$?" 1
 check_match "$C: root without capabilities: names cause and fix" "$out" 'refused bpf\(2\).*CAP_BPF.*sudo'
 check_eq "$C: one line each" "$(wc -l <<<"$out")" 1
+# the verifier's EACCES is not a missing capability (EPERM)
+out=$("$T/no_bpf" VERIFIER "$BIN/alys-bpf" -o "$T/nb.alys" -- "$P/alloc_known" 10 2>&1)
+check_eq "$C: programs the verifier refuses (EACCES): exit 1" "$?" 1
+check_match "$C: programs the verifier refuses: names cause and fix" "$out" \
+	"verifier refused it \(Permission denied\).*Linux $(uname -r | sed 's/[.+]/\\&/g').*ALYS_BPF_DEBUG=1"
+check_eq "$C: programs the verifier refuses: the command did not run, no trace file" \
+	"$(grep -c '^COUNT=' <<<"$out"):$(ls "$T/nb.alys" 2>/dev/null)" "0:"
 
 # --- a binary without libgc ------------------------------------------------------
 C="fault: no libgc"
