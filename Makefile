@@ -94,13 +94,14 @@ $(BIN)/alys_converter: $(CONVERTER_OBJS)
 
 # C unit tests, one binary each, built with the same flags as the programs.
 $(BUILD)/tests/test_unwind_table: tests/unit/test_unwind_table.c src/unwind/unwind_table.c \
-		src/unwind/unwind_ref.c lib/elf_file.c $(HEADERS)
+		src/unwind/cfa_program.c src/unwind/unwind_ref.c lib/elf_file.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf
 
 # The tables of many files built on threads against one after another.
 $(BUILD)/tests/test_unwind_maps: tests/unit/unit_check.h tests/unit/test_unwind_maps.c \
-		src/unwind/unwind_maps.c src/unwind/unwind_table.c lib/elf_file.c lib/util.c $(HEADERS)
+		src/unwind/unwind_maps.c src/unwind/unwind_table.c src/unwind/cfa_program.c \
+		lib/elf_file.c lib/util.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@ -ldw -lelf -lbpf -lpthread
 

@@ -42,6 +42,7 @@ struct alys_unwind_seg {
 
 struct alys_unwind_stats {
 	size_t fde_eh;			/* FDEs used from .eh_frame */
+	size_t fde_interpreted;		/* of those, rows from cfa_program.c, not libdw */
 	size_t fde_debug;		/* FDEs from .debug_frame that added PCs */
 	size_t fde_skipped;		/* empty, outside any executable segment, or
 					 * undecodable */

@@ -25,6 +25,7 @@
  *     stack gdb captured, must produce exactly gdb's backtrace pcs, and
  *     the fixture frames must symbolize to c, b, a, main.
  */
+#include <dwarf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -36,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "unwind/cfa_program.h"
 #include "unwind/unwind_ref.h"
 #include "unwind/unwind_table.h"
 
@@ -493,6 +495,108 @@ static void check_against_readelf(const char *path, const char *label, double ma
 }
 
 /* ---- synthetic checks of lookup -------------------------------------- */
+
+/* The rows from the FDEs' instructions run once (cfa_program.c) are the
+ * rows libdw gives (ALYS_CFI_LIBDW), byte for byte, and most FDEs get them. */
+static void check_same_as_libdw(const char *path, const char *label)
+{
+	struct alys_unwind_table a, b;
+	char err[512];
+	bool built;
+
+	unsetenv("ALYS_CFI_LIBDW");
+	built = !alys_unwind_table_build(path, &a, err, sizeof(err));
+	check(built, "%s: table built%s%s", label, built ? "" : ": ", built ? "" : err);
+	if (!built)
+		return;
+	setenv("ALYS_CFI_LIBDW", "1", 1);
+	built = !alys_unwind_table_build(path, &b, err, sizeof(err));
+	unsetenv("ALYS_CFI_LIBDW");
+	check(built, "%s: table built by libdw only%s%s", label, built ? "" : ": ",
+	      built ? "" : err);
+	if (built) {
+		check(a.nrows == b.nrows && !memcmp(a.rows, b.rows, a.nrows * sizeof(*a.rows)),
+		      "%s: the same %zu rows as libdw's (%zu)", label, a.nrows, b.nrows);
+		/* libdw's: the .plt's (a CFA expression), signal frames */
+		check(b.stats.fde_interpreted == 0 &&
+		      a.stats.fde_eh - a.stats.fde_interpreted <= 2 + a.stats.fde_eh / 100,
+		      "%s: %zu of %zu FDEs' rows from their instructions, not libdw (all but "
+		      "2 and 1%% at most)", label, a.stats.fde_interpreted, a.stats.fde_eh);
+		alys_unwind_table_free(&b);
+	}
+	alys_unwind_table_free(&a);
+}
+
+struct hostile_rows {
+	uint64_t lo, hi, last;
+	size_t n, bad;
+};
+
+static int hostile_row(uint64_t start, uint64_t end, const struct alys_unwind_row *r,
+		       void *arg)
+{
+	struct hostile_rows *h = arg;
+
+	h->n++;
+	if (start < h->last || start >= end || end > h->hi || r->cfa_type > ALYS_CFA_OUTERMOST)
+		h->bad++;
+	h->last = end;
+	return 0;
+}
+
+/* An FDE's instructions are the traced program's bytes: random ones (mostly
+ * the opcodes modelled, with random operands) give rows inside the FDE, in
+ * order, or none; nothing read past the end (the sanitizer build). */
+static void check_cfa_hostile(void)
+{
+	static const uint8_t ops[] = { 0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+				       0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11,
+				       0x12, 0x13, 0x14, 0x15, 0x16, 0x2e, 0x41, 0x86, 0x90,
+				       0xc6, 0xd0 };
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	size_t runs = 200000, emitted = 0, bad = 0, outside = 0;
+
+	for (size_t i = 0; i < runs; i++) {
+		/* a CIE's usual start (CFA rsp+8, the return address at CFA-8),
+		 * then random bytes */
+		uint8_t init[12] = { DW_CFA_def_cfa, 7, 8, DW_CFA_offset | 16, 1 }, fde[48], *buf;
+		size_t ni, nf;
+		struct hostile_rows h = { .lo = 0x1000, .hi = 0x1000 + (i % 97) + 1, .last = 0x1000 };
+		struct cfa_cie cie;
+		int rc;
+
+		for (size_t k = 0; k < sizeof(init) + sizeof(fde); k++) {
+			uint8_t byte;
+
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			byte = seed & 1 ? ops[(seed >> 8) % sizeof(ops)] : (uint8_t)(seed >> 16);
+			if (k >= sizeof(init))
+				fde[k - sizeof(init)] = byte;
+			else if (k >= 5)
+				init[k] = byte;
+		}
+		ni = i % 3 ? 5 : seed % (sizeof(init) + 1);
+		nf = (seed >> 8) % (sizeof(fde) + 1);
+		/* exactly as long as the bytes: a read past them is caught */
+		buf = malloc(ni + nf + 1);
+		memcpy(buf, init, ni);
+		memcpy(buf + ni, fde, nf);
+		cie = (struct cfa_cie){ 1 + (seed >> 20) % 4, (seed >> 24) & 1 ? -8 : INT64_MIN,
+					16, buf, buf + ni };
+		rc = cfa_program_rows(&cie, buf + ni, buf + ni + nf, h.lo, h.hi, hostile_row, &h);
+		if (rc == 0) {
+			emitted++;
+			bad += h.bad;
+			outside += h.last != h.hi;	/* rows cover the FDE to its end */
+		} else if (h.n) {
+			bad++;				/* libdw's, yet rows came */
+		}
+		free(buf);
+	}
+	check(bad == 0 && outside == 0 && emitted > 0,
+	      "CFA instructions: %zu random programs, %zu with rows, all inside their FDE, "
+	      "in order, to its end (%zu bad, %zu short)", runs, emitted, bad, outside);
+}
 
 static void check_find_row(void)
 {
@@ -967,6 +1071,7 @@ int main(int argc, char **argv)
 	}
 
 	check_find_row();
+	check_cfa_hostile();
 	check_ref_synthetic();
 	check_errors();
 
@@ -997,6 +1102,15 @@ int main(int argc, char **argv)
 		check_no_hdr();
 	if (have_dbg)
 		check_debug_frame_variants();
+
+	check_same_as_libdw("/lib/x86_64-linux-gnu/libc.so.6", "libc");
+	check_same_as_libdw("/lib/x86_64-linux-gnu/libgc.so.1", "libgc");
+	if (have_c)
+		check_same_as_libdw(cbin, "C fixture");
+	if (have_cr)
+		check_same_as_libdw(crbin, "Crystal fixture");
+	if (have_tool("crystal"))
+		check_same_as_libdw("/usr/bin/crystal", "Debian's crystal compiler");
 
 	if (!have_tool("readelf")) {
 		skip("readelf comparisons", "no readelf");
