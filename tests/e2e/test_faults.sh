@@ -245,28 +245,28 @@ check_eq "$C: one line, no trace file" "$(wc -l <<<"$out"):$(ls "$T/nr.alys" 2>/
 
 # --- no BPF --------------------------------------------------------------------
 C="fault: no BPF"
-out=$("$T/no_bpf" ENOSYS "$BIN/alys-bpf" -o "$T/nb.alys" -- "$P/alloc_known" 10 2>&1)
-check_eq "$C: kernel without bpf(2) (ENOSYS): exit 1" "$?" 1
-check_match "$C: kernel without bpf(2): names cause and fix" "$out" \
+# refused_bpf MODE WHAT ERE: under no_bpf MODE, alys-bpf exits 1 with a
+# message matching ERE (cause and fix), the command never run, no trace file
+refused_bpf() {
+	local out
+	out=$("$T/no_bpf" "$1" "$BIN/alys-bpf" -o "$T/nb.alys" -- "$P/alloc_known" 10 2>&1)
+	check_eq "$C: $2: exit 1" "$?" 1
+	check_match "$C: $2: names cause and fix" "$out" "$3"
+	check_eq "$C: $2: the command did not run, no trace file" \
+		"$(grep -c '^COUNT=' <<<"$out"):$(ls "$T/nb.alys" 2>/dev/null)" "0:"
+}
+refused_bpf ENOSYS "kernel without bpf(2) (ENOSYS)" \
 	'no bpf\(2\) system call.*CONFIG_BPF_SYSCALL=y.*seccomp profile'
-check_eq "$C: kernel without bpf(2): the command did not run, no trace file" \
-	"$(grep -c '^COUNT=' <<<"$out"):$(ls "$T/nb.alys" 2>/dev/null)" "0:"
-out=$("$T/no_bpf" EPERM "$BIN/alys-bpf" -o "$T/nb.alys" -- "$P/alloc_known" 10 2>&1)
-check_eq "$C: bpf(2) forbidden (EPERM): exit 1" "$?" 1
-check_match "$C: bpf(2) forbidden: names cause and fix" "$out" \
+refused_bpf EPERM "bpf(2) forbidden (EPERM)" \
 	'refused bpf\(2\) \(Operation not permitted\).*CAP_BPF.*sudo'
+# the verifier's EACCES is not a missing capability (EPERM)
+refused_bpf VERIFIER "programs the verifier refuses (EACCES)" \
+	"verifier refused it \(Permission denied\).*Linux $(uname -r | sed 's/[.+]/\\&/g').*ALYS_BPF_DEBUG=1"
 out=$(setpriv --bounding-set=-all --inh-caps=-all "$BIN/alys-bpf" -o "$T/nb.alys" -- \
 	"$P/alloc_known" 10 2>&1)
 check_eq "$C: root without capabilities: exit 1" "$?" 1
 check_match "$C: root without capabilities: names cause and fix" "$out" 'refused bpf\(2\).*CAP_BPF.*sudo'
 check_eq "$C: one line each" "$(wc -l <<<"$out")" 1
-# the verifier's EACCES is not a missing capability (EPERM)
-out=$("$T/no_bpf" VERIFIER "$BIN/alys-bpf" -o "$T/nb.alys" -- "$P/alloc_known" 10 2>&1)
-check_eq "$C: programs the verifier refuses (EACCES): exit 1" "$?" 1
-check_match "$C: programs the verifier refuses: names cause and fix" "$out" \
-	"verifier refused it \(Permission denied\).*Linux $(uname -r | sed 's/[.+]/\\&/g').*ALYS_BPF_DEBUG=1"
-check_eq "$C: programs the verifier refuses: the command did not run, no trace file" \
-	"$(grep -c '^COUNT=' <<<"$out"):$(ls "$T/nb.alys" 2>/dev/null)" "0:"
 
 # --- a binary without libgc ------------------------------------------------------
 C="fault: no libgc"
