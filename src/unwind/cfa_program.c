@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "unwind/cfa_program.h"
+#include "unwind/leb128.h"
 
 #include <dwarf.h>
 #include <string.h>
@@ -31,41 +32,6 @@ struct run {
 	void *arg;
 	int rc;
 };
-
-static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-
-	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
-		uint8_t b = *(*p)++;
-
-		r |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = r;
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	uint64_t r = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (*p >= end || shift >= 64)
-			return false;
-		b = *(*p)++;
-		r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		r |= ~0ULL << shift;
-	*v = (int64_t)r;
-	return true;
-}
 
 /* v times a CIE's factor, wrapping: a hostile file's numbers are no UB */
 static int64_t factored(int64_t v, int64_t f)
@@ -149,7 +115,7 @@ static bool run_insns(struct run *r, const uint8_t *p, const uint8_t *end)
 				return false;
 			continue;
 		case DW_CFA_offset:
-			if (!uleb(&p, end, &u))
+			if (!read_uleb128(&p, end, &u))
 				goto other;
 			if ((rr = tracked(r, &r->s, low)))
 				*rr = (struct reg_rule){ RULE_OFFSET,
@@ -180,27 +146,27 @@ static bool run_insns(struct run *r, const uint8_t *p, const uint8_t *end)
 			break;
 		}
 		case DW_CFA_offset_extended:
-			if (!uleb(&p, end, &reg) || !uleb(&p, end, &u))
+			if (!read_uleb128(&p, end, &reg) || !read_uleb128(&p, end, &u))
 				goto other;
 			if ((rr = tracked(r, &r->s, reg)))
 				*rr = (struct reg_rule){ RULE_OFFSET,
 							 factored((int64_t)u, c->data_align) };
 			break;
 		case DW_CFA_offset_extended_sf:
-			if (!uleb(&p, end, &reg) || !sleb(&p, end, &s))
+			if (!read_uleb128(&p, end, &reg) || !read_sleb128(&p, end, &s))
 				goto other;
 			if ((rr = tracked(r, &r->s, reg)))
 				*rr = (struct reg_rule){ RULE_OFFSET, factored(s, c->data_align) };
 			break;
 		case DW_CFA_restore_extended:
-			if (!uleb(&p, end, &reg))
+			if (!read_uleb128(&p, end, &reg))
 				goto other;
 			if ((rr = tracked(r, &r->s, reg)))
 				*rr = *tracked(r, &r->init, reg);
 			break;
 		case DW_CFA_undefined:
 		case DW_CFA_same_value:
-			if (!uleb(&p, end, &reg))
+			if (!read_uleb128(&p, end, &reg))
 				goto other;
 			if ((rr = tracked(r, &r->s, reg)))
 				*rr = (struct reg_rule){
@@ -208,15 +174,15 @@ static bool run_insns(struct run *r, const uint8_t *p, const uint8_t *end)
 				};
 			break;
 		case DW_CFA_register:
-			if (!uleb(&p, end, &reg) || !uleb(&p, end, &u))
+			if (!read_uleb128(&p, end, &reg) || !read_uleb128(&p, end, &u))
 				goto other;
 			if ((rr = tracked(r, &r->s, reg)))
 				*rr = (struct reg_rule){ RULE_OTHER, 0 };
 			break;
 		case DW_CFA_val_offset:
 		case DW_CFA_val_offset_sf:
-			if (!uleb(&p, end, &reg) ||
-			    (op == DW_CFA_val_offset ? !uleb(&p, end, &u) : !sleb(&p, end, &s)))
+			if (!read_uleb128(&p, end, &reg) ||
+			    (op == DW_CFA_val_offset ? !read_uleb128(&p, end, &u) : !read_sleb128(&p, end, &s)))
 				goto other;
 			if ((rr = tracked(r, &r->s, reg)))
 				*rr = (struct reg_rule){ RULE_OTHER, 0 };
@@ -232,44 +198,44 @@ static bool run_insns(struct run *r, const uint8_t *p, const uint8_t *end)
 			r->s = r->stack[--r->depth];
 			break;
 		case DW_CFA_def_cfa:
-			if (!uleb(&p, end, &reg) || !uleb(&p, end, &u))
+			if (!read_uleb128(&p, end, &reg) || !read_uleb128(&p, end, &u))
 				goto other;
 			r->s.cfa_reg = reg;
 			r->s.cfa_off = (int64_t)u;
 			r->s.cfa_set = true;
 			break;
 		case DW_CFA_def_cfa_sf:
-			if (!uleb(&p, end, &reg) || !sleb(&p, end, &s))
+			if (!read_uleb128(&p, end, &reg) || !read_sleb128(&p, end, &s))
 				goto other;
 			r->s.cfa_reg = reg;
 			r->s.cfa_off = factored(s, c->data_align);
 			r->s.cfa_set = true;
 			break;
 		case DW_CFA_def_cfa_register:
-			if (!uleb(&p, end, &reg) || !r->s.cfa_set)
+			if (!read_uleb128(&p, end, &reg) || !r->s.cfa_set)
 				goto other;
 			r->s.cfa_reg = reg;
 			break;
 		case DW_CFA_def_cfa_offset:
-			if (!uleb(&p, end, &u) || !r->s.cfa_set)
+			if (!read_uleb128(&p, end, &u) || !r->s.cfa_set)
 				goto other;
 			r->s.cfa_off = (int64_t)u;
 			break;
 		case DW_CFA_def_cfa_offset_sf:
-			if (!sleb(&p, end, &s) || !r->s.cfa_set)
+			if (!read_sleb128(&p, end, &s) || !r->s.cfa_set)
 				goto other;
 			r->s.cfa_off = factored(s, c->data_align);
 			break;
 		case DW_CFA_expression:
 		case DW_CFA_val_expression:
 			/* another register's: skipped; the tracked ones' are libdw's */
-			if (!uleb(&p, end, &reg) || !uleb(&p, end, &u2) ||
+			if (!read_uleb128(&p, end, &reg) || !read_uleb128(&p, end, &u2) ||
 			    u2 > (uint64_t)(end - p) || tracked(r, &r->s, reg))
 				goto other;
 			p += u2;
 			break;
 		case DW_CFA_GNU_args_size:
-			if (!uleb(&p, end, &u))
+			if (!read_uleb128(&p, end, &u))
 				goto other;
 			break;
 		default:	/* set_loc, def_cfa_expression, vendor ops */

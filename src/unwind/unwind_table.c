@@ -30,6 +30,7 @@
 
 #include "lib/elf_file.h"
 #include "unwind/cfa_program.h"
+#include "unwind/leb128.h"
 
 #define REG_RBP 6
 #define REG_RSP 7
@@ -165,46 +166,6 @@ static void ivec_normalize(struct ivec *iv)
 
 /* ---- CFI section walking --------------------------------------------- */
 
-static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	unsigned int shift = 0;
-
-	while (*p < end) {
-		uint8_t byte = *(*p)++;
-
-		if (shift < 64)
-			r |= (uint64_t)(byte & 0x7f) << shift;
-		shift += 7;
-		if (!(byte & 0x80)) {
-			*v = r;
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool read_sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
-{
-	uint64_t r = 0;
-	unsigned int shift = 0;
-
-	while (*p < end) {
-		uint8_t byte = *(*p)++;
-
-		if (shift < 64)
-			r |= (uint64_t)(byte & 0x7f) << shift;
-		shift += 7;
-		if (!(byte & 0x80)) {
-			if (shift < 64 && (byte & 0x40))
-				r |= ~(uint64_t)0 << shift;
-			*v = (int64_t)r;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* Reads a DW_EH_PE_* encoded value's format part (no application).  Returns
  * false for an unknown format or truncation. */
 static bool read_encoded_raw(const uint8_t **p, const uint8_t *end, uint8_t enc,
@@ -218,11 +179,11 @@ static bool read_encoded_raw(const uint8_t **p, const uint8_t *end, uint8_t enc,
 	case DW_EH_PE_udata2: case DW_EH_PE_sdata2: sz = 2; break;
 	case DW_EH_PE_udata4: case DW_EH_PE_sdata4: sz = 4; break;
 	case DW_EH_PE_udata8: case DW_EH_PE_sdata8: sz = 8; break;
-	case DW_EH_PE_uleb128: return read_uleb(p, end, v);
+	case DW_EH_PE_uleb128: return read_uleb128(p, end, v);
 	case DW_EH_PE_sleb128: {
 		int64_t s;
 
-		if (!read_sleb(p, end, &s))
+		if (!read_sleb128(p, end, &s))
 			return false;
 		*v = (uint64_t)s;
 		return true;
@@ -434,7 +395,7 @@ static int each_fde(struct build *b, Elf_Data *data, uint64_t sh_addr, bool eh,
 		fr.signal = ci->signal;
 		fr.cie = ci->prog;
 		fr.insns = NULL;
-		if (eh && (!ci->z || (read_uleb(&p, end, &aug) && aug <= (uint64_t)(end - p)))) {
+		if (eh && (!ci->z || (read_uleb128(&p, end, &aug) && aug <= (uint64_t)(end - p)))) {
 			fr.insns = ci->z ? p + aug : p;
 			fr.insns_end = end;
 		}

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "unwind/cfa_program.h"
+#include "unwind/leb128.h"
 #include "unwind/unwind_ref.h"
 #include "unwind/unwind_table.h"
 
@@ -542,6 +543,44 @@ static int hostile_row(uint64_t start, uint64_t end, const struct alys_unwind_ro
 		h->bad++;
 	h->last = end;
 	return 0;
+}
+
+/* One LEB128 reading for the section walk and the instructions: values up
+ * to 64 bits, the sign of a short signed one, and an over-long or cut number
+ * refused (where the walk once dropped the high bits). */
+static void check_leb128(void)
+{
+	static const uint8_t max_u[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	static const uint8_t long_u[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00 };
+	static const uint8_t cut[] = { 0xe5, 0x8e };
+	static const uint8_t u624485[] = { 0xe5, 0x8e, 0x26 };
+	static const uint8_t s_m128[] = { 0x80, 0x7f };
+	static const uint8_t s_min[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f };
+	const uint8_t *p;
+	uint64_t u = 0;
+	int64_t s = 0;
+	bool ok;
+
+	p = u624485;
+	ok = read_uleb128(&p, u624485 + 3, &u);
+	check(ok && u == 624485 && p == u624485 + 3,
+	      "LEB128: 0xe5 0x8e 0x26 is 624485, three bytes read (got %" PRIu64 ")", u);
+	p = max_u;
+	check(read_uleb128(&p, max_u + sizeof max_u, &u) && u == UINT64_MAX,
+	      "LEB128: ten bytes give 2^64-1");
+	p = long_u;
+	check(!read_uleb128(&p, long_u + sizeof long_u, &u),
+	      "LEB128: an eleven-byte number (zero, over-long) is refused");
+	p = cut;
+	check(!read_uleb128(&p, cut + sizeof cut, &u) && !read_sleb128(&(const uint8_t *){ cut }, cut + 2, &s),
+	      "LEB128: a number cut by the section's end is refused");
+	p = s_m128;
+	ok = read_sleb128(&p, s_m128 + 2, &s);
+	check(ok && s == -128, "LEB128: 0x80 0x7f is -128 (got %" PRId64 ")", s);
+	p = s_min;
+	ok = read_sleb128(&p, s_min + sizeof s_min, &s);
+	check(ok && s == INT64_MIN,
+	      "LEB128: ten signed bytes give -2^63 (got %" PRId64 ")", s);
 }
 
 /* An FDE's instructions are the traced program's bytes: random ones (mostly
@@ -1071,6 +1110,7 @@ int main(int argc, char **argv)
 	}
 
 	check_find_row();
+	check_leb128();
 	check_cfa_hostile();
 	check_ref_synthetic();
 	check_errors();
