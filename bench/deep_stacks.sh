@@ -12,7 +12,8 @@
 # Prints the best work time of REPS rounds (timed by the program itself,
 # start-up excluded), x_floor, trace bytes per event, and for full and
 # no-liveness the BPF programs' own run time per call (kernel.bpf_stats_enabled,
-# read by bpftool while the tracer is attached; a uprobe session program's
+# read by bpftool in one more run of each traced mode, not in the timed
+# ones; a uprobe session program's
 # time a run, at entries and the returns not skipped, under bpf_entry_ns)
 # and the stack nodes written.
 # ALYS_OLD_BIN=DIR adds the modes run with DIR/alys-bpf (e.g. a build of an
@@ -37,7 +38,8 @@ counter() {
 # bpf_stats PID OUT: the last bpftool reading of the programs while PID runs
 bpf_stats() {
 	while kill -0 "$1" 2>/dev/null; do
-		bpftool prog show -j >"$W/p.json.tmp" 2>/dev/null &&
+		[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = 1 ] &&
+			bpftool prog show -j >"$W/p.json.tmp" 2>/dev/null &&
 			grep -q 'gc_alloc_\(return\|session\)' "$W/p.json.tmp" && mv "$W/p.json.tmp" "$2"
 		sleep 0.3
 	done
@@ -84,18 +86,27 @@ PY
 
 MODES="untraced floor full no-liveness 16-frames"
 [ -n "${ALYS_OLD_BIN:-}" ] && MODES="$MODES old-full old-no-liveness"
-sysctl -qw kernel.bpf_stats_enabled=1
+sysctl -qw kernel.bpf_stats_enabled=0
 echo "# bench/deep_stacks.sh $PATHS $DEPTH $VISITS${DEEP_SHAPE:+ (DEEP_SHAPE=$DEEP_SHAPE)}, $(date -u +%F), $(uname -r), $(nproc) CPUs, best of $REPS rounds"
 for i in $(seq "$REPS"); do
 	for mode in $MODES; do
 		run "$mode" >>"$W/runs.$mode"
 	done
 done
+# the programs' own time: one run of each traced mode after the timed ones,
+# with the statistics on (in a timed run their clock reads would lengthen
+# the floor's two program runs a call more than a traced call's one)
+sysctl -qw kernel.bpf_stats_enabled=1
+for mode in $MODES; do
+	case $mode in untraced | floor) ;; *) run "$mode" | cut -d' ' -f3-5 >"$W/stats.$mode" ;; esac
+done
+sysctl -qw kernel.bpf_stats_enabled=0
 floor=$(sort -n "$W/runs.floor" | head -n 1 | cut -d' ' -f1)
 events=$((2 * PATHS * VISITS))
 printf '%-16s %9s %8s %11s %12s %11s %11s\n' mode work_ms x_floor bytes/event bpf_entry_ns bpf_ret_ns nodes/stack
 for mode in $MODES; do
 	read -r ms size calls entry ret nodes < <(sort -n "$W/runs.$mode" | head -n 1)
+	[ -f "$W/stats.$mode" ] && read -r calls entry ret <"$W/stats.$mode"
 	awk -v m="$mode" -v ms="$ms" -v f="$floor" -v s="$size" -v e="$events" -v en="$entry" \
 		-v r="$ret" -v n="$nodes" -v st=$((2 * PATHS)) 'BEGIN {
 		printf "%-16s %9d %8.2f %11s %12s %11s %11s\n", m, ms, ms / f,
