@@ -208,6 +208,7 @@ struct walk_end {
 struct walk_meta {
 	struct walk_end end;
 	__u32 base, nr, flags, epoch, valid;
+	__u32 drop;		/* outer frames a cut stack left out (cut_stack) */
 };
 
 struct walk_state {
@@ -218,6 +219,9 @@ struct walk_state {
 	 * the last walk's next frame to look at, whether it may still match,
 	 * whether its frames are being checked, and the frame matched */
 	__u32 pj, matching, copying, match;
+	/* this walk's frame number of the match, and the frames it has
+	 * checked in place up to (not including) */
+	__u32 match_nr, checked_to;
 };
 
 struct thread_state {
@@ -234,7 +238,7 @@ struct thread_state {
 	__u32 words_read, searches;	/* this walk's, for the counters */
 	__u32 span_len;		/* bytes from sp copied at the start */
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
-	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too */
+	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too (cut_stack) */
 	__u32 walk;		/* this walk's walks.m[]: walk & 1 */
 	struct walk_state walks;
 	/* a stop-the-world pause under way on this thread (gc_world_stop),
@@ -382,14 +386,14 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 	struct alys_rb_stack *s = &st->scratch;
 	struct key_ctx c = { .st = st, .nr = s->nr, .slot = st->slot,
 			     .base = st->walks.m[st->walk & 1].base };
-	__u32 nr = s->nr, lo = 0, hi, mid;
+	__u32 nr = s->nr, lo = 0, hi, mid, kept;
 	void *cache = stack_cache(st->slot), *rb = events_at(st->slot);
 	__u64 size, leaf;
 
 	if (nr > ALYS_MAX_FRAMES || !cache || !rb)
 		return 0;
 	/* the outer frames the walk took from the last one keep their keys */
-	c.from = st->keys_kept <= nr ? st->keys_kept : 0;
+	c.from = kept = st->keys_kept <= nr ? st->keys_kept : 0;
 	st->keys_kept = 0;
 	if (!c.from)
 		st->keys[0] = alys_stack_root_key(s->flags);
@@ -399,6 +403,13 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 		return leaf;
 	/* checkpoints 1..hi-1 lie strictly inside the stack */
 	hi = (nr - 1) / ALYS_KEY_STEP + 1;
+	/* The deepest checkpoint of the prefix the last stack shares was sent
+	 * with it or found sent then: tried first, it leaves the search the
+	 * few checkpoints below it (each a likely cache miss in the 8 MiB). */
+	mid = kept / ALYS_KEY_STEP;
+	if (mid > 0 && mid < hi &&
+	    key_sent(cache, st->keys[(mid * ALYS_KEY_STEP) & (2 * ALYS_MAX_FRAMES - 1)]))
+		lo = mid;
 	for (int i = 0; i < 5; i++) {	/* 2^5 > ALYS_MAX_FRAMES / ALYS_KEY_STEP */
 		if (hi - lo <= 1)
 			break;
@@ -435,6 +446,75 @@ static __always_inline __u64 stack_key(struct thread_state *st)
 	return leaf;
 }
 
+/* The window of a cut stack's outermost frames its cut is chosen in: an
+ * eighth of the limit (16 of 127 frames; 1 of 4). */
+#define ALYS_CUT_WINDOW(n) (((n) + 7) / 8)
+
+/*
+ * A stack cut at the limit ends at the frame of its outermost
+ * ALYS_CUT_WINDOW whose return address's offset in its page hashes
+ * lowest (the outermost of equals), not at the limit itself: the choice follows the frames, so a
+ * recursion's cut stacks whose innermost frames are a few more or fewer
+ * share their outermost frame, their prefixes and the nodes sent for
+ * them. Cut at the limit, any change of depth moved the outermost frame,
+ * and a record repeated all 127 frames the daemon had under other roots
+ * (15% of the compiler's events). The same frames always cut the same way.
+ */
+static __noinline void cut_stack(struct thread_state *st)
+{
+	struct alys_rb_stack *s = &st->scratch;
+	struct walk_meta *w = &st->walks.m[st->walk & 1];
+	__u32 nr = s->nr, win, cut = 0, drop;
+	__u64 best = ~0ULL;
+
+	w->drop = 0;
+	if (!(s->flags & ALYS_STACK_FLAG_TRUNCATED) || nr < 2 || nr > ALYS_MAX_FRAMES)
+		return;
+	win = ALYS_CUT_WINDOW(nr);
+#pragma unroll
+	for (__u32 i = 0; i < ALYS_CUT_WINDOW(ALYS_MAX_FRAMES); i++) {
+		__u32 k = nr - 1 - i;
+		__u64 h;
+
+		if (i >= win)
+			break;
+		/* the address's offset in its page: the same in every run of
+		 * the program, where the load address is not */
+		h = (st->walks.f[(w->base + k) & (ALYS_WALK_RING - 1)].ip & 4095) *
+		    0x9e3779b97f4a7c15ULL;
+		if (h < best) {
+			best = h;
+			cut = k;
+		}
+	}
+	drop = nr - 1 - cut;
+	s->nr = cut + 1;
+	w->drop = drop;
+}
+
+/*
+ * The outer frames this stack shares with the thread's last, and so the
+ * keys of their prefixes (stack_key): from the frame where this walk met
+ * the last one to its outermost, when every one of them was checked in
+ * place and the outermost recorded is the last stack's outermost recorded
+ * (the same place in the walks' ring, the same flags).
+ */
+static __always_inline void shared_prefix(struct thread_state *st)
+{
+	struct walk_state *ws = &st->walks;
+	struct walk_meta *w = &ws->m[st->walk & 1], *old = &ws->m[(st->walk + 1) & 1];
+	__u32 rec = st->scratch.nr, orec = old->nr - old->drop;
+
+	st->keys_kept = 0;
+	if (unwind_mode != ALYS_UNWIND_DWARF || !ws->match || !w->valid || !old->valid ||
+	    st->scratch.flags != old->flags || old->drop >= old->nr)
+		return;
+	if (rec <= ws->match_nr || ws->checked_to < rec ||
+	    ((w->base + rec - 1) ^ (old->base + orec - 1)) & (ALYS_WALK_RING - 1))
+		return;
+	st->keys_kept = rec - ws->match_nr;
+}
+
 static __always_inline __u64 collect_stack(struct pt_regs *regs,
 					   struct thread_state *st)
 {
@@ -451,6 +531,8 @@ static __always_inline __u64 collect_stack(struct pt_regs *regs,
 		unwind_fp(regs, st);
 	if (s->nr == 0)
 		return 0;
+	cut_stack(st);
+	shared_prefix(st);
 	return stack_key(st);
 }
 

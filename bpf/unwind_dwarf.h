@@ -354,19 +354,18 @@ static __always_inline long copy_step(struct unwind_ctx *c)
 			mark_truncated(c);
 		}
 		w->end = old->end;
-		/* the outer frames from the match on, and the flags, are the
-		 * last stack's: so are its keys of those prefixes (stack_key) */
-		if (c->s->flags == old->flags && ws->match <= old->nr)
-			c->st->keys_kept = old->nr - ws->match;
+		ws->checked_to = nr;
 		return 1;
 	}
 	of = last_frame(c, k);
 	if (!still_reads(c, of->cfa - 8, of->ip) || !still_reads(c, of->bp_slot, of->bp)) {
 		ws->copying = 0;
+		ws->checked_to = nr;
 		return walk_on(c, nr);
 	}
 	if (nr >= max_frames || nr >= ALYS_MAX_FRAMES) {
 		/* a caller past the limit, as a walk would have found it */
+		ws->checked_to = nr;
 		mark_truncated(c);
 		w->end = (struct walk_end){ of->cfa - 8, of->ip, of->bp_slot, of->bp };
 		return 1;
@@ -502,6 +501,7 @@ static __always_inline long walk_row(struct unwind_ctx *c, struct alys_unwind_ro
 		meet_last_walk(c, nr);
 		c->ws->copying = 1;
 		c->ws->match = c->ws->pj;
+		c->ws->match_nr = nr;
 		c->ws->pj++;
 	}
 	return 0;
@@ -741,7 +741,7 @@ static __always_inline void unwind_dwarf(struct pt_regs *regs, struct thread_sta
 			 c.old->nr > 1 && c.old->nr <= ALYS_MAX_FRAMES;
 	c.ws->pj = 1;
 	c.ws->copying = 0;
-	c.ws->match = 0;
+	c.ws->match = c.ws->match_nr = c.ws->checked_to = 0;
 	c.w->valid = 1;
 	if (c.ws->matching)
 		copy_last_span(&c, st);

@@ -43,7 +43,7 @@ static void usage(FILE *out)
 "      --unwind MODE    dwarf (default: .eh_frame tables, no frame pointers needed)\n"
 "                       or fp (frame pointers, for code built with them)\n"
 "      --max-frames N   stack depth, 1..%d (default %d); a deeper stack is cut\n"
-"                       and marked truncated\n"
+"                       in its outermost N/8 frames and marked truncated\n"
 "      --stack-cache N  stack prefixes the kernel remembers as sent (default\n"
 "                       %d, 8 bytes of kernel memory each; 1K..16M). One\n"
 "                       it forgot is sent again, never lost\n"

@@ -196,6 +196,36 @@ same_stacks() {
 if ! sanitized "$BIN"; then
 	same_stacks deep "$DEEP" 4096 100 2 --
 	same_stacks deep-cut60 "$DEEP" 4096 100 2 -- --max-frames 60
+	# The frames choose a cut stack's end, not the limit: buf's stacks are
+	# one frame deeper than leaf's, so cut at the limit the chain of leaf's
+	# callers recorded in one never is the one recorded in the other (0 of
+	# 256); cut in the outermost 60/8 frames where the return addresses
+	# choose, most are. Every cut stack holds 53 to 60 frames.
+	"$BIN/alys_converter" -q -f json -o "$T/deep-cut60.json" "$T/deep-cut60.reuse.alys"
+	cut=$("$ALYS_PYTHON" - "$T/deep-cut60.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+chains = {"leaf": set(), "buf": set()}
+depths = set()
+for s in d["stacks"]:
+    if not s.get("truncated"):
+        continue
+    depths.add(sum(1 for f in s["frames"] if not f.get("inlined")))
+    names = [f.get("name", "") for f in s["frames"]]
+    i = next((i for i, n in enumerate(names) if n.startswith("leaf")), None)
+    if i is None:
+        continue
+    kind = "buf" if any(n.startswith("buf") for n in names[:i]) else "leaf"
+    chains[kind].add(tuple(f["ip"] for f in s["frames"][i + 1:]))
+print(len(chains["leaf"]), len(chains["buf"]), len(chains["leaf"] & chains["buf"]),
+      min(depths), max(depths))
+PY
+)
+	read -r n_leaf n_buf n_shared d_min d_max <<<"$cut"
+	check_eq "cut 60: 256 chains of leaf's callers in each of leaf's and buf's stacks" "$n_leaf $n_buf" "256 256"
+	check_ge "cut 60: most of them cut at the same frame in both ($n_shared)" "$n_shared" 160
+	check_ge "cut 60: cut stacks hold 53 frames or more ($d_min)" "$d_min" 53
+	check_le "cut 60: and 60 at most ($d_max)" "$d_max" 60
 	same_stacks deep-cut108 "$DEEP" 4096 100 2 -- --max-frames 108
 	same_stacks paths "$PROG" paths 20000 /dev/null --
 	# the same stack each time, cut at the limit: ends cut as the last did
