@@ -224,6 +224,12 @@ struct walk_state {
 	__u32 match_nr, checked_to;
 };
 
+/* Where frame k of the walk whose frame 0 lies at base is in the ring. */
+static __always_inline __u32 ring_pos(__u32 base, __u32 k)
+{
+	return (base + k) & (ALYS_WALK_RING - 1);
+}
+
 struct thread_state {
 	__u32 slot;		/* its process's session, set by each program */
 	__u32 depth;
@@ -238,7 +244,7 @@ struct thread_state {
 	__u32 words_read, searches;	/* this walk's, for the counters */
 	__u32 span_len;		/* bytes from sp copied at the start */
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
-	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too (cut_stack) */
+	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too (shared_prefix) */
 	__u32 walk;		/* this walk's walks.m[]: walk & 1 */
 	struct walk_state walks;
 	/* a stop-the-world pause under way on this thread (gc_world_stop),
@@ -334,8 +340,7 @@ static long prefix_key_step(__u32 i, struct key_ctx *c)
 
 		if (k > c->nr)
 			return 1;
-		key = alys_stack_child_key(key, st->walks.f[(c->base + c->nr - k) &
-							    (ALYS_WALK_RING - 1)].ip);
+		key = alys_stack_child_key(key, st->walks.f[ring_pos(c->base, c->nr - k)].ip);
 		st->keys[k & (2 * ALYS_MAX_FRAMES - 1)] = key;
 	}
 	return 0;
@@ -353,7 +358,7 @@ static long record_ips_step(__u32 i, struct key_ctx *c)
 		if (k >= c->nr)
 			return 1;
 		st->scratch.ips[k & (ALYS_MAX_FRAMES - 1)] =
-			st->walks.f[(c->base + k) & (ALYS_WALK_RING - 1)].ip;
+			st->walks.f[ring_pos(c->base, k)].ip;
 	}
 	return 0;
 }
@@ -464,7 +469,7 @@ static __noinline void cut_stack(struct thread_state *st)
 {
 	struct alys_rb_stack *s = &st->scratch;
 	struct walk_meta *w = &st->walks.m[st->walk & 1];
-	__u32 nr = s->nr, win, cut = 0, drop;
+	__u32 nr = s->nr, win, cut = 0;
 	__u64 best = ~0ULL;
 
 	w->drop = 0;
@@ -480,16 +485,14 @@ static __noinline void cut_stack(struct thread_state *st)
 			break;
 		/* the address's offset in its page: the same in every run of
 		 * the program, where the load address is not */
-		h = (st->walks.f[(w->base + k) & (ALYS_WALK_RING - 1)].ip & 4095) *
-		    0x9e3779b97f4a7c15ULL;
+		h = (st->walks.f[ring_pos(w->base, k)].ip & 4095) * 0x9e3779b97f4a7c15ULL;
 		if (h < best) {
 			best = h;
 			cut = k;
 		}
 	}
-	drop = nr - 1 - cut;
+	w->drop = nr - 1 - cut;
 	s->nr = cut + 1;
-	w->drop = drop;
 }
 
 /*
@@ -510,7 +513,7 @@ static __always_inline void shared_prefix(struct thread_state *st)
 	    st->scratch.flags != old->flags || old->drop >= old->nr)
 		return;
 	if (rec <= ws->match_nr || ws->checked_to < rec ||
-	    ((w->base + rec - 1) ^ (old->base + orec - 1)) & (ALYS_WALK_RING - 1))
+	    ring_pos(w->base, rec - 1) != ring_pos(old->base, orec - 1))
 		return;
 	st->keys_kept = rec - ws->match_nr;
 }

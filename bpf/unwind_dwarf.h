@@ -201,17 +201,15 @@ struct unwind_ctx {
 	__u32 epoch;		/* that entry's */
 };
 
-#define WALK_RING_MASK (ALYS_WALK_RING - 1)
-
 /* Frame k of this walk, and of the last one, in the ring. */
 static __always_inline struct walk_frame *this_frame(struct unwind_ctx *c, __u32 k)
 {
-	return &c->ws->f[(c->w->base + k) & WALK_RING_MASK];
+	return &c->ws->f[ring_pos(c->w->base, k)];
 }
 
 static __always_inline struct walk_frame *last_frame(struct unwind_ctx *c, __u32 k)
 {
-	return &c->ws->f[(c->old->base + k) & WALK_RING_MASK];
+	return &c->ws->f[ring_pos(c->old->base, k)];
 }
 
 /*
@@ -409,7 +407,8 @@ static long move_step(__u32 i, struct move_ctx *m)
 
 		if (k >= m->n)
 			return 1;
-		m->f[(m->dst - k) & WALK_RING_MASK] = m->f[(m->src - k) & WALK_RING_MASK];
+		/* frame k below the highest */
+		m->f[ring_pos(m->dst, -k)] = m->f[ring_pos(m->src, -k)];
 	}
 	return 0;
 }
@@ -598,7 +597,7 @@ static __always_inline int copy_in_span(struct unwind_ctx *c)
 		return 1;
 	span -= 8;
 	for (i = 0; i < ALYS_CHECK_PER_STEP; i++) {
-		struct walk_frame *of = &f[(pos + i) & WALK_RING_MASK];
+		struct walk_frame *of = &f[ring_pos(pos, i)];
 		__u64 rel = of->cfa - 8 - sp0, brel = of->bp_slot;
 
 		if (i >= left || rel > span || *(__u64 *)(base + rel) != of->ip)
