@@ -150,6 +150,11 @@ $(BUILD)/tests/test_container_info: tests/unit/unit_check.h tests/unit/test_cont
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
 
+$(BUILD)/tests/test_cpu_paging: tests/unit/unit_check.h tests/unit/test_cpu_paging.c \
+		src/base/cpu_paging.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(filter %.c,$^) -o $@
+
 # The attach and the collector's count are stubs in the test.
 $(BUILD)/tests/test_refill_windows: tests/unit/unit_check.h tests/unit/test_refill_windows.c \
 		src/core/refill_windows.c src/core/duty_cycle.c src/core/link_reaper.c $(HEADERS)
@@ -161,7 +166,7 @@ unit-tests: $(BUILD)/tests/test_unwind_table $(BUILD)/tests/test_unwind_maps \
 	$(BUILD)/tests/test_u64_table $(BUILD)/tests/test_stack_table \
 	$(BUILD)/tests/test_mp_scan $(BUILD)/tests/test_refill_windows $(BUILD)/tests/test_converter_gen \
 	$(BUILD)/tests/test_container_info $(BUILD)/tests/test_inline_names \
-	$(BUILD)/tests/test_record_sink
+	$(BUILD)/tests/test_record_sink $(BUILD)/tests/test_cpu_paging
 
 check:
 	tests/run-all.sh

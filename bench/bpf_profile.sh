@@ -35,9 +35,9 @@ id=$(bpftool prog show | sed -n 's/^\([0-9]*\): .* name gc_alloc_sess.*/\1/p' | 
 "$W/bpf_lines" "$id" >"$W/lines"
 # the program's runs while perf records (kernel.bpf_stats_enabled): one an
 # event finished at entry, two for one with its return
-# (0 once the program is gone)
-runs() { { bpftool prog show id "$id" -j 2>/dev/null || echo '{}'; } |
-	python3 -c 'import json,sys; print(json.load(sys.stdin).get("run_cnt", 0))'; }
+# (0 once the program is gone: bpftool prints its error as JSON)
+runs() { bpftool prog show id "$id" -j 2>/dev/null |
+	python3 -c 'import json,sys; print(json.loads(sys.stdin.read() or "{}").get("run_cnt", 0))'; }
 sysctl -qw kernel.bpf_stats_enabled=1
 r0=$(runs)
 perf record -q --no-buildid --no-buildid-cache -F 1000 -a -g -o "$W/perf.data" -- sleep "$SECS" 2>/dev/null

@@ -242,7 +242,10 @@ struct thread_state {
 	struct alys_rb_stack scratch;
 	__u32 pages_loaded, pages_bad;	/* of thread_pages: copied, unreadable */
 	__u32 words_read, searches;	/* this walk's, for the counters */
-	__u32 span_len;		/* bytes from sp copied at the start */
+	__u32 span_len;		/* bytes from sp copied or mapped at the start */
+	__u32 span_mapped;	/* the span read through the direct map: its pages */
+	__u64 span_phys[ALYS_STACK_PAGES];	/* their physical addresses (direct_map.h) */
+	__u64 pgd;		/* the address space's page table (a direct-map address) */
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
 	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too (shared_prefix) */
 	__u32 walk;		/* this walk's walks.m[]: walk & 1 */
@@ -298,6 +301,7 @@ static __always_inline void count(__u32 slot, enum alys_counter c)
 	count_n(slot, c, 1);
 }
 
+#include "direct_map.h"
 #include "unwind_fp.h"
 #include "unwind_dwarf.h"
 #include "live.h"

@@ -94,7 +94,8 @@ enum alys_counter {
 	ALYS_CNT_PREDICTED,	/* calls finished at entry: their block read there */
 	ALYS_CNT_PREDICT_CHECKED,	/* blocks read at entry checked at the return */
 	ALYS_CNT_PREDICT_WRONG,	/* ...and found wrong: no more read in the session */
-	ALYS_CNT_STACK_SPAN_BYTES,	/* dwarf: bytes those span reads copied */
+	ALYS_CNT_STACK_SPAN_BYTES,	/* dwarf: bytes those span reads copied or mapped */
+	ALYS_CNT_STACK_SPANS_MAPPED,	/* dwarf: span reads through the direct map, not copied */
 	ALYS_CNT_NR,
 };
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,6 +21,7 @@
 #include "alys.skel.h"
 #include "base/clock_ns.h"
 #include "core/bpf_load.h"
+#include "core/direct_map.h"
 #include "core/session_link.h"
 #include "unwind/unwind_maps.h"
 
@@ -274,6 +276,9 @@ static uint32_t ringbuf_bytes(const struct session *t)
 /* The kernel refused the uprobe-session programs once (before Linux 6.13):
  * later sessions are configured without them, as the object loaded was. */
 static bool no_uprobe_sessions;
+/* This kernel's verifier refuses loads through bpf_rdonly_cast(p, 0) (a
+ * recent kfunc use; 6.18 takes them): the spans are copied. */
+static bool no_direct_map;
 
 /* t->skel opened and configured for t (programs chosen, read-only data
  * set), not loaded: 0 or -1 (said). */
@@ -296,6 +301,8 @@ static int configure_bpf(struct session *t)
 			   sizeof(t->skel->rodata->neg_log_table) /
 			   sizeof(t->skel->rodata->neg_log_table[0]));
 	t->skel->rodata->max_frames = t->o->max_frames;
+	t->skel->rodata->direct_map_pfn_mask = no_direct_map ? 0 : direct_map_pfn_mask();
+	t->skel->rodata->direct_map_finder = (__u32)getpid();
 	t->skel->rodata->unwind_mode = t->o->unwind;
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
 		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;
@@ -402,9 +409,30 @@ static int load_bpf(struct session *t, struct bpf_helpers **helpers)
 			return -1;
 		return load_bpf(t, helpers);
 	}
+	if (err && t->skel->rodata->direct_map_pfn_mask) {
+		alys_bpf__destroy(t->skel);
+		t->skel = NULL;
+		no_direct_map = true;
+		if (t->o->verbose)
+			say(t, "stack reads through the direct map unavailable: stacks are copied\n");
+		if (configure_bpf(t))
+			return -1;
+		return load_bpf(t, helpers);
+	}
 	if (err) {
 		report_load_error(err);
 		return -1;
+	}
+	if (t->skel->rodata->direct_map_pfn_mask) {
+		uint64_t base = direct_map_find(t->skel);
+
+		if (t->o->verbose)
+			say(t, base ? "stacks read through the direct map at 0x%llx\n"
+				    : "direct map not found: stacks are copied\n",
+			    (unsigned long long)base);
+	} else if (t->o->verbose && !no_direct_map) {
+		say(t, "stacks copied, not read through the direct map (5-level paging, "
+		       "/proc/cpuinfo unreadable, or ALYS_BPF_NO_DIRECT_MAP set)\n");
 	}
 	if (t->o->verbose) {
 		unsigned long long ms = (clock_ns(CLOCK_MONOTONIC) - t0) / 1000000;

@@ -60,6 +60,7 @@ static const char *const counter_names[] = {
 	[ALYS_CNT_STACK_WORDS_READ] = "stack_words_read",
 	[ALYS_CNT_STACK_SPANS_READ] = "stack_spans_read",
 	[ALYS_CNT_STACK_SPAN_BYTES] = "stack_span_bytes",
+	[ALYS_CNT_STACK_SPANS_MAPPED] = "stack_spans_mapped",
 	[ALYS_CNT_WALKS_IN_PLACE] = "walks_in_place",
 	[ALYS_CNT_GC_NO_READS] = "gc_no_reads",
 	[ALYS_CNT_PREDICTED] = "calls_predicted",

@@ -172,16 +172,22 @@ same_stacks() {
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	shift
 	opt=("$@")
-	for r in reuse walk; do
+	for r in reuse copy walk; do
 		ALYS_BPF_NO_REUSE=$([ $r = walk ] && echo 1) \
+		ALYS_BPF_NO_DIRECT_MAP=$([ $r = copy ] && echo 1) \
 			"$BIN/alys-bpf" -q "${opt[@]}" -o "$T/$name.$r.alys" -- "${args[@]}" >/dev/null
 		"$BIN/alys_converter" -q -f folded-stacks "${RAW[@]}" -o "$T/$name.$r.folded" "$T/$name.$r.alys"
 	done
 	check_ge "reuse, $name: frames checked in place, not walked ($(counter "$T/$name.reuse.alys" frames_reused))" \
 		"$(counter "$T/$name.reuse.alys" frames_reused)" 1000
 	check_eq "reuse, $name: none with ALYS_BPF_NO_REUSE" "$(counter "$T/$name.walk.alys" frames_reused)" 0
-	check_ge "reuse, $name: the last walk's span copied in one read ($(counter "$T/$name.reuse.alys" stack_spans_read))" \
+	check_ge "reuse, $name: the last walk's span read at the start ($(counter "$T/$name.reuse.alys" stack_spans_read))" \
 		"$(counter "$T/$name.reuse.alys" stack_spans_read)" 1000
+	check_ge "reuse, $name: copied in one read with ALYS_BPF_NO_DIRECT_MAP ($(counter "$T/$name.copy.alys" stack_spans_read))" \
+		"$(counter "$T/$name.copy.alys" stack_spans_read)" 1000
+	check_eq "reuse, $name: none mapped with ALYS_BPF_NO_DIRECT_MAP" "$(counter "$T/$name.copy.alys" stack_spans_mapped)" 0
+	check_eq "reuse, $name: copied, the same stacks and counts" \
+		"$(diff "$T/$name.copy.folded" "$T/$name.walk.folded" | head -5)" ""
 	check_eq "reuse, $name: no span read with ALYS_BPF_NO_REUSE" "$(counter "$T/$name.walk.alys" stack_spans_read)" 0
 	# whatever the frame numbers where they meet (the cut cases part them
 	# by one), a walk checks the last one's frames where they lie
@@ -195,6 +201,10 @@ same_stacks() {
 }
 if ! sanitized "$BIN"; then
 	same_stacks deep "$DEEP" 4096 100 2 --
+	# its frames ~24 bytes: a span is cheaper copied than checked where
+	# it lies (bpf/unwind_dwarf.h, ALYS_MAP_FRAME_BYTES)
+	check_le "deep: spans of small frames copied, not mapped ($(counter "$T/deep.reuse.alys" stack_spans_mapped) of $(counter "$T/deep.reuse.alys" stack_spans_read))" \
+		"$(counter "$T/deep.reuse.alys" stack_spans_mapped)" 1000
 	same_stacks deep-cut60 "$DEEP" 4096 100 2 -- --max-frames 60
 	# The frames choose a cut stack's end, not the limit: buf's stacks are
 	# one frame deeper than leaf's, so cut at the limit the chain of leaf's
@@ -246,6 +256,21 @@ PY
 		"99 1000 100 1000 101 1000 "
 	check_ge "bigframes: frames past the span read a word at a time ($(counter "$T/bigframes.reuse.alys" stack_words_read))" \
 		"$(counter "$T/bigframes.reuse.alys" stack_words_read)" 3000
+	# frames of ~1 KiB: the spans read through the direct map, the ones
+	# copied checked the same (the same folded file)
+	check_ge "bigframes: spans read through the direct map ($(counter "$T/bigframes.reuse.alys" stack_spans_mapped))" \
+		"$(counter "$T/bigframes.reuse.alys" stack_spans_mapped)" 3000
+	check_ge "seesaw: the deep stack's spans mapped ($(counter "$T/seesaw.reuse.alys" stack_spans_mapped))" \
+		"$(counter "$T/seesaw.reuse.alys" stack_spans_mapped)" 3000
+	# a stack in a transparent huge page: one page-table entry (a PMD's)
+	# maps the whole span
+	same_stacks huge "$ALYS_PROGS/callchain-c" 3000 huge --
+	check_eq "huge: the program's stack in a 2 MiB huge page (THP enabled: madvise or always)" \
+		"$("$ALYS_PROGS/callchain-c" 10 huge | sed -n 's/^HUGE_KB=//p')" 2048
+	check_eq "huge: 3,000 allocations 40 big_rec frames deep" \
+		"$(awk '/big_rec/ { print gsub(/big_rec/, "") " " $NF }' "$T/huge.reuse.folded")" "40 3000"
+	check_ge "huge: spans read through the huge page ($(counter "$T/huge.reuse.alys" stack_spans_mapped))" \
+		"$(counter "$T/huge.reuse.alys" stack_spans_mapped)" 2900
 else	# the daemon's and converter's side of reused frames, once
 	same_stacks deep-cut108 "$DEEP" 1024 100 2 -- --max-frames 108
 fi
