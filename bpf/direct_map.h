@@ -49,65 +49,57 @@ static __always_inline __u64 dm_entry(const __u8 *dm, __u64 table, __u64 idx)
 }
 
 /*
- * The physical address of the user page at va, or 0: not present, not a
- * user page, not plain cached memory (a device's: read through a pointer,
- * a load could have an effect), or in a page of 1 GiB.
+ * The physical address of the page at va as the tables from the PUD table
+ * at pud map it, or 0: not present; for a user page (user), also one not
+ * user-accessible, not plain cached memory (a device's: read through a
+ * pointer, a load could have an effect) or in a page of 1 GiB.
  */
-static __always_inline __u64 dm_user_page(const __u8 *dm, __u64 pgd, __u64 va)
+static __always_inline __u64 dm_page(const __u8 *dm, __u64 pud, __u64 va, bool user)
 {
 	__u64 mask = direct_map_pfn_mask, e;
 
-	e = dm_entry(dm, pgd, va >> 39);
+	e = dm_entry(dm, pud, va >> 30);
 	if (!(e & DM_PRESENT))
 		return 0;
-	e = dm_entry(dm, e & mask, va >> 30);
-	if ((e & (DM_PRESENT | DM_HUGE)) != DM_PRESENT)
-		return 0;
+	if (e & DM_HUGE)
+		return user ? 0 : (e & mask & ~(DM_GIB - 1)) | (va & (DM_GIB - 1) & ~4095ull);
 	e = dm_entry(dm, e & mask, va >> 21);
-	if (!(e & DM_PRESENT) || (e & (DM_PWT | DM_PCD)) || !(e & DM_USER))
+	if (!(e & DM_PRESENT) || (user && (!(e & DM_USER) || (e & (DM_PWT | DM_PCD)))))
 		return 0;
 	if (e & DM_HUGE)
 		return (e & mask & ~(DM_2MIB - 1)) | (va & (DM_2MIB - 1) & ~4095ull);
 	e = dm_entry(dm, e & mask, va >> 12);
-	if (!(e & DM_PRESENT) || !(e & DM_USER) || (e & (DM_PWT | DM_PCD | DM_PAT | DM_SPECIAL)))
+	if (!(e & DM_PRESENT) ||
+	    (user && (!(e & DM_USER) || (e & (DM_PWT | DM_PCD | DM_PAT | DM_SPECIAL)))))
 		return 0;
 	return e & mask;
+}
+
+/* The physical address of the user page at va in the address space whose
+ * PGD table is at pgd, or 0 (dm_page). */
+static __always_inline __u64 dm_user_page(const __u8 *dm, __u64 pgd, __u64 va)
+{
+	__u64 e = dm_entry(dm, pgd, va >> 39);
+
+	return e & DM_PRESENT ? dm_page(dm, e & direct_map_pfn_mask, va, true) : 0;
 }
 
 struct dm_find {
 	__u64 pgd, pgd_phys_entry, found;
 };
 
-/* Candidate k: the base k GiB below the table's own GiB. */
+/* Candidate k: the base k GiB below the table's own GiB, if through it
+ * the table maps its own address to itself. */
 static long dm_try_base(__u32 k, struct dm_find *f)
 {
-	__u64 v = f->pgd, base = (v & ~(DM_GIB - 1)) - ((__u64)k << 30), mask = direct_map_pfn_mask;
-	const __u8 *dm;
-	__u64 e;
+	__u64 v = f->pgd, base = (v & ~(DM_GIB - 1)) - ((__u64)k << 30), phys;
 
 	if (base < (1ull << 63))
 		return 1;
-	dm = bpf_rdonly_cast((void *)base, 0);
-	e = dm_entry(dm, f->pgd_phys_entry & mask, v >> 30);
-	if (!(e & DM_PRESENT))
+	phys = dm_page(bpf_rdonly_cast((void *)base, 0),
+		       f->pgd_phys_entry & direct_map_pfn_mask, v, false);
+	if (!phys || base + phys != (v & ~4095ull))
 		return 0;
-	if (e & DM_HUGE) {
-		if (base + (e & mask & ~(DM_GIB - 1)) == (v & ~(DM_GIB - 1)))
-			goto found;
-		return 0;
-	}
-	e = dm_entry(dm, e & mask, v >> 21);
-	if (!(e & DM_PRESENT))
-		return 0;
-	if (e & DM_HUGE) {
-		if (base + (e & mask & ~(DM_2MIB - 1)) == (v & ~(DM_2MIB - 1)))
-			goto found;
-		return 0;
-	}
-	e = dm_entry(dm, e & mask, v >> 12);
-	if (!(e & DM_PRESENT) || base + (e & mask) != (v & ~4095ull))
-		return 0;
-found:
 	f->found = base;
 	return 1;
 }

@@ -390,6 +390,22 @@ static void say_verified(struct session *t)
 		say(t, "BPF instructions verified:%s\n", line);
 }
 
+static int load_bpf(struct session *t, struct bpf_helpers **helpers);
+
+/* The object made and loaded again without what this kernel refused
+ * (*off set for the daemon's later sessions; why said with -v). */
+static int load_again(struct session *t, struct bpf_helpers **helpers, bool *off, const char *why)
+{
+	alys_bpf__destroy(t->skel);
+	t->skel = NULL;
+	*off = true;
+	if (t->o->verbose)
+		say(t, "%s\n", why);
+	if (configure_bpf(t))
+		return -1;
+	return load_bpf(t, helpers);
+}
+
 /* t->skel, configured, loaded into the kernel, with *helpers (bpf_load.h):
  * 0 or -1 (said; t->skel to destroy, *helpers NULL). */
 static int load_bpf(struct session *t, struct bpf_helpers **helpers)
@@ -399,26 +415,13 @@ static int load_bpf(struct session *t, struct bpf_helpers **helpers)
 
 	if (err && t->uprobe_sessions) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */
-		alys_bpf__destroy(t->skel);
-		t->skel = NULL;
 		t->uprobe_sessions = false;
-		no_uprobe_sessions = true;
-		if (t->o->verbose)
-			say(t, "uprobe sessions unavailable: every call gets a return probe\n");
-		if (configure_bpf(t))
-			return -1;
-		return load_bpf(t, helpers);
+		return load_again(t, helpers, &no_uprobe_sessions,
+				  "uprobe sessions unavailable: every call gets a return probe");
 	}
-	if (err && t->skel->rodata->direct_map_pfn_mask) {
-		alys_bpf__destroy(t->skel);
-		t->skel = NULL;
-		no_direct_map = true;
-		if (t->o->verbose)
-			say(t, "stack reads through the direct map unavailable: stacks are copied\n");
-		if (configure_bpf(t))
-			return -1;
-		return load_bpf(t, helpers);
-	}
+	if (err && t->skel->rodata->direct_map_pfn_mask)
+		return load_again(t, helpers, &no_direct_map,
+				  "stack reads through the direct map unavailable: stacks are copied");
 	if (err) {
 		report_load_error(err);
 		return -1;
