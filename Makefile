@@ -69,7 +69,8 @@ $(BUILD)/src/%.o: src/%.c $(HEADERS)
 
 # Only the loaders include the generated skeletons.
 $(BUILD)/src/core/session.o $(BUILD)/src/core/bpf_setup.o $(BUILD)/src/core/probe_attach.o \
-	$(BUILD)/src/core/bpf_pool.o $(BUILD)/src/core/bpf_load.o: $(BUILD)/alys.skel.h
+	$(BUILD)/src/core/bpf_pool.o $(BUILD)/src/core/bpf_load.o \
+	$(BUILD)/src/core/direct_map.o: $(BUILD)/alys.skel.h
 $(BUILD)/src/agent/exec_watch.o: $(BUILD)/exec_watch.skel.h
 
 $(BUILD)/converter/%.o: converter/%.c $(HEADERS)
