@@ -301,7 +301,11 @@ static int configure_bpf(struct session *t)
 			   sizeof(t->skel->rodata->neg_log_table) /
 			   sizeof(t->skel->rodata->neg_log_table[0]));
 	t->skel->rodata->max_frames = t->o->max_frames;
-	t->skel->rodata->direct_map_pfn_mask = no_direct_map ? 0 : direct_map_pfn_mask();
+	/* frame pointers' walks check nothing in place: no use for it */
+	t->skel->rodata->direct_map_pfn_mask =
+		no_direct_map || t->o->unwind != ALYS_UNWIND_DWARF ? 0 : direct_map_pfn_mask();
+	bpf_program__set_autoload(t->skel->progs.find_direct_map,
+				  t->skel->rodata->direct_map_pfn_mask != 0);
 	t->skel->rodata->direct_map_finder = (__u32)getpid();
 	t->skel->rodata->unwind_mode = t->o->unwind;
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
@@ -411,7 +415,10 @@ static int load_again(struct session *t, struct bpf_helpers **helpers, bool *off
 static int load_bpf(struct session *t, struct bpf_helpers **helpers)
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
-	int err = bpf_load(t->skel, helpers);
+	/* Tests: a verifier that refuses the direct map's loads, as if it had */
+	const char *refuse = getenv("ALYS_BPF_REFUSE_DIRECT_MAP");
+	int err = refuse && *refuse && t->skel->rodata->direct_map_pfn_mask ?
+		-EACCES : bpf_load(t->skel, helpers);
 
 	if (err && t->uprobe_sessions) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */
@@ -433,7 +440,7 @@ static int load_bpf(struct session *t, struct bpf_helpers **helpers)
 			say(t, base ? "stacks read through the direct map at 0x%llx\n"
 				    : "direct map not found: stacks are copied\n",
 			    (unsigned long long)base);
-	} else if (t->o->verbose && !no_direct_map) {
+	} else if (t->o->verbose && !no_direct_map && t->o->unwind == ALYS_UNWIND_DWARF) {
 		say(t, "stacks copied, not read through the direct map (5-level paging, "
 		       "/proc/cpuinfo unreadable, or ALYS_BPF_NO_DIRECT_MAP set)\n");
 	}

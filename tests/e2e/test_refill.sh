@@ -157,12 +157,12 @@ progs, ids = json.load(open(sys.argv[1])), set(map(int, sys.argv[2].split()))
 print(" ".join(sorted(p["name"] for p in progs if p["id"] in ids)))' \
 		"$T/$1.progs.json" "$(cat "$T/$1.tracer")"
 }
-check_eq "--pid default: only the refill programs are loaded (and the pauses' and the heap growth's)" \
+check_eq "--pid default: only the refill programs are loaded (and the pauses' and the heap growth's, and find_direct_map, run once at load)" \
 	"$(loaded_programs default)" \
-	"end_scan_entry exit_group_enter gc_alloc_return gc_collect_end gc_collect_entry gc_heap_grow gc_kind_global_entry gc_realloc_inplace gc_refill gc_world_started gc_world_stop"
-check_eq "--sample all: one uprobe session program for the three allocation calls (their blocks read at entry: test_predict), and GC_free's (and the pauses' and the heap growth's)" \
+	"end_scan_entry exit_group_enter find_direct_map gc_alloc_return gc_collect_end gc_collect_entry gc_heap_grow gc_kind_global_entry gc_realloc_inplace gc_refill gc_world_started gc_world_stop"
+check_eq "--sample all: one uprobe session program for the three allocation calls (their blocks read at entry: test_predict), and GC_free's (and the pauses' and the heap growth's, and find_direct_map)" \
 	"$(loaded_programs all)" \
-	"end_scan_entry exit_group_enter gc_alloc_session gc_collect_end gc_collect_entry gc_free_entry gc_heap_grow gc_world_started gc_world_stop"
+	"end_scan_entry exit_group_enter find_direct_map gc_alloc_session gc_collect_end gc_collect_entry gc_free_entry gc_heap_grow gc_world_started gc_world_stop"
 
 # The refill probes and GC_gcollect's are uprobe_multi links (bpftool's
 # link type 12) where the kernel has them: making or closing a perf uprobe

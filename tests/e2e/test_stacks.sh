@@ -271,6 +271,27 @@ PY
 		"$(awk '/big_rec/ { print gsub(/big_rec/, "") " " $NF }' "$T/huge.reuse.folded")" "40 3000"
 	check_ge "huge: spans read through the huge page ($(counter "$T/huge.reuse.alys" stack_spans_mapped))" \
 		"$(counter "$T/huge.reuse.alys" stack_spans_mapped)" 2900
+	# -v says how the spans are read; a verifier that refuses the direct
+	# map's loads (faked) gets the object loaded again, the spans copied
+	v=$("$BIN/alys-bpf" -v -o "$T/dm-v.alys" -- "$PROG" bigframes 100 300 2>&1 >/dev/null)
+	check_eq "direct map: -v says the stacks are read through it" \
+		"$(grep -c 'stacks read through the direct map at 0xffff' <<<"$v")" 1
+	v=$(ALYS_BPF_REFUSE_DIRECT_MAP=1 "$BIN/alys-bpf" -v -o "$T/dm-refused.alys" -- \
+		"$PROG" bigframes 100 300 2>&1 >/dev/null)
+	check_eq "direct map refused: traced all the same" "$?" 0
+	check_eq "direct map refused: -v says the stacks are copied" \
+		"$(grep -c 'stack reads through the direct map unavailable: stacks are copied' <<<"$v")" 1
+	check_eq "direct map refused: none mapped" "$(counter "$T/dm-refused.alys" stack_spans_mapped)" 0
+	check_ge "direct map refused: spans copied ($(counter "$T/dm-refused.alys" stack_spans_read))" \
+		"$(counter "$T/dm-refused.alys" stack_spans_read)" 300
+	for f in dm-v dm-refused; do
+		"$BIN/alys_converter" -q -f folded-stacks "${RAW[@]}" -o "$T/$f.folded" "$T/$f.alys"
+	done
+	check_eq "direct map refused: the same stacks as mapped" \
+		"$(diff "$T/dm-v.folded" "$T/dm-refused.folded" | head -5)" ""
+	v=$(ALYS_BPF_NO_DIRECT_MAP=1 "$BIN/alys-bpf" -v -o "$T/dm-off.alys" -- "$PROG" bigframes 100 30 2>&1 >/dev/null)
+	check_eq "direct map off: -v says the stacks are copied, and why" \
+		"$(grep -c 'stacks copied, not read through the direct map (5-level paging, /proc/cpuinfo unreadable, or ALYS_BPF_NO_DIRECT_MAP set)' <<<"$v")" 1
 else	# the daemon's and converter's side of reused frames, once
 	same_stacks deep-cut108 "$DEEP" 1024 100 2 -- --max-frames 108
 fi
