@@ -182,6 +182,7 @@ struct pending_call {
 /* The last walk's span copied in one read (copy_last_span): from sp, whose
  * page offset is below 4 KiB, so that it ends inside the pages. */
 #define ALYS_SPAN_MAX ((ALYS_STACK_PAGES - 1) * 4096)
+_Static_assert(ALYS_STACK_PAGES <= 16, "a span's pages are indexed with & 15");
 
 /* A frame of a walk as the step that found it saw it (unwind_dwarf.h). */
 struct walk_frame {
@@ -244,8 +245,12 @@ struct thread_state {
 	__u32 words_read, searches;	/* this walk's, for the counters */
 	__u32 span_len;		/* bytes from sp copied or mapped at the start */
 	__u32 span_mapped;	/* the span read through the direct map: its pages */
-	__u64 span_phys[ALYS_STACK_PAGES];	/* their physical addresses (direct_map.h) */
-	__u64 pgd;		/* the address space's page table (a direct-map address) */
+	/* their physical addresses (direct_map.h): ALYS_STACK_PAGES of them,
+	 * room for 16, the mask of an index into it */
+	__u64 span_phys[16];
+	/* map_span's: the page table's direct-map address, stored so as to
+	 * be read back as a number */
+	__u64 pgd;
 	__u64 keys[2 * ALYS_MAX_FRAMES];	/* its prefixes' keys (stack_key) */
 	__u32 keys_kept;	/* keys[0..keys_kept] hold for this stack too (shared_prefix) */
 	__u32 walk;		/* this walk's walks.m[]: walk & 1 */

@@ -20,8 +20,8 @@
  * itself. No base found (5-level paging, a paravirtualized table, an
  * encrypted-memory bit outside the mask): the span is copied.
  */
-#ifndef ALYS_DIRECT_MAP_H
-#define ALYS_DIRECT_MAP_H
+#ifndef ALYS_BPF_DIRECT_MAP_H
+#define ALYS_BPF_DIRECT_MAP_H
 
 /* Set by the loader: the physical address bits of an entry (0: off). */
 const volatile __u64 direct_map_pfn_mask;

@@ -227,6 +227,12 @@ static __always_inline __u64 span_word(const struct thread_state *st, bool mappe
 					 (a & 4095));
 }
 
+/* Whether this walk's span was mapped (map_span), not copied. */
+static __always_inline bool span_in_place(const struct thread_state *st)
+{
+	return direct_map_pfn_mask && st->span_mapped;
+}
+
 /* Whether span_word reads the word at a: mapped, one that straddles two
  * pages is not. */
 static __always_inline bool span_word_ok(bool mapped, __u64 a)
@@ -248,7 +254,7 @@ static __always_inline int stack_read(struct unwind_ctx *c, __u64 addr, __u64 *v
 
 	/* inside the span copied or mapped at the start (copy_last_span) */
 	if (rel < ALYS_SPAN_MAX - 8 && rel + 8 <= c->st->span_len) {
-		if (!direct_map_pfn_mask || !c->st->span_mapped) {
+		if (!span_in_place(c->st)) {
 			*v = span_word(c->st, false, (const __u8 *)c->pages + (c->sp0 & 4095),
 				       c->sp0, addr);
 			return 0;
@@ -667,8 +673,7 @@ static long unwind_step(__u32 i, struct unwind_ctx *c)
 		}
 		return r;
 	}
-	if (!(direct_map_pfn_mask && c->st->span_mapped ? check_in_span(c, true)
-						       : check_in_span(c, false)))
+	if (!(span_in_place(c->st) ? check_in_span(c, true) : check_in_span(c, false)))
 		return 0;
 	return copy_step(c);
 }

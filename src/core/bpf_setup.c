@@ -420,15 +420,17 @@ static int load_bpf(struct session *t, struct bpf_helpers **helpers)
 	int err = refuse && *refuse && t->skel->rodata->direct_map_pfn_mask ?
 		-EACCES : bpf_load(t->skel, helpers);
 
+	/* The newer of the two given up first: a kernel with uprobe sessions
+	 * whose verifier refuses the direct map's loads keeps its sessions. */
+	if (err && t->skel->rodata->direct_map_pfn_mask)
+		return load_again(t, helpers, &no_direct_map,
+				  "stack reads through the direct map unavailable: stacks are copied");
 	if (err && t->uprobe_sessions) {
 		/* This kernel has no uprobe sessions (before Linux 6.13). */
 		t->uprobe_sessions = false;
 		return load_again(t, helpers, &no_uprobe_sessions,
 				  "uprobe sessions unavailable: every call gets a return probe");
 	}
-	if (err && t->skel->rodata->direct_map_pfn_mask)
-		return load_again(t, helpers, &no_direct_map,
-				  "stack reads through the direct map unavailable: stacks are copied");
 	if (err) {
 		report_load_error(err);
 		return -1;

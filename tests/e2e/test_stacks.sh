@@ -281,6 +281,9 @@ PY
 	check_eq "direct map refused: traced all the same" "$?" 0
 	check_eq "direct map refused: -v says the stacks are copied" \
 		"$(grep -c 'stack reads through the direct map unavailable: stacks are copied' <<<"$v")" 1
+	# given up before the uprobe sessions, which this kernel has
+	check_eq "direct map refused: the uprobe sessions kept" \
+		"$(grep -c 'uprobe sessions unavailable' <<<"$v")" 0
 	check_eq "direct map refused: none mapped" "$(counter "$T/dm-refused.alys" stack_spans_mapped)" 0
 	check_ge "direct map refused: spans copied ($(counter "$T/dm-refused.alys" stack_spans_read))" \
 		"$(counter "$T/dm-refused.alys" stack_spans_read)" 300
