@@ -27,8 +27,11 @@
 const volatile __u64 direct_map_pfn_mask;
 /* Found by find_direct_map (0: none). */
 __u64 direct_map_base;
-/* The task find_direct_map serves: the loader's. */
+/* The task find_direct_map serves: the loader's, its tgid as its own pid
+ * namespace (device and inode of /proc/self/ns/pid) numbers it, so that a
+ * loader in a container is found too. */
 const volatile __u32 direct_map_finder;
+const volatile __u64 direct_map_finder_ns_dev, direct_map_finder_ns_ino;
 
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 
@@ -109,12 +112,15 @@ SEC("tp/syscalls/sys_enter_getppid")
 int find_direct_map(void *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
+	struct bpf_pidns_info ns = {};
 	struct dm_find f = {};
 	const __u8 *self;
 
 	(void)ctx;
 	if (!direct_map_pfn_mask ||
-	    (__u32)(bpf_get_current_pid_tgid() >> 32) != direct_map_finder)
+	    bpf_get_ns_current_pid_tgid(direct_map_finder_ns_dev, direct_map_finder_ns_ino,
+					&ns, sizeof(ns)) ||
+	    ns.tgid != direct_map_finder)
 		return 0;
 	if (bpf_probe_read_kernel(&f.pgd, sizeof(f.pgd), &t->mm->pgd) || !f.pgd)
 		return 0;

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -306,7 +305,7 @@ static int configure_bpf(struct session *t)
 		no_direct_map || t->o->unwind != ALYS_UNWIND_DWARF ? 0 : direct_map_pfn_mask();
 	bpf_program__set_autoload(t->skel->progs.find_direct_map,
 				  t->skel->rodata->direct_map_pfn_mask != 0);
-	t->skel->rodata->direct_map_finder = (__u32)getpid();
+	direct_map_finder(t->skel);
 	t->skel->rodata->unwind_mode = t->o->unwind;
 	for (int k = ALYS_KIND_MALLOC; k <= ALYS_KIND_FREE; k++)
 		t->skel->rodata->probe_vaddr[k] = gp->funcs[k].found ? gp->funcs[k].probe_vaddr : 0;

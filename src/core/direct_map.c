@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,6 +27,18 @@ uint64_t direct_map_pfn_mask(void)
 	mask = cpu_paging_pfn_mask(f);
 	fclose(f);
 	return mask;
+}
+
+void direct_map_finder(struct alys_bpf *skel)
+{
+	struct stat st;
+
+	skel->rodata->direct_map_finder = (__u32)getpid();
+	skel->rodata->direct_map_finder_ns_dev = skel->rodata->direct_map_finder_ns_ino = 0;
+	if (stat("/proc/self/ns/pid", &st) == 0) {
+		skel->rodata->direct_map_finder_ns_dev = st.st_dev;
+		skel->rodata->direct_map_finder_ns_ino = st.st_ino;
+	}
 }
 
 uint64_t direct_map_find(struct alys_bpf *skel)

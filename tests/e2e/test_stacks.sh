@@ -276,6 +276,12 @@ PY
 	v=$("$BIN/alys-bpf" -v -o "$T/dm-v.alys" -- "$PROG" bigframes 100 300 2>&1 >/dev/null)
 	check_eq "direct map: -v says the stacks are read through it" \
 		"$(grep -c 'stacks read through the direct map at 0xffff' <<<"$v")" 1
+	# the loader in a pid namespace of its own (a container): it finds the
+	# direct map all the same
+	v=$(unshare --pid --fork --mount-proc "$BIN/alys-bpf" -v -o "$T/dm-ns.alys" -- \
+		"$PROG" bigframes 100 30 2>&1 >/dev/null)
+	check_eq "direct map: found by a loader in a pid namespace of its own" \
+		"$(grep -c 'stacks read through the direct map at 0xffff' <<<"$v")" 1
 	v=$(ALYS_BPF_REFUSE_DIRECT_MAP=1 "$BIN/alys-bpf" -v -o "$T/dm-refused.alys" -- \
 		"$PROG" bigframes 100 300 2>&1 >/dev/null)
 	check_eq "direct map refused: traced all the same" "$?" 0
